@@ -1,0 +1,43 @@
+// Time as a dependency, so rolling windows and expiries can be tested without waiting.
+
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+/** A clock tests move by hand. */
+export class ManualClock implements Clock {
+  constructor(private current: Date = new Date('2026-01-15T12:00:00Z')) {}
+  now(): Date {
+    return new Date(this.current);
+  }
+  set(date: Date | string): void {
+    this.current = new Date(date);
+  }
+  advance(ms: number): void {
+    this.current = new Date(this.current.getTime() + ms);
+  }
+}
+
+/** First instant of the next calendar month, UTC: when monthly counters reset. */
+export function nextMonthStart(date: Date): Date {
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1));
+}
+
+/** First instant of the next UTC day: when the anonymous daily counter resets. */
+export function nextDayStart(date: Date): Date {
+  return new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate() + 1));
+}
+
+export function monthKey(date: Date): string {
+  return date.toISOString().slice(0, 7);
+}
+
+export function dayKey(date: Date): string {
+  return date.toISOString().slice(0, 10);
+}
+
+export function hourKey(date: Date): string {
+  return date.toISOString().slice(0, 13);
+}

@@ -1,0 +1,139 @@
+// Every setting the service reads from its environment, validated once at start.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  baseUrl: string;
+  databaseUrl: string;
+  secret: string;
+  keyPrefix: string;
+  trustProxy: boolean | string;
+  /** `false` only when an operator explicitly runs TeX without bubblewrap. */
+  sandbox: boolean;
+  /** Concurrent TeX jobs on this node. */
+  compileConcurrency: number;
+  /** Jobs allowed to wait for a free slot before callers get 503 server_busy. */
+  compileQueueLimit: number;
+  /** Hard cap of a request body in bytes (base64 assets included). */
+  bodyLimit: number;
+  /** Grace buffer of paid plans as a fraction of the monthly limit. */
+  graceFraction: number;
+  /** Keyless compiles allowed per hour across all anonymous callers. */
+  anonymousHourlyCeiling: number;
+  /** Renders per minute per account on the V2 render route. */
+  renderPerMinute: number;
+  /** When false, over-limit documents are refused instead of previewed. */
+  previews: boolean;
+  /** `open` lets anyone create a Free account at /signup. */
+  signup: 'open' | 'closed';
+  logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function fraction(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 10) {
+    throw new ConfigError(`${name} must be a number from 0 to 10, got "${raw}"`);
+  }
+  return value;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'on', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'off', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got "${env[name]}"`);
+}
+
+function trustProxy(raw: string | undefined): boolean | string {
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  // Fastify accepts a comma-separated list of addresses or CIDR ranges.
+  return raw;
+}
+
+/** The HMAC secret: from the environment, else generated once and kept in the data dir. */
+function loadSecret(env: Env, dataDir: string): string {
+  const given = env.QUIRE_SECRET;
+  if (given) {
+    if (given.length < 16) throw new ConfigError('QUIRE_SECRET must be at least 16 characters');
+    return given;
+  }
+  const file = join(dataDir, 'secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, secret + '\n', { mode: 0o600, flag: 'wx' });
+  return secret;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const dataDir = resolve(env.QUIRE_DATA_DIR || './data');
+  mkdirSync(dataDir, { recursive: true });
+
+  const baseUrl = (env.QUIRE_BASE_URL || `http://localhost:${port}`).replace(/\/+$/, '');
+  try {
+    const url = new URL(baseUrl);
+    if (!['http:', 'https:'].includes(url.protocol)) throw new Error();
+  } catch {
+    throw new ConfigError(`QUIRE_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
+  }
+
+  const databaseUrl = env.QUIRE_DATABASE_URL || `sqlite://${join(dataDir, 'quire.db')}`;
+  if (!/^(sqlite:|postgres(ql)?:)/.test(databaseUrl)) {
+    throw new ConfigError('QUIRE_DATABASE_URL must start with sqlite:// or postgres://');
+  }
+
+  const keyPrefix = env.QUIRE_KEY_PREFIX ?? 'svc_';
+  if (!/^[A-Za-z0-9_]{1,16}$/.test(keyPrefix)) {
+    throw new ConfigError('QUIRE_KEY_PREFIX must be 1 to 16 letters, digits or underscores');
+  }
+
+  const signup = env.QUIRE_SIGNUP || 'closed';
+  if (signup !== 'open' && signup !== 'closed') {
+    throw new ConfigError(`QUIRE_SIGNUP must be open or closed, got "${signup}"`);
+  }
+
+  const cores = availableParallelism();
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    dataDir,
+    baseUrl,
+    databaseUrl,
+    secret: loadSecret(env, dataDir),
+    keyPrefix,
+    trustProxy: trustProxy(env.QUIRE_TRUST_PROXY),
+    sandbox: flag(env, 'QUIRE_SANDBOX', true),
+    compileConcurrency: integer(env, 'QUIRE_COMPILE_CONCURRENCY', cores, 1, 256),
+    compileQueueLimit: integer(env, 'QUIRE_COMPILE_QUEUE', cores * 8, 0, 100_000),
+    bodyLimit: integer(env, 'QUIRE_BODY_LIMIT', 110 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    graceFraction: fraction(env, 'QUIRE_GRACE_FRACTION', 0.1),
+    anonymousHourlyCeiling: integer(env, 'QUIRE_ANON_HOURLY_CEILING', 1000, 0, 10_000_000),
+    renderPerMinute: integer(env, 'QUIRE_RENDER_PER_MINUTE', 60, 1, 1_000_000),
+    previews: flag(env, 'QUIRE_PREVIEWS', true),
+    signup,
+    logLevel: env.LOG_LEVEL || 'info',
+  };
+}

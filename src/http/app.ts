@@ -1,0 +1,68 @@
+// The HTTP door: Fastify with TypeBox schemas, JSON errors, OpenAPI from the routes.
+import { randomUUID } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify from 'fastify';
+import type { Services } from '../services.js';
+import { installAuth } from './auth.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { metaRoutes } from './meta.js';
+import type { App } from './types.js';
+import { usageRoutes } from './usage.js';
+
+/** Route modules, each `(app, services) => void`. Add a domain's routes here. */
+const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes];
+
+export const API_VERSION = '1.5.0';
+
+export async function buildApp(services: Services): Promise<App> {
+  const app = Fastify({
+    loggerInstance: services.log,
+    trustProxy: services.config.trustProxy,
+    bodyLimit: services.config.bodyLimit,
+    genReqId: () => randomUUID(),
+    disableRequestLogging: false,
+    ajv: {
+      // Bodies are taken as sent: no type coercion, no silent removal; report every problem.
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true },
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  // Response schemas document the API; bodies are serialised whole so no field is ever dropped.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  app.addHook('onRequest', async (req, reply) => {
+    void reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    services.metrics.httpRequests.inc({ method: req.method, route, status: String(reply.statusCode) });
+    services.metrics.httpDuration.observe({ method: req.method, route }, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Quire',
+        version: API_VERSION,
+        description: 'Compile LaTeX into PDF over HTTP: templates, assets, a public gallery and an MCP endpoint.',
+      },
+      servers: [{ url: services.config.baseUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <API key>' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  installAuth(app, services);
+
+  for (const register of ROUTES) register(app, services);
+  return app;
+}

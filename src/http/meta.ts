@@ -1,0 +1,65 @@
+// Health, metrics and the API description.
+import { Type } from '@sinclair/typebox';
+import { pingDb } from '../storage/db.js';
+import type { Services } from '../services.js';
+import type { App } from './types.js';
+
+async function check(probe: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
+  try {
+    await probe();
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+const Check = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String()) });
+const Health = Type.Object({
+  status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+  version: Type.String(),
+  database: Type.Intersect([Check, Type.Object({ dialect: Type.String() })]),
+  blob_store: Check,
+  engines: Type.Record(
+    Type.String(),
+    Type.Object({ available: Type.Boolean(), version: Type.Optional(Type.String()), error: Type.Optional(Type.String()) }),
+  ),
+  sandbox: Type.Boolean(),
+});
+
+export function metaRoutes(app: App, services: Services): void {
+  app.get(
+    '/health',
+    {
+      schema: {
+        summary: 'Service health: database, blob store and each TeX engine',
+        tags: ['meta'],
+        response: { 200: Health, 503: Health },
+      },
+    },
+    async (_req, reply) => {
+      const [database, blobStore] = await Promise.all([
+        check(() => pingDb(services.db)),
+        check(() => services.blobs.ping()),
+      ]);
+      const enginesUp = Object.values(services.engines).every((e) => e.available);
+      const ok = database.ok && blobStore.ok && enginesUp;
+      return reply.code(ok ? 200 : 503).send({
+        status: ok ? 'ok' : 'degraded',
+        version: '1.5.0',
+        database: { ...database, dialect: services.db.dialect },
+        blob_store: blobStore,
+        engines: services.engines,
+        sandbox: services.config.sandbox,
+      });
+    },
+  );
+
+  app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
+    const body = await services.metrics.registry.metrics();
+    return reply.type(services.metrics.registry.contentType).send(body);
+  });
+
+  app.get('/openapi.json', { schema: { hide: true } }, async (_req, reply) => {
+    return reply.type('application/json').send(app.swagger());
+  });
+}

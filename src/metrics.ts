@@ -1,0 +1,40 @@
+// Prometheus metrics, one registry per running service (tests build several side by side).
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Counter({
+    name: 'quire_http_requests_total',
+    help: 'HTTP requests by route and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly httpDuration = new Histogram({
+    name: 'quire_http_request_duration_seconds',
+    help: 'HTTP request duration by route',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  readonly compiles = new Counter({
+    name: 'quire_compiles_total',
+    help: 'Compile jobs by engine and outcome',
+    labelNames: ['engine', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly compileDuration = new Histogram({
+    name: 'quire_compile_duration_seconds',
+    help: 'Wall-clock time of TeX jobs, all passes included',
+    labelNames: ['engine'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaults?: boolean } = {}) {
+    if (options.defaults) collectDefaultMetrics({ register: this.registry, prefix: 'quire_' });
+  }
+}

@@ -1,0 +1,6 @@
+// Names of counters, shared by the code that counts and the code that reports.
+import { dayKey, hourKey, monthKey } from '../clock.js';
+
+export const monthlyCompilesKey = (accountId: number, at: Date) => `compiles:account:${accountId}:${monthKey(at)}`;
+export const anonymousDailyKey = (ip: string, at: Date) => `compiles:anon:${ip}:${dayKey(at)}`;
+export const anonymousHourlyKey = (at: Date) => `compiles:anon-all:${hourKey(at)}`;

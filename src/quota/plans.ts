@@ -1,0 +1,154 @@
+// The plan table: every limit of SPEC §8 in one place. Every check in the code reads it.
+
+export type PlanName = 'free' | 'starter' | 'pro' | 'business';
+export type Tier = PlanName | 'anonymous';
+export type Compiler = 'pdflatex' | 'xelatex' | 'lualatex';
+
+export const COMPILERS: readonly Compiler[] = ['pdflatex', 'xelatex', 'lualatex'];
+export const PLAN_NAMES: readonly PlanName[] = ['free', 'starter', 'pro', 'business'];
+
+const KB = 1024;
+const MB = 1024 * 1024;
+const GB = 1024 * MB;
+
+export interface Limits {
+  /** Compilations per month (accounts) or per UTC day (anonymous). */
+  compilesPerPeriod: number;
+  period: 'month' | 'day';
+  /** Saved templates; null = unlimited. */
+  templates: number | null;
+  maxPages: number;
+  maxLatexBytes: number;
+  maxPdfBytes: number;
+  maxAssetsPerDocument: number;
+  maxAssetsBytesPerDocument: number;
+  compileTimeoutSeconds: number;
+  compilers: readonly Compiler[];
+  /** Stored asset library; null = unlimited. */
+  maxStoredAssets: number | null;
+  maxStoredAssetsBytes: number;
+  /** Lifetime of signed PDF links. */
+  pdfLinkSeconds: number;
+  /** Saved templates, stored assets and render (SPEC §5.7). */
+  paid: boolean;
+}
+
+export const PLANS: Readonly<Record<Tier, Limits>> = {
+  anonymous: {
+    compilesPerPeriod: 3,
+    period: 'day',
+    templates: 0,
+    maxPages: 3,
+    maxLatexBytes: 30 * KB,
+    maxPdfBytes: 10 * MB,
+    maxAssetsPerDocument: 0,
+    maxAssetsBytesPerDocument: 0,
+    compileTimeoutSeconds: 15,
+    compilers: ['pdflatex'],
+    maxStoredAssets: 0,
+    maxStoredAssetsBytes: 0,
+    pdfLinkSeconds: 3600,
+    paid: false,
+  },
+  free: {
+    compilesPerPeriod: 50,
+    period: 'month',
+    templates: 0,
+    maxPages: 5,
+    maxLatexBytes: 30 * KB,
+    maxPdfBytes: 10 * MB,
+    maxAssetsPerDocument: 2,
+    maxAssetsBytesPerDocument: 1 * MB,
+    compileTimeoutSeconds: 15,
+    compilers: ['pdflatex', 'xelatex'],
+    maxStoredAssets: 0,
+    maxStoredAssetsBytes: 0,
+    pdfLinkSeconds: 24 * 3600,
+    paid: false,
+  },
+  starter: {
+    compilesPerPeriod: 500,
+    period: 'month',
+    templates: 10,
+    maxPages: 20,
+    maxLatexBytes: 100 * KB,
+    maxPdfBytes: 25 * MB,
+    maxAssetsPerDocument: 5,
+    maxAssetsBytesPerDocument: 5 * MB,
+    compileTimeoutSeconds: 30,
+    compilers: ['pdflatex', 'xelatex'],
+    maxStoredAssets: 10,
+    maxStoredAssetsBytes: 50 * MB,
+    pdfLinkSeconds: 24 * 3600,
+    paid: true,
+  },
+  pro: {
+    compilesPerPeriod: 2000,
+    period: 'month',
+    templates: 50,
+    maxPages: 100,
+    maxLatexBytes: 300 * KB,
+    maxPdfBytes: 50 * MB,
+    maxAssetsPerDocument: 20,
+    maxAssetsBytesPerDocument: 25 * MB,
+    compileTimeoutSeconds: 60,
+    compilers: COMPILERS,
+    maxStoredAssets: 50,
+    maxStoredAssetsBytes: 500 * MB,
+    pdfLinkSeconds: 24 * 3600,
+    paid: true,
+  },
+  business: {
+    compilesPerPeriod: 10_000,
+    period: 'month',
+    templates: null,
+    maxPages: 500,
+    maxLatexBytes: 1 * MB,
+    maxPdfBytes: 100 * MB,
+    maxAssetsPerDocument: 50,
+    maxAssetsBytesPerDocument: 75 * MB,
+    compileTimeoutSeconds: 120,
+    compilers: COMPILERS,
+    maxStoredAssets: null,
+    maxStoredAssetsBytes: 5 * GB,
+    pdfLinkSeconds: 24 * 3600,
+    paid: true,
+  },
+};
+
+/** Source above this is refused outright (SPEC §4.1, §7.1), whatever the plan. */
+export const HARD_LATEX_CAP_BYTES = 300 * KB;
+/** Size previews per rolling day per account (SPEC §8.4). */
+export const PREVIEWS_PER_DAY = 5;
+/** Wall clock of a whole render call (SPEC §4.5). */
+export const RENDER_WALL_CLOCK_SECONDS = 60;
+/** Template field limits (SPEC §8.6). */
+export const TEMPLATE_NAME_MAX = 100;
+export const TEMPLATE_DESCRIPTION_MAX = 500;
+export const TEMPLATE_INSTRUCTIONS_MAX = 50_000;
+export const ASSET_NAME_MAX = 64;
+export const ASSET_EXTENSIONS = ['png', 'jpg', 'jpeg', 'pdf', 'svg'] as const;
+
+export function limitsOf(tier: Tier): Limits {
+  return PLANS[tier];
+}
+
+export function isPlanName(value: unknown): value is PlanName {
+  return typeof value === 'string' && (PLAN_NAMES as readonly string[]).includes(value);
+}
+
+export function isCompiler(value: unknown): value is Compiler {
+  return typeof value === 'string' && (COMPILERS as readonly string[]).includes(value);
+}
+
+/** Smallest plan whose limit satisfies `fits`, or null when even business does not. */
+export function smallestPlan(fits: (limits: Limits) => boolean): PlanName | null {
+  return PLAN_NAMES.find((plan) => fits(PLANS[plan])) ?? null;
+}
+
+/** Compiles a paid plan may run beyond its monthly limit before 429. */
+export function graceAllowance(tier: Tier, graceFraction: number): number {
+  const limits = PLANS[tier];
+  if (!limits.paid) return 0;
+  return Math.ceil(limits.compilesPerPeriod * graceFraction);
+}

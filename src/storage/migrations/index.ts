@@ -1,0 +1,12 @@
+// The one migration set, applied in order at start on SQLite and PostgreSQL alike.
+// Add a file per change and list it here; never edit one that has shipped.
+import type { Kysely } from 'kysely';
+import type { Dialect } from '../db.js';
+import * as foundation from './0001_foundation.js';
+
+export interface Migration {
+  name: string;
+  up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
+}
+
+export const MIGRATIONS: readonly Migration[] = [{ name: '0001_foundation', up: foundation.up }];

@@ -1,0 +1,86 @@
+// Row types of every table. Times are ISO-8601 strings in UTC on both databases.
+import type { Generated, Insertable, Selectable } from 'kysely';
+
+export interface AccountsTable {
+  id: Generated<number>;
+  email: string;
+  plan: string;
+  created_at: string;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  key_hash: string;
+  prefix: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface TemplatesTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  name_lower: string;
+  /** 'raw' (V1) or 'liquid' (V2). */
+  kind: string;
+  description: string;
+  latex_content: string;
+  instructions: string | null;
+  version: number;
+  schema_json: string | null;
+  sample_data_json: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface AssetsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  name_lower: string;
+  content_type: string;
+  size_bytes: number;
+  sha256: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PdfsTable {
+  id: string;
+  account_id: number | null;
+  size_bytes: number;
+  pages: number;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface CountersTable {
+  key: string;
+  used: number;
+  reserved: number;
+  expires_at: string;
+}
+
+export interface PreviewAttemptsTable {
+  id: Generated<number>;
+  account_id: number;
+  created_at: string;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  templates: TemplatesTable;
+  assets: AssetsTable;
+  pdfs: PdfsTable;
+  counters: CountersTable;
+  preview_attempts: PreviewAttemptsTable;
+}
+
+export type AccountRow = Selectable<AccountsTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type TemplateRow = Selectable<TemplatesTable>;
+export type NewTemplateRow = Insertable<TemplatesTable>;
+export type AssetRow = Selectable<AssetsTable>;
+export type PdfRow = Selectable<PdfsTable>;

@@ -1,0 +1,28 @@
+// Which TeX engines this machine can run, probed once at start for /health.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { COMPILERS, type Compiler } from '../quota/plans.js';
+
+const run = promisify(execFile);
+
+export interface EngineStatus {
+  available: boolean;
+  version?: string;
+  error?: string;
+}
+
+export type EngineReport = Record<Compiler, EngineStatus>;
+
+async function probe(engine: Compiler): Promise<EngineStatus> {
+  try {
+    const { stdout } = await run(engine, ['--version'], { timeout: 10_000 });
+    return { available: true, version: stdout.split('\n')[0]?.trim() };
+  } catch (err) {
+    return { available: false, error: (err as Error).message.split('\n')[0] };
+  }
+}
+
+export async function probeEngines(): Promise<EngineReport> {
+  const results = await Promise.all(COMPILERS.map(probe));
+  return Object.fromEntries(COMPILERS.map((engine, i) => [engine, results[i]])) as EngineReport;
+}

@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+test('defaults follow the documented table', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'quire-cfg-'));
+  try {
+    const config = loadConfig({ QUIRE_DATA_DIR: dir });
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.baseUrl, 'http://localhost:8080');
+    assert.equal(config.databaseUrl, `sqlite://${join(dir, 'quire.db')}`);
+    assert.equal(config.keyPrefix, 'svc_');
+    assert.equal(config.trustProxy, false);
+    assert.equal(config.sandbox, true);
+    const secret = (await readFile(join(dir, 'secret'), 'utf8')).trim();
+    assert.equal(config.secret, secret, 'generated secret is kept in the data dir');
+    assert.equal(loadConfig({ QUIRE_DATA_DIR: dir }).secret, secret, 'and reused');
+    assert.equal(loadConfig({ QUIRE_DATA_DIR: dir, PORT: '9000' }).baseUrl, 'http://localhost:9000');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('bad values are refused with a message naming the variable', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'quire-cfg-'));
+  try {
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ PORT: 'eighty' }, /PORT/],
+      [{ QUIRE_BASE_URL: 'ftp://x' }, /QUIRE_BASE_URL/],
+      [{ QUIRE_DATABASE_URL: 'mysql://x' }, /QUIRE_DATABASE_URL/],
+      [{ QUIRE_KEY_PREFIX: 'a-b' }, /QUIRE_KEY_PREFIX/],
+      [{ QUIRE_SECRET: 'short' }, /QUIRE_SECRET/],
+      [{ QUIRE_SANDBOX: 'maybe' }, /QUIRE_SANDBOX/],
+    ];
+    for (const [env, message] of cases) {
+      assert.throws(() => loadConfig({ QUIRE_DATA_DIR: dir, ...env }), (e: Error) => e instanceof ConfigError && message.test(e.message));
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

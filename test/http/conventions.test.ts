@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Type } from '@sinclair/typebox';
+import { buildApp } from '../../src/http/app.js';
+import type { App } from '../../src/http/types.js';
+import { testServices, type TestServices } from '../helpers.js';
+
+describe('HTTP conventions', () => {
+  let services: TestServices;
+  let app: App;
+  before(async () => {
+    services = await testServices({ env: { QUIRE_BODY_LIMIT: '2048' } });
+    app = await buildApp(services);
+    // A route with a schema, to see how violations are reported.
+    app.post(
+      '/test/echo',
+      { schema: { body: Type.Object({ name: Type.String({ maxLength: 5 }), count: Type.Integer({ minimum: 1 }) }) } },
+      async (req) => req.body,
+    );
+    await app.ready();
+  });
+  after(async () => {
+    await app.close();
+    await services.cleanup();
+  });
+
+  test('unknown route: 404 not_found', async () => {
+    const res = await app.inject({ url: '/nope?x=1' });
+    assert.equal(res.statusCode, 404);
+    assert.deepEqual(res.json(), { error: 'not_found', message: 'No route for GET /nope' });
+  });
+
+  test('malformed JSON: 400 invalid_json', async () => {
+    const res = await app.inject({ method: 'POST', url: '/test/echo', headers: { 'content-type': 'application/json' }, payload: '{"name": ' });
+    assert.equal(res.statusCode, 400);
+    assert.equal(res.json().error, 'invalid_json');
+  });
+
+  test('schema violations: 422 validation_failed naming each field, rule and limit', async () => {
+    const res = await app.inject({ method: 'POST', url: '/test/echo', payload: { name: 'toolong', count: 0, extra: 1 } });
+    assert.equal(res.statusCode, 422);
+    const body = res.json();
+    assert.equal(body.error, 'validation_failed');
+    assert.deepEqual(
+      body.fields.map((f: { field: string; rule: string; limit?: number }) => [f.field, f.rule, f.limit]),
+      [
+        ['name', 'maxLength', 5],
+        ['count', 'minimum', 1],
+      ],
+    );
+    const missing = await app.inject({ method: 'POST', url: '/test/echo', payload: {} });
+    assert.deepEqual(missing.json().fields.map((f: { field: string; rule: string }) => [f.field, f.rule]), [
+      ['name', 'required'],
+      ['count', 'required'],
+    ]);
+  });
+
+  test('body over the hard cap: 413 JSON', async () => {
+    const res = await app.inject({ method: 'POST', url: '/test/echo', payload: { name: 'x'.repeat(5000), count: 1 } });
+    assert.equal(res.statusCode, 413);
+    assert.equal(res.json().error, 'payload_too_large');
+  });
+
+  test('every response carries a request id', async () => {
+    const res = await app.inject({ url: '/health' });
+    assert.match(res.headers['x-request-id'] as string, /^[0-9a-f-]{36}$/);
+  });
+});

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { LocalBlobStore } from '../../src/storage/blobs.js';
+import { testApp, type TestApp } from '../helpers.js';
+
+describe('health, metrics and API description', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await testApp();
+  });
+  after(() => t.close());
+
+  test('health reports database, blob store and all three engines', async () => {
+    const res = await t.app.inject({ url: '/health' });
+    assert.equal(res.statusCode, 200);
+    const body = res.json();
+    assert.equal(body.status, 'ok');
+    assert.deepEqual(body.database, { ok: true, dialect: 'sqlite' });
+    assert.deepEqual(body.blob_store, { ok: true });
+    for (const engine of ['pdflatex', 'xelatex', 'lualatex']) {
+      assert.equal(body.engines[engine].available, true, engine);
+      assert.match(body.engines[engine].version, /TeX/);
+    }
+  });
+
+  test('OpenAPI 3.1 document is valid and declares version 1.5.0', async () => {
+    const res = await t.app.inject({ url: '/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    const doc = res.json();
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.info.version, '1.5.0');
+    const result = await new Validator().validate(doc);
+    assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+    assert.ok(doc.paths['/api/v1/usage'].get);
+    assert.ok(!doc.paths['/metrics'], 'internal routes stay out of the document');
+  });
+
+  test('API docs are served at /docs', async () => {
+    const res = await t.app.inject({ url: '/docs/' });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.body, /swagger/i);
+  });
+
+  test('metrics are Prometheus text and count requests', async () => {
+    await t.app.inject({ url: '/health' });
+    const res = await t.app.inject({ url: '/metrics' });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.headers['content-type'] as string, /text\/plain/);
+    assert.match(res.body, /quire_http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
+  });
+});
+
+describe('health when a part is down', () => {
+  test('503 when the blob store cannot be written', async () => {
+    class BrokenStore extends LocalBlobStore {
+      override async ping(): Promise<void> {
+        throw new Error('disk full');
+      }
+    }
+    const t = await testApp({ overrides: { blobs: new BrokenStore('/nonexistent') } });
+    try {
+      const res = await t.app.inject({ url: '/health' });
+      assert.equal(res.statusCode, 503);
+      assert.equal(res.json().status, 'degraded');
+      assert.deepEqual(res.json().blob_store, { ok: false, error: 'disk full' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('503 when an engine is missing', async () => {
+    const t = await testApp({
+      overrides: {
+        engines: { pdflatex: { available: true }, xelatex: { available: true }, lualatex: { available: false, error: 'not found' } },
+      },
+    });
+    try {
+      const res = await t.app.inject({ url: '/health' });
+      assert.equal(res.statusCode, 503);
+      assert.equal(res.json().engines.lualatex.available, false);
+    } finally {
+      await t.close();
+    }
+  });
+});
