@@ -66,6 +66,7 @@ export const ERROR_STATUS = {
   // Signed PDF links
   invalid_signature: 403,
   link_expired: 410,
+  range_not_satisfiable: 416,
   // Sign-up
   signup_closed: 403,
   email_taken: 409,

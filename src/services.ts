@@ -1,16 +1,28 @@
 // The service layer, assembled once. HTTP routes, MCP tools and the CLI all call into it.
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import pino from 'pino';
 import { AccountService } from './accounts/accounts.js';
+import { AssetService } from './assets/library.js';
+import { LibraryAssetResolver } from './assets/resolver.js';
+import { SignupService } from './accounts/signup.js';
 import { UsageService } from './accounts/usage.js';
+import { PdfStore } from './compile/pdfs.js';
+import { CompileService } from './compile/service.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { Metrics } from './metrics.js';
 import { SqlCounters, type Counters } from './quota/counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
+import { TemplateService } from './templates/service.js';
+import { loadCatalog } from './gallery/catalog.js';
+import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/engines.js';
+import { prepareLuaCache } from './tex/luacache.js';
+import { LocalJobQueue, type JobQueue } from './tex/queue.js';
+import { TexRunner } from './tex/runner.js';
 
 export interface Services {
   config: Config;
@@ -23,6 +35,17 @@ export interface Services {
   engines: EngineReport;
   accounts: AccountService;
   usage: UsageService;
+  /** TeX jobs: a bounded local pool (workers elsewhere can implement JobQueue). */
+  jobs: JobQueue;
+  pdfs: PdfStore;
+  compile: CompileService;
+  /** The stored asset library (also resolves the assets of each compile). */
+  assets: AssetService;
+  signup: SignupService;
+  /** Saved V1/V2 templates and render. */
+  templates: TemplateService;
+  /** The public template gallery (list, detail, render, previews). */
+  gallery: GalleryService;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -31,7 +54,7 @@ export interface ServiceOptions {
   clock?: Clock;
   log?: Logger;
   /** Replace parts (a failing store, a fake engine report) in tests. */
-  overrides?: Partial<Pick<Services, 'blobs' | 'counters' | 'engines'>>;
+  overrides?: Partial<Pick<Services, 'blobs' | 'counters' | 'engines' | 'jobs'>>;
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
@@ -48,6 +71,36 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
   const usage = new UsageService(db.kysely, counters, clock);
   const cleanups: Array<() => Promise<void> | void> = [];
+  const metrics = new Metrics();
+  const jobs =
+    options.overrides?.jobs ??
+    new LocalJobQueue(
+      new TexRunner({
+        // Outside the (private) data dir: the unprivileged job uids must reach their workspace
+        // and the shared lualatex font cache.
+        workRoot: join(tmpdir(), 'quire-jobs'),
+        isolate: config.sandbox,
+        luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
+      }),
+      config.compileConcurrency,
+      config.compileQueueLimit,
+    );
+  const pdfs = new PdfStore(db.kysely, blobs, clock);
+  pdfs.startJanitor((err) => log.error({ err }, 'PDF janitor failed'));
+  cleanups.push(() => pdfs.stopJanitor());
+  const assets = new AssetService(db, blobs, clock, config);
+  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, assets: new LibraryAssetResolver(assets, config) });
+  const templates = new TemplateService(db.kysely, clock, config, counters, compile, {
+    names: async (caller) => (await assets.list(caller)).assets.map((asset) => asset.name),
+  });
+
+  const gallery = new GalleryService({
+    templates: loadCatalog(),
+    baseUrl: config.baseUrl,
+    compiler: compile,
+    jobs,
+    previewDir: join(config.dataDir, 'gallery-previews'),
+  });
 
   return {
     config,
@@ -56,10 +109,17 @@ export async function createServices(config: Config, options: ServiceOptions = {
     db,
     blobs,
     counters,
-    metrics: new Metrics(),
+    metrics,
     engines,
     accounts,
     usage,
+    jobs,
+    pdfs,
+    compile,
+    assets,
+    signup: new SignupService(accounts, counters, clock, config.signup),
+    templates,
+    gallery,
     async close() {
       for (const cleanup of cleanups.reverse()) await cleanup();
       await db.close();

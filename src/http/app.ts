@@ -5,14 +5,22 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { Services } from '../services.js';
+import { assetRoutes } from './assets.js';
 import { installAuth } from './auth.js';
+import { compileRoutes } from './compile.js';
 import { errorHandler, notFoundHandler } from './errors.js';
+import { galleryRoutes } from './gallery.js';
+import { mcpRoutes } from './mcp.js';
 import { metaRoutes } from './meta.js';
+import { pdfRoutes } from './pdfs.js';
+import { templateRoutes } from './templates.js';
 import type { App } from './types.js';
 import { usageRoutes } from './usage.js';
+import { webRoutes } from './web.js';
+import { accountRoutes } from './account.js';
 
 /** Route modules, each `(app, services) => void`. Add a domain's routes here. */
-const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes];
+const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcpRoutes, assetRoutes, templateRoutes, galleryRoutes];
 
 export const API_VERSION = '1.5.0';
 

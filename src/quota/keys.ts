@@ -4,3 +4,5 @@ import { dayKey, hourKey, monthKey } from '../clock.js';
 export const monthlyCompilesKey = (accountId: number, at: Date) => `compiles:account:${accountId}:${monthKey(at)}`;
 export const anonymousDailyKey = (ip: string, at: Date) => `compiles:anon:${ip}:${dayKey(at)}`;
 export const anonymousHourlyKey = (at: Date) => `compiles:anon-all:${hourKey(at)}`;
+export const signupHourlyKey = (ip: string, at: Date) => `signups:ip:${ip}:${hourKey(at)}`;
+export const renderMinuteKey = (accountId: number, at: Date) => `renders:account:${accountId}:${at.toISOString().slice(0, 16)}`;

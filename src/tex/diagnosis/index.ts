@@ -1,6 +1,11 @@
-// Reads a TeX log and says what broke. This first version finds the first error and its
-// line; the diagnosis work replaces it with a full classifier (SPEC §2.3).
+// Reads a TeX log and says what broke, where, and the edit that fixes it (SPEC §2.3).
+// A diagnosis is only given when a rule recognises the error with certainty; anything else
+// still gets its line and message, and the caller reads the log.
 import type { Compiler } from '../../quota/plans.js';
+import { parseErrors, primaryError, type ErrorBlock } from './log.js';
+import { RULES, type Finding } from './rules.js';
+import { Source } from './source.js';
+import { missingGlyphs } from './glyphs.js';
 
 export const ERROR_CLASSES = [
   'missing_package',
@@ -40,20 +45,71 @@ export interface LogAnalysis {
   agent_hint: string;
 }
 
-export function analyzeLog(log: string, _engine: Compiler): LogAnalysis {
-  const fileLine = /^(?:\.\/)?[^\s:]+\.tex:(\d+): (.+)$/m.exec(log);
-  if (fileLine) {
-    return {
-      line: Number(fileLine[1]),
-      message: fileLine[2],
-      agent_hint: `Fix the error at line ${fileLine[1]} ("${fileLine[2]}") and compile again.`,
-    };
+export interface AnalyzeOptions {
+  /** The submitted main.tex. With it, lines TeX reports late (a \usepackage, an unclosed
+   * argument) are pinned to the line that needs the edit. */
+  source?: string;
+}
+
+export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOptions = {}): LogAnalysis {
+  const blocks = parseErrors(log);
+  const primary = primaryError(blocks);
+  if (!primary) {
+    return { agent_hint: 'Read the log for the first line that reports a problem, fix the source there and compile again.' };
   }
-  const bang = /^! (.+)$/m.exec(log);
-  const at = /^l\.(\d+)/m.exec(log);
+  const line = mainLine(primary, blocks);
+  const message = primary.message;
+  const source = options.source === undefined ? undefined : new Source(options.source);
+  for (const rule of RULES) {
+    const finding = rule({ block: primary, blocks, engine, source, line });
+    if (finding) {
+      const diagnosis = toDiagnosis(finding, line);
+      return { line: diagnosis.line, message, diagnosis, agent_hint: finding.hint };
+    }
+  }
+  const where = line === undefined ? '' : ` at line ${line} of main.tex`;
   return {
-    line: at ? Number(at[1]) : undefined,
-    message: bang?.[1],
-    agent_hint: 'Read the log for the first error, fix the source and compile again.',
+    line,
+    message,
+    agent_hint: `Fix the error "${clip(message)}"${where} (see the log for TeX's context) and compile again.`,
   };
+}
+
+/**
+ * Characters xelatex/lualatex skipped because the font lacks them. Those engines still write
+ * a PDF, so this is separate from analyzeLog: see docs/diagnosis.md for when to fail.
+ */
+export function missingCharacters(log: string, engine: Compiler, options: AnalyzeOptions = {}): Diagnosis | undefined {
+  const finding = missingGlyphs(log, engine, options.source === undefined ? undefined : new Source(options.source));
+  return finding ? toDiagnosis(finding, finding.line) : undefined;
+}
+
+/** The main.tex line an error block points at: its own, or the stop that follows it. */
+function mainLine(block: ErrorBlock, blocks: ErrorBlock[]): number | undefined {
+  if (block.file !== undefined) return isMain(block.file) ? block.line : undefined;
+  if (block.line !== undefined) return block.line;
+  const next = blocks[blocks.indexOf(block) + 1];
+  return next?.file !== undefined && isMain(next.file) ? next.line : next?.line;
+}
+
+function isMain(file: string): boolean {
+  return /(^|\/)main\.tex$/.test(file);
+}
+
+function toDiagnosis(finding: Finding, fallbackLine: number | undefined): Diagnosis {
+  const diagnosis: Diagnosis = {
+    error_class: finding.error_class,
+    summary: finding.summary,
+    suggested_fix: finding.suggested_fix,
+    retryable: finding.retryable ?? true,
+  };
+  if (finding.suggested_package !== undefined) diagnosis.suggested_package = finding.suggested_package;
+  if (finding.symbol !== undefined) diagnosis.symbol = finding.symbol;
+  const line = finding.line ?? fallbackLine;
+  if (line !== undefined) diagnosis.line = line;
+  return diagnosis;
+}
+
+function clip(text: string): string {
+  return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 }

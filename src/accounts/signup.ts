@@ -1,0 +1,63 @@
+// Self-service sign-up (QUIRE_SIGNUP=open): a Free account and its key for an email address.
+// Attempts are counted per IP and hour, failed ones included, so the form can neither mint
+// accounts in bulk nor probe which addresses already have one.
+import type { Clock } from '../clock.js';
+import { ServiceError } from '../errors.js';
+import type { Counters } from '../quota/counters.js';
+import { signupHourlyKey } from '../quota/keys.js';
+import { SIGNUPS_PER_IP_PER_HOUR } from '../quota/plans.js';
+import type { Account, AccountService } from './accounts.js';
+
+export interface SignupResult {
+  api_key: string;
+  account: Account;
+}
+
+export const SIGNUP_CLOSED_MESSAGE =
+  'Sign-up is closed on this server. An operator creates accounts with: quire account create --email <address> --plan free';
+
+const HOUR_MS = 3_600_000;
+
+function nextHourStart(date: Date): Date {
+  return new Date(Math.floor(date.getTime() / HOUR_MS) * HOUR_MS + HOUR_MS);
+}
+
+export class SignupService {
+  constructor(
+    private readonly accounts: AccountService,
+    private readonly counters: Counters,
+    private readonly clock: Clock,
+    readonly mode: 'open' | 'closed',
+  ) {}
+
+  get open(): boolean {
+    return this.mode === 'open';
+  }
+
+  async signup(input: { email: string; ip: string }): Promise<SignupResult> {
+    if (!this.open) throw new ServiceError('signup_closed', SIGNUP_CLOSED_MESSAGE);
+    const now = this.clock.now();
+    const key = signupHourlyKey(input.ip, now);
+    const resetsAt = nextHourStart(now);
+    const slot = await this.counters.tryReserve(key, SIGNUPS_PER_IP_PER_HOUR, resetsAt);
+    if (!slot.ok) {
+      const seconds = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000));
+      throw new ServiceError(
+        'rate_limit',
+        `Too many sign-ups from this address: ${SIGNUPS_PER_IP_PER_HOUR} per hour. Try again later.`,
+        { limit: SIGNUPS_PER_IP_PER_HOUR, used: slot.used, resets_at: resetsAt.toISOString(), retryable: true, retry_after_seconds: seconds },
+        { 'retry-after': String(seconds) },
+      );
+    }
+    try {
+      const { account, apiKey } = await this.accounts.create({ email: input.email, plan: 'free' });
+      await this.counters.commit(key);
+      return { api_key: apiKey, account };
+    } catch (err) {
+      // A malformed address costs nothing; a taken one counts, like a success would.
+      if (err instanceof ServiceError && err.code === 'email_taken') await this.counters.commit(key);
+      else await this.counters.release(key);
+      throw err;
+    }
+  }
+}

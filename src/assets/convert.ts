@@ -1,0 +1,163 @@
+// SVG in a document without shell escape: each SVG asset is converted to PDF here, with
+// rsvg-convert inside the same bubblewrap sandbox TeX runs in (no network, nothing of the
+// host visible, CPU/memory capped, killed at a timeout), reading stdin and writing stdout.
+// The job then gets `name.svg.pdf` beside `name.svg` plus a graphics.cfg that teaches
+// graphicx to use it, so \includegraphics{name.svg} and \includegraphics{name} just work.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { ServiceError } from '../errors.js';
+import { sandboxed, type ProcessLimits } from '../tex/sandbox.js';
+import { quoteName } from './validate.js';
+
+/** Wall clock of one conversion. */
+export const SVG_CONVERT_TIMEOUT_MS = 15_000;
+/** Largest PDF a conversion may produce. */
+const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+const LIMITS: ProcessLimits = { cpuSeconds: 15, fileBytes: 1024 * 1024, memoryBytes: 1024 * 1024 * 1024, processes: 16 };
+
+/** The file name the converted PDF gets in the job: two dots, so no asset name can clash. */
+export function convertedName(svgName: string): string {
+  return `${svgName}.pdf`;
+}
+
+function refused(name: string, why: string): ServiceError {
+  return new ServiceError('invalid_asset_format', `Asset ${quoteName(name)}: the SVG could not be converted to PDF (${why}).`, {
+    asset: name,
+    expected_format: 'svg',
+  });
+}
+
+export async function convertSvg(name: string, svg: string, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
+  const workspace = await mkdtemp(join(tmpdir(), 'quire-svg-'));
+  try {
+    const command = sandboxed(
+      { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate },
+      ['rsvg-convert', '--format=pdf'],
+    );
+    const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
+    return await run(name, command.file, command.args, { cwd: command.cwd, env: command.env, timeoutMs }, svg);
+  } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
+}
+
+function run(
+  name: string,
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number },
+  input: string,
+): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      cwd: options.cwd,
+      env: options.env ?? { PATH: '/usr/bin:/bin' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true, // its own process group, so a timeout kills everything it started
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let stderr = '';
+    let failure: ServiceError | null = null;
+    const kill = (why: ServiceError) => {
+      failure ??= why;
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => kill(refused(name, `it took longer than ${options.timeoutMs / 1000} s`)), options.timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_OUTPUT_BYTES) kill(refused(name, 'the PDF would be too large'));
+      else chunks.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString('utf8');
+    });
+    child.stdin.on('error', () => {}); // the converter may exit before reading everything
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new ServiceError('internal_error', `The SVG converter could not be started: ${err.message}`));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (failure) return reject(failure);
+      const pdf = Buffer.concat(chunks);
+      if (code !== 0 || !pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
+        const detail = stderr
+          .split('\n')
+          .map((line) => line.trim())
+          .filter((line) => line && !line.startsWith('Fontconfig'))[0];
+        return reject(refused(name, detail ?? (signal ? `killed by ${signal}` : `exit code ${code}`)));
+      }
+      resolve(pdf);
+    });
+    child.stdin.end(input);
+  });
+}
+
+// Loaded by graphics.sty from the job directory before the system's own graphics.cfg (the
+// working directory comes first in TEXINPUTS); it defines the SVG rule and then carries on
+// with the system file's driver selection, appended below.
+const SVG_RULE = String.raw`% Quire: SVG assets arrive converted to PDF as <name>.svg.pdf (see docs/assets.md).
+% Graphics type "quiresvg" reads and includes that PDF with the engine's own PDF code;
+% it switches \Gin@ext to .svg.pdf first because xetex.def reads \Gin@base\Gin@ext.
+% Compared as strings: a parsed file name has other-catcode letters, the extension list not.
+\edef\quire@svg{\detokenize{.svg}}\edef\quire@SVG{\detokenize{.SVG}}
+\def\quire@pdfext{%
+  \edef\quire@ext{\detokenize\expandafter{\Gin@ext}}%
+  \ifx\quire@ext\quire@svg\def\Gin@ext{.svg.pdf}\fi
+  \ifx\quire@ext\quire@SVG\def\Gin@ext{.SVG.pdf}\fi}
+\def\Gread@quiresvg#1{\quire@pdfext\Gread@pdf{\Gin@base\Gin@ext}}
+\def\Ginclude@quiresvg#1{\quire@pdfext\Ginclude@pdf{\Gin@base\Gin@ext}}
+\def\quire@svgrule#1{{quiresvg}{\Gin@ext}{#1}}
+\AddToHook{package/graphics/after}{%
+  \expandafter\let\csname Gin@rule@.svg\endcsname\quire@svgrule
+  \expandafter\let\csname Gin@rule@.SVG\endcsname\quire@svgrule
+  \g@addto@macro\Gin@extensions{,.svg,.SVG}}
+`;
+
+// The driver selection of TeX Live's graphics.cfg (CC0), used when the system copy is not found.
+const DEFAULT_DRIVER_SELECTION = String.raw`\begingroup
+  \chardef\x=0\relax
+  \ifx\luatexversion\@undefined
+  \@ifundefined{pdfoutput}{}{\ifnum\pdfoutput<1 \else\chardef\x=1\relax\fi}%
+  \@ifundefined{XeTeXversion}{}{\chardef\x=3\relax}%
+  \else
+    \ifnum\luatexversion>85 \ifnum\outputmode>0 \chardef\x=4\relax\fi
+    \else\ifnum\pdfoutput>0 \chardef\x=1\relax\fi\fi
+  \fi
+\expandafter\endgroup
+\ifcase\x \def\Gin@driver{dvips.def}\ExecuteOptions{dvips}%
+\or \def\Gin@driver{pdftex.def}\ExecuteOptions{pdftex}%
+\or \def\Gin@driver{vtex.def}\ExecuteOptions{vtex}%
+\or \def\Gin@driver{xetex.def}\ExecuteOptions{xetex}%
+\or \def\Gin@driver{luatex.def}\ExecuteOptions{luatex}%
+\fi
+\endinput
+`;
+
+let graphicsConfig: Promise<string> | null = null;
+
+async function systemGraphicsConfig(): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)('kpsewhich', ['graphics.cfg'], { timeout: 10_000 });
+    const path = stdout.trim();
+    if (path) return await readFile(path, 'utf8');
+  } catch {
+    // fall through to the built-in copy
+  }
+  return DEFAULT_DRIVER_SELECTION;
+}
+
+/** The graphics.cfg a job with SVG assets gets. */
+export function svgGraphicsConfig(): Promise<string> {
+  graphicsConfig ??= systemGraphicsConfig().then((system) => SVG_RULE + system);
+  return graphicsConfig;
+}

@@ -1,0 +1,177 @@
+// Assets of one compile (SPEC §2.1): inline `assets` (file name → base64) and
+// `use_stored_assets` (names in the account's library), validated, merged and checked
+// against the plan's per-document limits before any quota is reserved. Returns the files
+// the job workspace gets; each SVG also brings its converted PDF and the graphics.cfg hook.
+import { tierOf, type Caller } from '../accounts/caller.js';
+import type { Config } from '../config.js';
+import { ServiceError } from '../errors.js';
+import type { AssetResolver, NextStep, ResolvedAssets } from '../compile/types.js';
+import { limitsOf, type Tier } from '../quota/plans.js';
+import { convertedName, convertSvg, svgGraphicsConfig } from './convert.js';
+import type { AssetService } from './library.js';
+import { checkContent, checkName, decodeBase64, quoteName, sanitisedSvg, type AssetFormat } from './validate.js';
+
+interface Pending {
+  name: string;
+  format: AssetFormat;
+  data: Buffer;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A field that is absent, null, or an empty map/list asks for nothing. */
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isPlainObject(value) && Object.keys(value).length === 0;
+}
+
+export class LibraryAssetResolver implements AssetResolver {
+  constructor(
+    private readonly library: AssetService,
+    private readonly config: Config,
+  ) {}
+
+  private get upgradeUrl(): string {
+    return `${this.config.baseUrl}/pricing`;
+  }
+
+  async forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown }): Promise<ResolvedAssets> {
+    const wantsInline = !isEmpty(input.assets);
+    const wantsStored = !isEmpty(input.use_stored_assets);
+    if (!wantsInline && !wantsStored) return { files: [], ephemeral: [], stored: [] };
+
+    const sent = [...(wantsInline ? ['assets'] : []), ...(wantsStored ? ['use_stored_assets'] : [])];
+    if (caller.kind !== 'account') throw this.anonymous(sent);
+    const tier = tierOf(caller);
+    const limits = limitsOf(tier);
+
+    if (wantsInline && !isPlainObject(input.assets)) {
+      throw new ServiceError('validation_failed', 'Request is invalid: assets must be an object mapping file name to base64 content', {
+        fields: [{ field: 'assets', rule: 'type', message: 'must be an object mapping file name to base64 content' }],
+      });
+    }
+    const requested = wantsStored ? this.storedShape(input.use_stored_assets) : [];
+    if (limits.maxAssetsPerDocument === 0) {
+      throw new ServiceError('assets_not_allowed', `The ${tier} plan does not accept assets with a compile.`, {
+        plan: tier,
+        limit: 0,
+        upgrade_url: this.upgradeUrl,
+      });
+    }
+    if (wantsStored) this.library.libraryOwner(caller);
+
+    const inlineMap = (wantsInline ? input.assets : {}) as Record<string, unknown>;
+    const inlineNames = Object.keys(inlineMap);
+    const formats = new Map(inlineNames.map((name) => [name, checkName(name)]));
+
+    const inlineLower = new Set(inlineNames.map((name) => name.toLowerCase()));
+    const clash = requested.find((name) => inlineLower.has(name.toLowerCase()));
+    if (clash !== undefined) {
+      throw new ServiceError(
+        'asset_name_collision',
+        `Asset ${quoteName(clash)} is both sent inline in "assets" and named in "use_stored_assets"; keep only one.`,
+        { asset: clash },
+      );
+    }
+
+    const count = inlineNames.length + requested.length;
+    if (count > limits.maxAssetsPerDocument) throw this.tooMany(tier, count);
+
+    const rows = await this.library.byNames(caller.account.id, requested);
+    const byLower = new Map(rows.map((row) => [row.name_lower, row]));
+    const missing = requested.filter((name) => !byLower.has(name.toLowerCase()));
+    if (missing.length > 0) {
+      throw new ServiceError(
+        'asset_not_found',
+        `Stored asset ${quoteName(missing[0]!)} is not in this account's library${missing.length > 1 ? ` (nor ${missing.slice(1).map(quoteName).join(', ')})` : ''}; upload it with POST /api/v1/assets or send it inline.`,
+        { asset: missing[0], missing },
+      );
+    }
+
+    const inline: Pending[] = inlineNames.map((name) => ({
+      name,
+      format: formats.get(name)!,
+      data: decodeBase64(name, inlineMap[name]),
+    }));
+    const total = inline.reduce((sum, file) => sum + file.data.length, 0) + rows.reduce((sum, row) => sum + Number(row.size_bytes), 0);
+    if (total > limits.maxAssetsBytesPerDocument) {
+      throw new ServiceError(
+        'assets_too_large',
+        `The assets of this compile decode to ${total} bytes; the ${tier} plan allows ${limits.maxAssetsBytesPerDocument} bytes per document.`,
+        { limit: limits.maxAssetsBytesPerDocument, total_bytes: total, plan: tier, upgrade_url: this.upgradeUrl },
+      );
+    }
+    for (const file of inline) checkContent(file.name, file.format, file.data);
+
+    // Placed under the spelling the request used, so the document's \includegraphics matches.
+    const stored: Pending[] = [];
+    for (const name of requested) {
+      const row = byLower.get(name.toLowerCase())!;
+      stored.push({ name, format: checkName(row.name), data: await this.library.content(row) });
+    }
+
+    const files: ResolvedAssets['files'] = [...inline, ...stored].map(({ name, data }) => ({ name, data }));
+    const svgs = [...inline, ...stored].filter((file) => file.format === 'svg');
+    for (const svg of svgs) {
+      const pdf = await convertSvg(svg.name, sanitisedSvg(svg.name, svg.data), { isolate: this.config.sandbox });
+      files.push({ name: convertedName(svg.name), data: pdf });
+    }
+    if (svgs.length > 0) files.push({ name: 'graphics.cfg', data: Buffer.from(await svgGraphicsConfig()) });
+
+    return {
+      files,
+      ephemeral: inlineNames,
+      stored: requested.map((name) => byLower.get(name.toLowerCase())!.name),
+    };
+  }
+
+  /** `use_stored_assets` must be a list of strings; repeats (in any case) count once. */
+  private storedShape(value: unknown): string[] {
+    if (!Array.isArray(value) || !value.every((name) => typeof name === 'string')) {
+      throw new ServiceError(
+        'invalid_stored_assets_shape',
+        'use_stored_assets must be an array of asset names (strings), e.g. ["logo.png"].',
+        { field: 'use_stored_assets' },
+      );
+    }
+    const seen = new Set<string>();
+    return (value as string[]).filter((name) => {
+      const key = name.toLowerCase();
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+  }
+
+  private tooMany(tier: Tier, count: number): ServiceError {
+    const limit = limitsOf(tier).maxAssetsPerDocument;
+    return new ServiceError('too_many_assets', `This compile names ${count} assets; the ${tier} plan allows ${limit} per document.`, {
+      limit,
+      count,
+      plan: tier,
+      upgrade_url: this.upgradeUrl,
+    });
+  }
+
+  private anonymous(sent: string[]): ServiceError {
+    const open = this.config.signup === 'open';
+    const next_step: NextStep = {
+      action: open ? 'obtain_api_key' : 'retry_without_assets',
+      ...(open ? { signup_url: `${this.config.baseUrl}/signup`, card_required: false } : {}),
+      env_var: 'QUIRE_API_KEY',
+      header: 'Authorization: Bearer <key>',
+      remove_fields: sent,
+    };
+    const fields = sent.map((field) => `"${field}"`).join(' and ');
+    return new ServiceError(
+      'assets_not_available_anonymously',
+      open
+        ? `Assets need an API key: sign up at ${next_step.signup_url} and send it as "Authorization: Bearer <key>", or retry without ${fields}.`
+        : `Assets need an API key: send one as "Authorization: Bearer <key>", or retry without ${fields}.`,
+      { next_step },
+    );
+  }
+}

@@ -1,0 +1,166 @@
+// The asset rules of SPEC §2.1, shared by inline compile assets and the stored library:
+// a safe file name, an allowed extension, strict base64, and bytes that really are the
+// format the extension claims (a renamed file is refused).
+import { ServiceError } from '../errors.js';
+import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
+import { MAIN } from '../tex/runner.js';
+import { checkSvg } from './svg.js';
+
+export type AssetFormat = 'png' | 'jpeg' | 'pdf' | 'svg';
+
+const FORMAT_OF_EXTENSION: Record<(typeof ASSET_EXTENSIONS)[number], AssetFormat> = {
+  png: 'png',
+  jpg: 'jpeg',
+  jpeg: 'jpeg',
+  pdf: 'pdf',
+  svg: 'svg',
+};
+
+export const CONTENT_TYPES: Record<AssetFormat, string> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  pdf: 'application/pdf',
+  svg: 'image/svg+xml',
+};
+
+/** Letters, digits, `_` and `-`, then exactly one extension of the same characters. */
+const NAME = /^[A-Za-z0-9_-]+\.[A-Za-z0-9]+$/;
+
+/** Shows a hostile name safely inside a message (control characters escaped, length capped). */
+export function quoteName(name: string): string {
+  const shown = name.length > 80 ? `${name.slice(0, 80)}…` : name;
+  return JSON.stringify(shown);
+}
+
+function badName(name: string, why: string): ServiceError {
+  return new ServiceError('invalid_asset_filename', `Asset ${quoteName(name)}: ${why}`, { asset: name });
+}
+
+/** Checks the name rules and returns the format its extension stands for. */
+export function checkName(name: string): AssetFormat {
+  if (name.length === 0) throw badName(name, 'the file name is empty.');
+  if (name.includes('\0')) throw badName(name, 'the file name contains a null byte.');
+  if (name.includes('/') || name.includes('\\')) {
+    throw badName(name, 'the file name contains a path separator; send a bare file name such as "logo.png".');
+  }
+  if (name.includes('..')) throw badName(name, 'the file name contains "..".');
+  if (name.startsWith('.')) throw badName(name, 'the file name starts with a dot.');
+  if (name.length > ASSET_NAME_MAX) {
+    throw new ServiceError(
+      'invalid_asset_filename',
+      `Asset ${quoteName(name)}: the file name is ${name.length} characters long; the limit is ${ASSET_NAME_MAX}.`,
+      { asset: name, limit: ASSET_NAME_MAX },
+    );
+  }
+  if (!NAME.test(name)) {
+    throw badName(
+      name,
+      'a file name may hold only letters, digits, "_" and "-", followed by a single extension (e.g. "company-logo.png").',
+    );
+  }
+  if (name.toLowerCase() === `${MAIN}.pdf`) {
+    throw badName(name, `"${MAIN}.pdf" is the name of the compiled document itself; rename the asset.`);
+  }
+  const extension = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+  const format = FORMAT_OF_EXTENSION[extension as keyof typeof FORMAT_OF_EXTENSION];
+  if (!format) {
+    throw new ServiceError(
+      'invalid_asset_format',
+      `Asset ${quoteName(name)}: the extension ".${extension}" is not allowed; use one of ${ASSET_EXTENSIONS.map((e) => `.${e}`).join(', ')}.`,
+      { asset: name, allowed_extensions: [...ASSET_EXTENSIONS] },
+    );
+  }
+  return format;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const WHITESPACE = /[ \t\r\n]+/g;
+
+function badEncoding(name: string, why: string): ServiceError {
+  return new ServiceError('invalid_asset_encoding', `Asset ${quoteName(name)}: ${why}`, { asset: name });
+}
+
+/**
+ * Decoded size of a base64 string without decoding it, so an oversize request is refused
+ * before any large allocation. Exact for well-formed input.
+ */
+export function decodedLength(base64: string): number {
+  const compact = base64.replace(WHITESPACE, '');
+  const padding = compact.endsWith('==') ? 2 : compact.endsWith('=') ? 1 : 0;
+  return Math.floor((compact.length * 3) / 4) - padding;
+}
+
+/** Strict base64 (standard alphabet; padding optional; line breaks allowed) to bytes. */
+export function decodeBase64(name: string, value: unknown): Buffer {
+  if (typeof value !== 'string') {
+    throw badEncoding(name, `the content must be a base64 string, got ${value === null ? 'null' : typeof value}.`);
+  }
+  if (/^\s*data:/i.test(value)) {
+    throw badEncoding(name, 'send the bare base64 of the file, without a "data:...;base64," prefix.');
+  }
+  const compact = value.replace(WHITESPACE, '');
+  if (!BASE64.test(compact) || compact.length % 4 === 1 || (compact.includes('=') && compact.length % 4 !== 0)) {
+    throw badEncoding(name, 'the content is not valid base64 (standard alphabet A-Z a-z 0-9 + /, "=" padding).');
+  }
+  const data = Buffer.from(compact, 'base64');
+  // Node ignores stray trailing bits; a canonical round trip proves nothing was dropped.
+  if (data.toString('base64').replace(/=+$/, '') !== compact.replace(/=+$/, '')) {
+    throw badEncoding(name, 'the content is not valid base64 (it does not decode cleanly).');
+  }
+  if (data.length === 0) throw badEncoding(name, 'the content decodes to zero bytes.');
+  return data;
+}
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** The format the bytes really are, judged by their leading (magic) bytes. */
+export function sniff(data: Buffer): AssetFormat | null {
+  if (data.length >= 16 && data.subarray(0, 8).equals(PNG_SIGNATURE) && data.toString('latin1', 12, 16) === 'IHDR') {
+    return 'png';
+  }
+  if (data.length >= 4 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'jpeg';
+  if (data.toString('latin1', 0, 5) === '%PDF-') return 'pdf';
+  if (looksLikeXml(data) && /<([A-Za-z_][\w.-]*:)?svg[\s>/]/.test(data.toString('utf8', 0, 4096))) return 'svg';
+  return null;
+}
+
+function looksLikeXml(data: Buffer): boolean {
+  return data.toString('utf8', 0, Math.min(data.length, 64)).replace(/^\uFEFF/, '').trimStart().startsWith('<');
+}
+
+const FORMAT_LABEL: Record<AssetFormat, string> = { png: 'PNG', jpeg: 'JPEG', pdf: 'PDF', svg: 'SVG' };
+
+/** Refuses bytes that are not what the extension says; SVG must also pass the XML check. */
+export function checkContent(name: string, format: AssetFormat, data: Buffer): void {
+  const actual = sniff(data);
+  // Text that merely starts like XML gets the precise reason from the SVG check below.
+  if (actual !== format && !(format === 'svg' && actual === null && looksLikeXml(data))) {
+    const seen = actual ? `${FORMAT_LABEL[actual]} data` : 'data of no allowed format';
+    throw new ServiceError(
+      'invalid_asset_format',
+      `Asset ${quoteName(name)}: the name says ${FORMAT_LABEL[format]} but the content is ${seen}; the file may have been renamed.`,
+      { asset: name, expected_format: format, detected_format: actual },
+    );
+  }
+  if (format === 'svg') sanitisedSvg(name, data);
+}
+
+/** The SVG text to hand the converter (DOCTYPE removed), or invalid_asset_format naming why. */
+export function sanitisedSvg(name: string, data: Buffer): string {
+  const result = checkSvg(data);
+  if (!result.ok) {
+    throw new ServiceError('invalid_asset_format', `Asset ${quoteName(name)}: ${result.reason}`, {
+      asset: name,
+      expected_format: 'svg',
+    });
+  }
+  return result.sanitised;
+}
+
+/** Name, encoding and content in one go: the decoded bytes. */
+export function validateAsset(name: string, base64: unknown): { format: AssetFormat; data: Buffer } {
+  const format = checkName(name);
+  const data = decodeBase64(name, base64);
+  checkContent(name, format, data);
+  return { format, data };
+}

@@ -1,0 +1,64 @@
+// Compiled PDFs: a row in `pdfs` and a blob `pdfs/<id>.pdf`, both gone after the link expires.
+import type { Kysely } from 'kysely';
+import type { Readable } from 'node:stream';
+import type { Clock } from '../clock.js';
+import type { BlobStore } from '../storage/blobs.js';
+import type { Database, PdfRow } from '../storage/schema.js';
+
+const JANITOR_MS = 60_000;
+const blobKey = (id: string) => `pdfs/${id}.pdf`;
+
+export class PdfStore {
+  private janitor: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly blobs: BlobStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async save(pdf: { id: string; accountId: number | null; data: Buffer; pages: number; expiresAt: Date }): Promise<void> {
+    await this.blobs.put(blobKey(pdf.id), pdf.data);
+    await this.db
+      .insertInto('pdfs')
+      .values({
+        id: pdf.id,
+        account_id: pdf.accountId,
+        size_bytes: pdf.data.length,
+        pages: pdf.pages,
+        created_at: this.clock.now().toISOString(),
+        expires_at: pdf.expiresAt.toISOString(),
+      })
+      .execute();
+  }
+
+  async find(id: string): Promise<PdfRow | undefined> {
+    return this.db.selectFrom('pdfs').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  stream(id: string, range?: { start: number; end: number }): Promise<Readable | null> {
+    return this.blobs.stream(blobKey(id), range);
+  }
+
+  /** Deletes every PDF whose link has expired. */
+  async sweep(): Promise<number> {
+    const now = this.clock.now().toISOString();
+    const expired = await this.db.selectFrom('pdfs').select('id').where('expires_at', '<=', now).execute();
+    for (const { id } of expired) {
+      await this.blobs.delete(blobKey(id));
+      await this.db.deleteFrom('pdfs').where('id', '=', id).execute();
+    }
+    return expired.length;
+  }
+
+  startJanitor(onError: (err: unknown) => void): void {
+    if (this.janitor) return;
+    this.janitor = setInterval(() => void this.sweep().catch(onError), JANITOR_MS);
+    this.janitor.unref();
+  }
+
+  stopJanitor(): void {
+    if (this.janitor) clearInterval(this.janitor);
+    this.janitor = null;
+  }
+}

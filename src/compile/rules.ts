@@ -1,0 +1,70 @@
+// Request rules checked before anything costs a slot (SPEC §2.1, §7.1).
+import { ServiceError } from '../errors.js';
+import { HARD_LATEX_CAP_BYTES, isCompiler, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
+
+export const LATEX_MARKERS = ['\\documentclass', '\\begin{document}', '\\input{', '\\include{'];
+
+export const EXAMPLE_TEMPLATE = '\\documentclass{article}\n\\begin{document}\nHello, world.\n\\end{document}\n';
+
+export interface CompileRequest {
+  latex: string;
+  compiler: Compiler;
+  bytes: number;
+}
+
+function invalid(field: string, rule: string, message: string): ServiceError {
+  return new ServiceError('validation_failed', `Request is invalid: ${field} ${message}`, {
+    fields: [{ field, rule, message }],
+  });
+}
+
+/** Shape, size, LaTeX-ness and compiler of a compile request for `tier`. */
+export function checkRequest(input: { latex: unknown; compiler?: unknown }, tier: Tier, upgradeUrl: string): CompileRequest {
+  const { latex, compiler = 'pdflatex' } = input;
+  if (latex === undefined || latex === null) throw invalid('latex', 'required', 'is required');
+  if (typeof latex !== 'string') throw invalid('latex', 'type', 'must be a string');
+  if (!isCompiler(compiler)) throw invalid('compiler', 'enum', 'must be one of pdflatex, xelatex, lualatex');
+
+  const bytes = Buffer.byteLength(latex, 'utf8');
+  const limits = limitsOf(tier);
+  if (bytes > HARD_LATEX_CAP_BYTES || bytes > limits.maxLatexBytes) {
+    const limit = Math.min(HARD_LATEX_CAP_BYTES, limits.maxLatexBytes);
+    throw new ServiceError('latex_too_large', `The source is ${bytes} bytes; the limit here is ${limit} bytes.`, {
+      limit,
+      size_bytes: bytes,
+      plan: tier,
+      ...(bytes <= HARD_LATEX_CAP_BYTES ? { plan_required: smallestPlan((l) => l.maxLatexBytes >= bytes) } : {}),
+      upgrade_url: upgradeUrl,
+      retryable: false,
+    });
+  }
+  if (!LATEX_MARKERS.some((marker) => latex.includes(marker))) {
+    throw new ServiceError('not_latex_source', 'This is not LaTeX source: the service compiles complete LaTeX documents only.', {
+      requirements: [
+        'The source must contain at least one of \\documentclass, \\begin{document}, \\input{} or \\include{}.',
+        'Send a complete document: \\documentclass{...}, then \\begin{document} ... \\end{document}.',
+        'Plain text, Markdown or JSON must be converted to LaTeX first.',
+      ],
+      example_template: EXAMPLE_TEMPLATE,
+      retryable: false,
+    });
+  }
+  if (!limits.compilers.includes(compiler)) {
+    const plan = smallestPlan((l) => l.compilers.includes(compiler));
+    throw new ServiceError(
+      'compiler_not_available',
+      tier === 'anonymous'
+        ? `${compiler} needs an API key; the keyless tier compiles with pdflatex only.`
+        : `${compiler} is not included in the ${tier} plan; it needs ${plan} or above.`,
+      {
+        compiler,
+        plan: tier,
+        allowed_compilers: [...limits.compilers],
+        plan_required: plan,
+        upgrade_url: upgradeUrl,
+        retryable: false,
+      },
+    );
+  }
+  return { latex, compiler, bytes };
+}

@@ -1,0 +1,68 @@
+// Wire schemas of compile (SPEC §2.1–2.3), shared by the HTTP route and the MCP tool.
+// Field types are loose on purpose where SPEC names its own error code for a bad value
+// (the service checks them), so a schema never pre-empts that code with validation_failed.
+import { Type } from '@sinclair/typebox';
+
+export const CompileRequestBody = Type.Object(
+  {
+    latex: Type.Unknown({ description: 'Complete LaTeX source (string). Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
+    compiler: Type.Optional(
+      Type.Unknown({ description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] }),
+    ),
+    assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.' })),
+    use_stored_assets: Type.Optional(Type.Unknown({ description: "Names of assets in the account's library (array of strings). Paid plans." })),
+  },
+  { additionalProperties: true, description: 'CompileRequest' },
+);
+
+const NextStep = Type.Object({
+  action: Type.String(),
+  signup_url: Type.Optional(Type.String({ format: 'uri' })),
+  env_var: Type.Optional(Type.String()),
+  header: Type.Optional(Type.String()),
+  remove_fields: Type.Optional(Type.Array(Type.String())),
+  card_required: Type.Optional(Type.Boolean()),
+});
+
+export const CompileSuccessBody = Type.Object(
+  {
+    job_id: Type.String({ format: 'uuid' }),
+    pdf_url: Type.String({ format: 'uri', description: 'Signed link, fetchable without credentials until expires_at' }),
+    expires_at: Type.String({ format: 'date-time' }),
+    pages: Type.Integer(),
+    compilation_time_ms: Type.Integer(),
+    compiler: Type.String(),
+    assets_count: Type.Integer(),
+    ephemeral_assets_used: Type.Array(Type.String()),
+    stored_assets_used: Type.Array(Type.String()),
+    studio_url: Type.Optional(Type.String({ format: 'uri' })),
+    anonymous: Type.Optional(Type.Boolean()),
+    remaining_today: Type.Optional(Type.Integer()),
+    note: Type.Optional(Type.String()),
+    next_step: Type.Optional(NextStep),
+    usage: Type.Object({}, { additionalProperties: true }),
+    quota_grace: Type.Optional(Type.Boolean()),
+    grace_remaining: Type.Optional(Type.Integer()),
+    warning: Type.Optional(Type.String()),
+    preview: Type.Optional(Type.Boolean()),
+    truncated: Type.Optional(Type.Boolean()),
+    total_pages: Type.Optional(Type.Integer()),
+    plan_required: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    upgrade_url: Type.Optional(Type.String({ format: 'uri' })),
+  },
+  { description: 'CompileSuccess' },
+);
+
+export const CompileFailureBody = Type.Object(
+  {
+    error: Type.String(),
+    message: Type.String(),
+    log: Type.Optional(Type.String({ description: 'End of the compiler transcript (at most 64 KiB)' })),
+    line: Type.Optional(Type.Integer()),
+    retryable: Type.Optional(Type.Boolean()),
+    diagnosis: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    agent_hint: Type.Optional(Type.String()),
+    plan: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true, description: 'CompileFailure' },
+);

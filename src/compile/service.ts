@@ -1,0 +1,227 @@
+// The compile pipeline every door shares (HTTP compile, render, public gallery, MCP):
+// request rules → asset resolution → quota reservation → TeX → limits on the result →
+// signed PDF link → commit. Anything that throws before the commit costs the caller nothing.
+import { randomUUID } from 'node:crypto';
+import { deflateSync, strToU8 } from 'fflate';
+import type { Logger } from 'pino';
+import { tierOf, type Caller } from '../accounts/caller.js';
+import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { ServiceError } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import { CompileQuota, links, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
+import type { Counters } from '../quota/counters.js';
+import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
+import { graceAllowance, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
+import { analyzeLog } from '../tex/diagnosis/index.js';
+import type { JobQueue } from '../tex/queue.js';
+import type { TexResult } from '../tex/runner.js';
+import { signedPdfUrl } from './links.js';
+import type { PdfStore } from './pdfs.js';
+import { checkRequest } from './rules.js';
+import type { AccountUsage, AnonymousUsage, AssetResolver, CompileContext, CompileInput, CompileSuccess } from './types.js';
+
+/** Log text kept in a failure body: the end of the transcript, where the error is. */
+export const LOG_CAP_BYTES = 64 * 1024;
+
+export interface CompileDeps {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  counters: Counters;
+  metrics: Metrics;
+  jobs: JobQueue;
+  pdfs: PdfStore;
+  assets: AssetResolver;
+}
+
+export function capLog(log: string): string {
+  if (Buffer.byteLength(log) <= LOG_CAP_BYTES) return log;
+  const tail = Buffer.from(log).subarray(-LOG_CAP_BYTES).toString('utf8').replace(/^\uFFFD+/, '');
+  return `[log truncated: last ${LOG_CAP_BYTES} bytes]\n${tail}`;
+}
+
+export function studioUrl(baseUrl: string, latex: string, compiler: Compiler): string {
+  const src = Buffer.from(deflateSync(strToU8(latex))).toString('base64url');
+  return `${baseUrl}/studio#src=${src}&compiler=${compiler}`;
+}
+
+export class CompileService {
+  private readonly quota: CompileQuota;
+
+  constructor(private readonly deps: CompileDeps) {
+    this.quota = new CompileQuota(deps.counters, deps.clock, deps.config);
+  }
+
+  /** The asset resolver in use; the asset library replaces the default one. */
+  get assets(): AssetResolver {
+    return this.deps.assets;
+  }
+  set assets(resolver: AssetResolver) {
+    this.deps.assets = resolver;
+  }
+
+  async compile(caller: Caller, input: CompileInput, context: CompileContext = {}): Promise<CompileSuccess> {
+    const { config, clock } = this.deps;
+    const tier = tierOf(caller);
+    const limits = limitsOf(tier);
+    const upgradeUrl = links(config).upgradeUrl;
+    if (typeof input !== 'object' || input === null) {
+      throw new ServiceError('validation_failed', 'Request is invalid: body must be a JSON object', {
+        fields: [{ field: 'body', rule: 'type', message: 'must be object' }],
+      });
+    }
+
+    const request = checkRequest(input, tier, upgradeUrl);
+    const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets });
+    const ticket = await this.quota.reserve(caller);
+
+    let delivered = false;
+    try {
+      const timeoutMs = Math.min(
+        limits.compileTimeoutSeconds * 1000,
+        context.deadline !== undefined ? Math.max(0, context.deadline - Date.now()) : Infinity,
+      );
+      const result = await this.deps.jobs.run({
+        source: request.latex,
+        compiler: request.compiler,
+        files: assets.files,
+        timeoutMs,
+        maxFileBytes: limits.maxPdfBytes,
+      });
+      this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
+      this.deps.metrics.compileDuration.observe({ engine: request.compiler }, result.durationMs / 1000);
+      this.deps.log.info(
+        { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, ms: result.durationMs, bytes: request.bytes },
+        'compile',
+      );
+      const { pdf, pages } = this.accept(result, tier, request.compiler, limits.compileTimeoutSeconds, upgradeUrl);
+
+      const jobId = randomUUID();
+      const expiresAt = new Date(clock.now().getTime() + limits.pdfLinkSeconds * 1000);
+      await this.deps.pdfs.save({
+        id: jobId,
+        accountId: caller.kind === 'account' ? caller.account.id : null,
+        data: pdf,
+        pages,
+        expiresAt,
+      });
+      await ticket.commit();
+      delivered = true;
+
+      const body: CompileSuccess = {
+        job_id: jobId,
+        pdf_url: signedPdfUrl(config.baseUrl, config.secret, jobId, expiresAt),
+        expires_at: expiresAt.toISOString(),
+        pages,
+        compilation_time_ms: result.durationMs,
+        compiler: request.compiler,
+        // Assets the caller named; `files` may also hold derived files (an SVG's converted PDF).
+        assets_count: assets.ephemeral.length + assets.stored.length,
+        ephemeral_assets_used: assets.ephemeral,
+        stored_assets_used: assets.stored,
+        usage: await this.usage(caller),
+      };
+      return caller.kind === 'anonymous'
+        ? this.anonymousExtras(body)
+        : this.accountExtras(body, ticket, tier, request.latex, request.compiler);
+    } finally {
+      if (!delivered) await ticket.release();
+    }
+  }
+
+  /** The PDF and its page count, or the 422 that explains why there is none. */
+  private accept(result: TexResult, tier: Tier, compiler: Compiler, timeoutSeconds: number, upgradeUrl: string) {
+    const limits = limitsOf(tier);
+    if (result.outcome === 'timeout') {
+      throw new ServiceError('compilation_timeout', `Compilation did not finish within ${timeoutSeconds} seconds and was stopped.`, {
+        timeout_seconds: timeoutSeconds,
+        plan: tier,
+        retryable: false,
+        log: capLog(result.log),
+        agent_hint: 'The document took too long: look for loops or very heavy content (large TikZ pictures, huge tables), simplify it and compile again.',
+        ...(tier !== 'anonymous' ? { upgrade_url: upgradeUrl } : {}),
+      });
+    }
+    if (result.outcome === 'file_too_large' && result.file === 'main.pdf') throw this.pdfTooLarge(tier, upgradeUrl);
+    if (result.outcome === 'file_too_large') {
+      throw new ServiceError('compilation_failed', `The document wrote a file (${result.file ?? 'unknown'}) larger than this plan allows; it was stopped.`, {
+        log: capLog(result.log),
+        retryable: false,
+        plan: tier,
+        agent_hint: 'Remove the code that writes large files (\\write or \\openout loops) and compile again.',
+      });
+    }
+    if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
+      const analysis = analyzeLog(result.log, compiler);
+      throw new ServiceError('compilation_failed', analysis.message ? `LaTeX error: ${analysis.message}` : 'Compilation failed; see the log.', {
+        log: capLog(result.log),
+        ...(analysis.line !== undefined ? { line: analysis.line } : {}),
+        retryable: analysis.diagnosis?.retryable ?? true,
+        ...(analysis.diagnosis ? { diagnosis: analysis.diagnosis } : {}),
+        agent_hint: analysis.agent_hint,
+        plan: tier,
+      });
+    }
+    if (result.pdf.length > limits.maxPdfBytes) throw this.pdfTooLarge(tier, upgradeUrl);
+    if (result.pages > limits.maxPages) {
+      throw new ServiceError('page_limit_exceeded', `The PDF has ${result.pages} pages; the limit here is ${limits.maxPages}.`, {
+        pages: result.pages,
+        limit: limits.maxPages,
+        plan: tier,
+        plan_required: smallestPlan((l) => l.maxPages >= result.pages!),
+        upgrade_url: upgradeUrl,
+        retryable: false,
+      });
+    }
+    return { pdf: result.pdf, pages: result.pages };
+  }
+
+  private pdfTooLarge(tier: Tier, upgradeUrl: string): ServiceError {
+    const limit = limitsOf(tier).maxPdfBytes;
+    return new ServiceError('pdf_too_large', `The PDF is larger than the ${limit} bytes allowed here.`, {
+      limit,
+      plan: tier,
+      upgrade_url: upgradeUrl,
+      retryable: false,
+    });
+  }
+
+  private async usage(caller: Caller): Promise<AccountUsage | AnonymousUsage> {
+    const now = this.deps.clock.now();
+    if (caller.kind === 'anonymous') {
+      const limit = limitsOf('anonymous').compilesPerPeriod;
+      const { used } = await this.deps.counters.get(anonymousDailyKey(caller.ip, now));
+      return { daily_limit: limit, used_today: used, remaining_today: Math.max(0, limit - used), resets_at: nextDayStart(now).toISOString() };
+    }
+    const { plan, id } = caller.account;
+    const { used } = await this.deps.counters.get(monthlyCompilesKey(id, now));
+    const monthly_limit = limitsOf(plan).compilesPerPeriod;
+    return { plan, monthly_limit, used_this_month: used, compilations_this_month: used, resets_at: nextMonthStart(now).toISOString() };
+  }
+
+  private anonymousExtras(body: CompileSuccess): CompileSuccess {
+    const remaining = (body.usage as AnonymousUsage).remaining_today;
+    return {
+      ...body,
+      anonymous: true,
+      remaining_today: remaining,
+      note: `Compiled on the keyless tier: ${remaining} compilation(s) left today, pdflatex only, 3 pages, links valid for 1 hour. A free API key gives 50 compilations a month, xelatex and assets.`,
+      next_step: obtainKeyStep(this.deps.config),
+      upgrade_url: `${this.deps.config.baseUrl}/signup`,
+    };
+  }
+
+  private accountExtras(body: CompileSuccess, ticket: Ticket, tier: Tier, latex: string, compiler: Compiler): CompileSuccess {
+    const extended: CompileSuccess = { ...body, studio_url: studioUrl(this.deps.config.baseUrl, latex, compiler) };
+    if (!ticket.grace) return extended;
+    const limit = limitsOf(tier).compilesPerPeriod;
+    return {
+      ...extended,
+      quota_grace: true,
+      grace_remaining: ticket.grace.remaining,
+      warning: `This account has used its ${limit} compilations this month; this compile used the grace buffer (${ticket.grace.remaining} of ${graceAllowance(tier, this.deps.config.graceFraction)} left) and was not charged. Tell the user to upgrade before the buffer runs out.`,
+      upgrade_url: links(this.deps.config).upgradeUrl,
+    };
+  }
+}

@@ -1,0 +1,81 @@
+// The compile contract shared by every door (HTTP compile, template render, public gallery,
+// MCP). Input fields are `unknown` on purpose: the service validates them, so each door gets
+// the same SPEC error codes for the same bad input.
+import type { Caller } from '../accounts/caller.js';
+import type { Compiler, PlanName } from '../quota/plans.js';
+
+export interface CompileInput {
+  latex: unknown;
+  compiler?: unknown;
+  assets?: unknown;
+  use_stored_assets?: unknown;
+}
+
+export interface CompileContext {
+  /** Which door called: recorded in metrics and logs. */
+  via?: 'compile' | 'render' | 'public_render' | 'mcp';
+  /** Epoch ms after which the job is not worth finishing (render's 60 s wall clock). */
+  deadline?: number;
+}
+
+export interface ResolvedAssets {
+  files: Array<{ name: string; data: Buffer }>;
+  ephemeral: string[];
+  stored: string[];
+}
+
+export interface AssetResolver {
+  /** Validates inline `assets` and `use_stored_assets` and returns the files to place in the job. Throws ServiceError. */
+  forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown }): Promise<ResolvedAssets>;
+}
+
+export interface NextStep {
+  action: 'obtain_api_key' | 'retry_without_assets';
+  signup_url?: string;
+  env_var?: string;
+  header?: string;
+  remove_fields?: string[];
+  card_required?: boolean;
+}
+
+export interface AccountUsage {
+  plan: PlanName;
+  monthly_limit: number;
+  used_this_month: number;
+  compilations_this_month: number;
+  resets_at: string;
+}
+
+export interface AnonymousUsage {
+  daily_limit: number;
+  used_today: number;
+  remaining_today: number;
+  resets_at: string;
+}
+
+/** The 200 body of compile and render (SPEC §2.2). */
+export interface CompileSuccess {
+  job_id: string;
+  pdf_url: string;
+  expires_at: string;
+  pages: number;
+  compilation_time_ms: number;
+  compiler: Compiler;
+  assets_count: number;
+  ephemeral_assets_used: string[];
+  stored_assets_used: string[];
+  studio_url?: string;
+  anonymous?: true;
+  remaining_today?: number;
+  note?: string;
+  next_step?: NextStep;
+  usage: AccountUsage | AnonymousUsage;
+  quota_grace?: true;
+  grace_remaining?: number;
+  warning?: string;
+  preview?: true;
+  truncated?: boolean;
+  total_pages?: number;
+  plan_required?: PlanName | null;
+  upgrade_url?: string;
+}

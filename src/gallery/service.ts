@@ -1,0 +1,183 @@
+// The public gallery: list, detail and render of the repository's templates. A render is
+// validate → fill the template (with the chosen color) → exactly the compile path.
+import type { Caller } from '../accounts/caller.js';
+import type { CompileService } from '../compile/service.js';
+import type { CompileSuccess } from '../compile/types.js';
+import { ServiceError } from '../errors.js';
+import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
+import { renderTemplate } from '../templates/liquid.js';
+import type { JobQueue } from '../tex/queue.js';
+import type { GalleryTemplate } from './catalog.js';
+import { GalleryPreviews, type PreviewImage } from './previews.js';
+import { jsonType, normaliseData, validateGalleryData } from './validate.js';
+
+export interface GalleryLinks {
+  page_url: string;
+  preview_url: string;
+  render_url: string;
+}
+
+export type GalleryEntry = Pick<
+  GalleryTemplate,
+  'slug' | 'title' | 'category' | 'summary' | 'document' | 'design' | 'colors' | 'default_color' | 'compiler'
+> &
+  GalleryLinks;
+
+export type GalleryDetail = GalleryEntry &
+  Pick<GalleryTemplate, 'schema' | 'sample_data' | 'instructions' | 'latex_with_placeholders'>;
+
+export type GalleryRenderSuccess = CompileSuccess & {
+  render_time_ms: number;
+  template: { slug: string; document: string; design: string; color: string };
+};
+
+export interface GalleryDeps {
+  templates: GalleryTemplate[];
+  baseUrl: string;
+  compiler: Pick<CompileService, 'compile'>;
+  /** Runs the preview renderings (outside any quota). */
+  jobs: Pick<JobQueue, 'run'>;
+  /** Where preview PNGs are cached. */
+  previewDir: string;
+  now?: () => number;
+}
+
+export class GalleryService {
+  readonly templates: GalleryTemplate[];
+  private readonly bySlug: Map<string, GalleryTemplate>;
+  private readonly baseUrl: string;
+  private readonly compiler: Pick<CompileService, 'compile'>;
+  private readonly now: () => number;
+  private readonly previews: GalleryPreviews;
+
+  constructor(deps: GalleryDeps) {
+    this.templates = deps.templates;
+    this.bySlug = new Map(deps.templates.map((t) => [t.slug, t]));
+    this.baseUrl = deps.baseUrl;
+    this.compiler = deps.compiler;
+    this.now = deps.now ?? Date.now;
+    this.previews = new GalleryPreviews(deps.previewDir, deps.jobs, async (t) => {
+      return (await this.fill(t, t.sample_data, t.default_color)).latex;
+    });
+  }
+
+  /** First page of the template from its sample data in its default color (PNG). */
+  preview(slug: string): Promise<PreviewImage> {
+    return this.previews.get(this.find(slug));
+  }
+
+  find(slug: string): GalleryTemplate {
+    const template = this.bySlug.get(slug);
+    if (!template) {
+      throw new ServiceError('not_found', `No public template "${slug}". GET /api/v1/public_templates lists them.`, {
+        slug,
+      });
+    }
+    return template;
+  }
+
+  private links(slug: string): GalleryLinks {
+    const base = this.baseUrl;
+    return {
+      page_url: `${base}/gallery/${slug}`,
+      preview_url: `${base}/api/v1/public_templates/${slug}/preview.png`,
+      render_url: `${base}/api/v1/public_templates/${slug}/render`,
+    };
+  }
+
+  entry(t: GalleryTemplate): GalleryEntry {
+    return {
+      slug: t.slug,
+      title: t.title,
+      category: t.category,
+      summary: t.summary,
+      document: t.document,
+      design: t.design,
+      colors: t.colors,
+      default_color: t.default_color,
+      compiler: t.compiler,
+      ...this.links(t.slug),
+    };
+  }
+
+  list(): GalleryEntry[] {
+    return this.templates.map((t) => this.entry(t));
+  }
+
+  detail(slug: string): GalleryDetail {
+    const t = this.find(slug);
+    return {
+      ...this.entry(t),
+      schema: t.schema,
+      sample_data: t.sample_data,
+      instructions: t.instructions,
+      latex_with_placeholders: t.latex_with_placeholders,
+    };
+  }
+
+  /** The template filled with `data` (already validated) in the named color. */
+  async fill(t: GalleryTemplate, data: Record<string, unknown>, color: string): Promise<{ latex: string; assets: string[] }> {
+    const values = normaliseData(t.schema, data) as Record<string, unknown>;
+    // theme last: caller data can never replace the palette value that reaches LaTeX.
+    return renderTemplate(t.latex_with_placeholders, { ...values, theme: { name: color, accent: t.palette[color] } });
+  }
+
+  /** Checks the request body; returns the data and color to render with. Nothing is compiled. */
+  check(t: GalleryTemplate, body: unknown): { data: Record<string, unknown>; color: string } {
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new ServiceError('invalid_data', 'The body must be a JSON object: {"data": {...}, "color": "..."}', {
+        got: jsonType(body),
+      });
+    }
+    const { data, color } = body as { data?: unknown; color?: unknown };
+    if (data === undefined) {
+      throw new ServiceError('invalid_data', '`data` is required: an object matching the template schema', {
+        missing_fields: ['data'],
+      });
+    }
+    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+      throw new ServiceError('invalid_data', `\`data\` must be a JSON object, got ${jsonType(data)}`, {
+        expected: 'object',
+        got: jsonType(data),
+      });
+    }
+    let chosen = t.default_color;
+    if (color !== undefined && color !== null) {
+      if (typeof color !== 'string' || !t.colors.includes(color)) {
+        throw new ServiceError(
+          'invalid_color',
+          `\`color\` must be one of ${t.colors.join(', ')} (default ${t.default_color})`,
+          { colors: t.colors, default_color: t.default_color },
+        );
+      }
+      chosen = color;
+    }
+    const problems = validateGalleryData(t.schema, data as Record<string, unknown>);
+    if (problems) {
+      throw new ServiceError(
+        'schema_validation_failed',
+        'data does not match the template schema (GET the template for schema and sample_data)',
+        { ...problems },
+      );
+    }
+    return { data: data as Record<string, unknown>, color: chosen };
+  }
+
+  async render(caller: Caller, slug: string, body: unknown): Promise<GalleryRenderSuccess> {
+    const started = this.now();
+    const t = this.find(slug);
+    const { data, color } = this.check(t, body);
+    const filled = await this.fill(t, data, color);
+    const input = filled.assets.length > 0 ? { use_stored_assets: filled.assets } : {};
+    const result = await this.compiler.compile(
+      caller,
+      { latex: filled.latex, compiler: t.compiler, ...input },
+      { via: 'public_render', deadline: started + RENDER_WALL_CLOCK_SECONDS * 1000 },
+    );
+    return {
+      ...result,
+      render_time_ms: this.now() - started,
+      template: { slug: t.slug, document: t.document, design: t.design, color },
+    };
+  }
+}

@@ -1,0 +1,67 @@
+// Self-service account routes: sign-up (when the operator opened it) and key rotation.
+import { Type } from '@sinclair/typebox';
+import type { Services } from '../services.js';
+import { accountOf } from './auth.js';
+import { errors } from './schemas.js';
+import type { App } from './types.js';
+
+export const SignupRequest = Type.Object(
+  { email: Type.String({ maxLength: 254, description: 'Address of the new Free account' }) },
+  { additionalProperties: false },
+);
+
+const AccountBody = Type.Object({
+  id: Type.Integer(),
+  email: Type.String(),
+  plan: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+export const SignupResponse = Type.Object({
+  api_key: Type.String({ description: 'The new key. Shown once: only its hash is stored.' }),
+  account: AccountBody,
+});
+
+export const RotateResponse = Type.Object({
+  api_key: Type.String({ description: 'The new key; the key used for this request is revoked.' }),
+  prefix: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+export function accountRoutes(app: App, services: Services): void {
+  app.post(
+    '/api/v1/signup',
+    {
+      schema: {
+        summary: 'Create a Free account and its API key (only when QUIRE_SIGNUP=open)',
+        tags: ['account'],
+        body: SignupRequest,
+        response: { 201: SignupResponse, ...errors(403, 409, 422, 429) },
+      },
+    },
+    async (req, reply) => {
+      const result = await services.signup.signup({ email: req.body.email, ip: req.ip });
+      return reply.code(201).header('cache-control', 'no-store').send(result);
+    },
+  );
+
+  app.post(
+    '/api/v1/api_key/rotate',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Issue a new API key and revoke the current one',
+        description: 'Templates and assets belong to the account and survive rotation.',
+        tags: ['account'],
+        response: { 200: RotateResponse, ...errors(401) },
+      },
+    },
+    async (req, reply) => {
+      const { account } = accountOf(req);
+      const apiKey = await services.accounts.rotateKey(account.id);
+      const key = await services.accounts.activeKey(account.id);
+      if (!key) throw new Error('a key issued a moment ago is not active');
+      return reply.header('cache-control', 'no-store').send({ api_key: apiKey, prefix: key.prefix, created_at: key.created_at });
+    },
+  );
+}

@@ -1,0 +1,70 @@
+// /api/v1/assets: the stored asset library (SPEC §4.3b). Rules live in AssetService.
+import type { Services } from '../services.js';
+import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../assets/schemas.js';
+import { accountOf } from './auth.js';
+import { errors } from './schemas.js';
+import type { App } from './types.js';
+
+export function assetRoutes(app: App, services: Services): void {
+  app.post(
+    '/api/v1/assets',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Upload an asset to the library (upsert by name)',
+        description: '201 when the name is new, 200 when an asset of that name (any case) is replaced. Paid plans.',
+        tags: ['assets'],
+        body: SaveAssetBody,
+        response: { 200: SaveAssetResult, 201: SaveAssetResult, ...errors(401, 403, 413, 422, 500) },
+      },
+    },
+    async (req, reply) => {
+      const result = await services.assets.save(accountOf(req), req.body);
+      return reply.code(result.created ? 201 : 200).send(result);
+    },
+  );
+
+  app.get(
+    '/api/v1/assets',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: "List the account's stored assets with totals and limits",
+        tags: ['assets'],
+        response: { 200: AssetListBody, ...errors(401, 403) },
+      },
+    },
+    async (req) => services.assets.list(accountOf(req)),
+  );
+
+  app.get(
+    '/api/v1/assets/:id_or_name',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Fetch one asset with its content',
+        tags: ['assets'],
+        params: AssetIdParam,
+        response: { 200: GetAssetResult, ...errors(401, 403, 404, 500) },
+      },
+    },
+    async (req) => services.assets.get(accountOf(req), req.params.id_or_name),
+  );
+
+  app.delete(
+    '/api/v1/assets/:id_or_name',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Delete an asset; later compiles naming it fail with asset_not_found',
+        tags: ['assets'],
+        params: AssetIdParam,
+        response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      await services.assets.delete(accountOf(req), req.params.id_or_name);
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,25 @@
+// POST /api/v1/compile: parse, call the compile service, send its result.
+import type { CompileInput } from '../compile/types.js';
+import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../compile/schemas.js';
+import type { Services } from '../services.js';
+import { callerOf } from './auth.js';
+import { errors } from './schemas.js';
+import type { App } from './types.js';
+
+export function compileRoutes(app: App, services: Services): void {
+  app.post(
+    '/api/v1/compile',
+    {
+      config: { auth: 'optional' },
+      schema: {
+        summary: 'Compile LaTeX source into a PDF',
+        description:
+          'Returns a signed pdf_url. Without credentials the anonymous tier applies (3 compiles a day, pdflatex, 3 pages). Failed or refused compiles cost no quota.',
+        tags: ['compile'],
+        body: CompileRequestBody,
+        response: { 200: CompileSuccessBody, 422: CompileFailureBody, ...errors(400, 401, 403, 413, 429, 500, 503) },
+      },
+    },
+    async (req) => services.compile.compile(callerOf(req), req.body as CompileInput, { via: 'compile' }),
+  );
+}

@@ -1,0 +1,113 @@
+// The public gallery door: JSON endpoints (no credentials; render takes an optional key),
+// the preview images, and the server-rendered /gallery pages with their two static files.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { repoRoot } from '../gallery/catalog.js';
+import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, SlugParam } from '../gallery/schemas.js';
+import type { Services } from '../services.js';
+import { callerOf } from './auth.js';
+import { indexPage, templatePage } from './pages/gallery.js';
+import { errors } from './schemas.js';
+import type { App } from './types.js';
+
+const STATIC: Record<string, { type: string; body: Buffer }> = {};
+function staticFile(name: string, type: string): { type: string; body: Buffer } {
+  STATIC[name] ??= { type, body: readFileSync(join(repoRoot(), 'public', name)) };
+  return STATIC[name];
+}
+
+const HTML = 'text/html; charset=utf-8';
+const PAGE_CACHE = 'public, max-age=300';
+
+export function galleryRoutes(app: App, services: Services): void {
+  const gallery = services.gallery;
+
+  app.get(
+    '/api/v1/public_templates',
+    {
+      schema: {
+        summary: 'List the public gallery templates',
+        tags: ['gallery'],
+        response: { 200: GalleryListBody },
+      },
+    },
+    async () => ({ templates: gallery.list() }),
+  );
+
+  app.get(
+    '/api/v1/public_templates/:slug',
+    {
+      schema: {
+        summary: 'One public template with its schema, sample data, instructions and source',
+        tags: ['gallery'],
+        params: SlugParam,
+        response: { 200: GalleryDetailBody, ...errors(404) },
+      },
+    },
+    async (req) => gallery.detail(req.params.slug),
+  );
+
+  app.post(
+    '/api/v1/public_templates/:slug/render',
+    {
+      config: { auth: 'optional' },
+      schema: {
+        summary: 'Render a public template from JSON data into a PDF',
+        description:
+          'Validates `data` against the template schema before anything compiles (no quota on failure), then compiles exactly as POST /api/v1/compile: anonymous tier without a key, plan limits with one.',
+        tags: ['gallery'],
+        params: SlugParam,
+        body: PublicRenderRequest,
+        response: {
+          200: Type.Object({}, { additionalProperties: true, description: 'CompileSuccess plus render_time_ms and template' }),
+          ...errors(401, 403, 404, 413, 422, 429, 503, 504),
+        },
+      },
+    },
+    async (req) => gallery.render(callerOf(req), req.params.slug, req.body),
+  );
+
+  app.get(
+    '/api/v1/public_templates/:slug/preview.png',
+    {
+      schema: {
+        summary: 'PNG of the first page (sample data, default color)',
+        tags: ['gallery'],
+        params: SlugParam,
+        produces: ['image/png'],
+        response: { ...errors(404, 503) },
+      },
+    },
+    async (req, reply) => {
+      const image = await gallery.preview(req.params.slug);
+      void reply.header('etag', image.etag).header('cache-control', 'public, max-age=86400');
+      if (req.headers['if-none-match'] === image.etag) return reply.code(304).send();
+      return reply.type('image/png').send(image.png);
+    },
+  );
+
+  const hidden = { schema: { hide: true } };
+  app.get('/gallery', hidden, async (_req, reply) =>
+    reply
+      .type(HTML)
+      .header('cache-control', PAGE_CACHE)
+      .send(indexPage(gallery.templates, gallery.list(), services.config.baseUrl)),
+  );
+  app.get<{ Params: { slug: string } }>('/gallery/:slug', hidden, async (req, reply) => {
+    const t = gallery.find(req.params.slug);
+    const siblings = gallery.templates.filter((other) => other.document === t.document);
+    return reply
+      .type(HTML)
+      .header('cache-control', PAGE_CACHE)
+      .send(templatePage(t, gallery.entry(t), siblings, services.config.baseUrl));
+  });
+  app.get('/gallery/static/gallery.css', hidden, async (_req, reply) => {
+    const file = staticFile('gallery.css', 'text/css; charset=utf-8');
+    return reply.type(file.type).header('cache-control', PAGE_CACHE).send(file.body);
+  });
+  app.get('/gallery/static/gallery.js', hidden, async (_req, reply) => {
+    const file = staticFile('gallery.js', 'text/javascript; charset=utf-8');
+    return reply.type(file.type).header('cache-control', PAGE_CACHE).send(file.body);
+  });
+}

@@ -1,0 +1,55 @@
+// POST /mcp: the MCP endpoint (SPEC §4.7), stateless JSON-RPC 2.0 over Streamable HTTP with
+// plain JSON replies. It parses its own bodies so malformed JSON is a JSON-RPC parse error
+// (-32700), not the app's 400 invalid_json; keys are checked per tool call, so a bad key is a
+// tool error and never an HTTP 401.
+import { Type } from '@sinclair/typebox';
+import { createMcpServer } from '../mcp/index.js';
+import { handleBody } from '../mcp/jsonrpc.js';
+import type { Services } from '../services.js';
+import { API_VERSION } from './app.js';
+import type { App } from './types.js';
+
+const JsonRpcReply = Type.Unknown({ description: 'A JSON-RPC 2.0 response, or an array of them for a batch' });
+
+export function mcpRoutes(app: App, services: Services): void {
+  const server = createMcpServer(services, API_VERSION);
+
+  void app.register(async (scope) => {
+    // Every body reaches the handler as text, whatever its content type; the handler parses it.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+    scope.post(
+      '/mcp',
+      {
+        schema: {
+          summary: 'MCP endpoint: one JSON-RPC 2.0 request or a batch (auth optional; see docs/mcp.md)',
+          description:
+            'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage.',
+          tags: ['mcp'],
+          security: [{}, { bearer: [] }, { apiKey: [] }],
+          response: { 200: JsonRpcReply, 202: Type.Null({ description: 'Only notifications: nothing to answer' }) },
+        },
+      },
+      async (req, reply) => {
+        const raw = typeof req.body === 'string' ? req.body : undefined;
+        const answer = await handleBody(raw, server.dispatcher({ headers: req.headers, ip: req.ip }), (err, message) =>
+          req.log.error({ err, method: (message as { method?: unknown } | null)?.method }, 'MCP method failed'),
+        );
+        if (answer === undefined) return reply.code(202).send();
+        return reply.code(200).type('application/json').send(answer);
+      },
+    );
+
+    scope.route({
+      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
+      url: '/mcp',
+      schema: { hide: true },
+      handler: async (req, reply) =>
+        reply
+          .code(405)
+          .header('allow', 'POST')
+          .send({ error: 'method_not_allowed', message: `${req.method} /mcp is not supported: POST JSON-RPC messages (nothing to stream).` }),
+    });
+  });
+}

@@ -1,0 +1,81 @@
+// GET/HEAD /api/v1/pdfs/{id}: a compiled PDF behind its signed link (no credentials).
+import { Type } from '@sinclair/typebox';
+import { verifyPdfLink } from '../compile/links.js';
+import { ServiceError } from '../errors.js';
+import type { Services } from '../services.js';
+import { errors } from './schemas.js';
+import type { App } from './types.js';
+
+const Query = Type.Object({
+  sig: Type.Optional(Type.String({ description: 'HMAC signature, as given in pdf_url' })),
+  exp: Type.Optional(Type.String({ description: 'Expiry (Unix seconds), as given in pdf_url' })),
+});
+
+/** One `bytes=` range of a `size`-byte file; undefined for none or an unsupported form, null when unsatisfiable. */
+export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | undefined {
+  const match = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!match || (match[1] === '' && match[2] === '')) return undefined;
+  let start: number;
+  let end: number;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0) return null;
+    start = Math.max(0, size - suffix);
+    end = size - 1;
+  } else {
+    start = Number(match[1]);
+    end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  }
+  return start > end || start >= size ? null : { start, end };
+}
+
+export function pdfRoutes(app: App, services: Services): void {
+  app.get(
+    '/api/v1/pdfs/:id',
+    {
+      schema: {
+        summary: 'Download a compiled PDF through its signed link',
+        tags: ['compile'],
+        params: Type.Object({ id: Type.String() }),
+        querystring: Query,
+        response: {
+          200: Type.Unknown({ description: 'The PDF (application/pdf)' }),
+          206: Type.Unknown({ description: 'The requested byte range of the PDF' }),
+          ...errors(403, 404, 410, 416),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      verifyPdfLink(services.config.secret, id, req.query.exp, req.query.sig, services.clock.now());
+      const row = await services.pdfs.find(id);
+      if (!row) throw new ServiceError('not_found', 'No PDF with this id: it was deleted after its link expired.');
+      const size = Number(row.size_bytes);
+      const range = parseRange(req.headers.range, size);
+      if (range === null) {
+        throw new ServiceError('range_not_satisfiable', `The PDF has ${size} bytes.`, { size_bytes: size }, {
+          'content-range': `bytes */${size}`,
+        });
+      }
+      const stream = await services.pdfs.stream(id, range);
+      if (!stream) throw new ServiceError('not_found', 'No PDF with this id.');
+      const expires = new Date(row.expires_at);
+      const maxAge = Math.max(0, Math.floor((expires.getTime() - services.clock.now().getTime()) / 1000));
+      void reply
+        .header('content-type', 'application/pdf')
+        .header('accept-ranges', 'bytes')
+        .header('cache-control', `private, max-age=${maxAge}`)
+        .header('content-disposition', `inline; filename="${id}.pdf"`)
+        .header('x-content-type-options', 'nosniff');
+      if (range) {
+        void reply
+          .code(206)
+          .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+          .header('content-length', range.end - range.start + 1);
+      } else {
+        void reply.header('content-length', size);
+      }
+      return reply.send(stream);
+    },
+  );
+}

@@ -1,0 +1,205 @@
+// /api/v1/templates (raw and promoted templates) and /api/v2/templates (placeholder templates,
+// promote, render): SPEC §3, §4.4, §4.5. Rules live in TemplateService.
+import { Type } from '@sinclair/typebox';
+import type { Services } from '../services.js';
+import {
+  CreateV2Body,
+  PatchV2Body,
+  PromoteResponse,
+  RenderBody,
+  SaveTemplateBody,
+  SaveTemplateResponse,
+  TemplateListResponse,
+  TemplateV1Response,
+  TemplateV2Response,
+} from '../templates/schemas.js';
+import { accountOf } from './auth.js';
+import { errors, IdParam } from './schemas.js';
+import type { App } from './types.js';
+
+const Deleted = { 204: { type: 'null', description: 'Deleted' } };
+const RenderSuccess = Type.Object(
+  {
+    job_id: Type.String({ format: 'uuid' }),
+    pdf_url: Type.String({ format: 'uri' }),
+    pages: Type.Integer(),
+    render_time_ms: Type.Integer(),
+    template: Type.Object({ id: Type.Integer(), name: Type.String(), version: Type.Integer() }),
+  },
+  { additionalProperties: true, description: 'CompileSuccess plus `template` and `render_time_ms`' },
+);
+
+export function templateRoutes(app: App, services: Services): void {
+  const templates = services.templates;
+
+  app.post(
+    '/api/v1/templates',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Save a template (upsert by name)',
+        description:
+          '201 for a new name, 200 for an update. `placeholder_engine: liquid` stores or promotes a placeholder template (`promoted: true`); `none` stores raw LaTeX. Paid plans.',
+        tags: ['templates'],
+        body: SaveTemplateBody,
+        response: { 200: SaveTemplateResponse, 201: SaveTemplateResponse, ...errors(401, 403, 422) },
+      },
+    },
+    async (req, reply) => {
+      const result = await templates.saveV1(accountOf(req), req.body);
+      return reply.code(result.created ? 201 : 200).send(result);
+    },
+  );
+
+  app.get(
+    '/api/v1/templates',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: "List the account's templates (without source and instructions)",
+        tags: ['templates'],
+        response: { 200: TemplateListResponse, ...errors(401, 403) },
+      },
+    },
+    async (req) => templates.list(accountOf(req)),
+  );
+
+  app.get(
+    '/api/v1/templates/:id',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Fetch one template with its source and instructions',
+        tags: ['templates'],
+        params: IdParam,
+        response: { 200: TemplateV1Response, ...errors(401, 403, 404) },
+      },
+    },
+    async (req) => templates.getV1(accountOf(req), req.params.id),
+  );
+
+  app.delete(
+    '/api/v1/templates/:id',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Delete a template',
+        tags: ['templates'],
+        params: IdParam,
+        response: { ...Deleted, ...errors(401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      await templates.delete(accountOf(req), req.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/api/v2/templates',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Create a placeholder (Liquid) template',
+        description: 'The source must pass the 14-rule security policy and parse as Liquid. Returns the derived `schema` and `sample_data`.',
+        tags: ['templates v2'],
+        body: CreateV2Body,
+        response: { 201: TemplateV2Response, ...errors(401, 403, 422) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await templates.createV2(accountOf(req), req.body)),
+  );
+
+  app.get(
+    '/api/v2/templates',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: "List the account's placeholder templates",
+        tags: ['templates v2'],
+        response: { 200: TemplateListResponse, ...errors(401, 403) },
+      },
+    },
+    async (req) => templates.list(accountOf(req), 'liquid'),
+  );
+
+  app.get(
+    '/api/v2/templates/:id',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Fetch one placeholder template with its schema and sample data',
+        tags: ['templates v2'],
+        params: IdParam,
+        response: { 200: TemplateV2Response, ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => templates.getV2(accountOf(req), req.params.id),
+  );
+
+  app.patch(
+    '/api/v2/templates/:id',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Change a placeholder template',
+        description: 'A new `latex_with_placeholders` re-derives the schema and increments `version`; other fields do not.',
+        tags: ['templates v2'],
+        params: IdParam,
+        body: PatchV2Body,
+        response: { 200: TemplateV2Response, ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => templates.patchV2(accountOf(req), req.params.id, req.body),
+  );
+
+  app.delete(
+    '/api/v2/templates/:id',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Delete a template',
+        tags: ['templates v2'],
+        params: IdParam,
+        response: { ...Deleted, ...errors(401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      await templates.delete(accountOf(req), req.params.id);
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/api/v2/templates/:id/promote',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Turn a raw template into a placeholder template',
+        description: 'Id, name, instructions and creation date are kept.',
+        tags: ['templates v2'],
+        params: IdParam,
+        // The body is optional, so it is checked by the service rather than by a body schema.
+        response: { 200: PromoteResponse, ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => templates.promote(accountOf(req), req.params.id, req.body),
+  );
+
+  app.post(
+    '/api/v2/templates/:id/render',
+    {
+      config: { auth: 'required' },
+      schema: {
+        summary: 'Render a placeholder template with data into a PDF',
+        description:
+          '`data` is validated against the template schema first (no quota on failure). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.',
+        tags: ['templates v2'],
+        params: IdParam,
+        body: RenderBody,
+        response: { 200: RenderSuccess, ...errors(401, 403, 404, 413, 422, 429, 503, 504) },
+      },
+    },
+    async (req) => templates.render(accountOf(req), req.params.id, req.body.data),
+  );
+}

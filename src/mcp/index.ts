@@ -1,0 +1,27 @@
+// The MCP server assembled from the service layer: every tool calls the same service function
+// as its HTTP route.
+import type { Services } from '../services.js';
+import { Prompts } from './prompts.js';
+import { ToolRegistry } from './registry.js';
+import { Resources } from './resources.js';
+import { McpServer } from './server.js';
+import type { Tool } from './tool.js';
+import { assetTools } from './tools/assets.js';
+import { compileTool } from './tools/compile.js';
+import { galleryTools } from './tools/gallery.js';
+import { templateTools } from './tools/templates.js';
+import { usageTool } from './tools/usage.js';
+
+export function mcpTools(): Tool[] {
+  return [compileTool, ...galleryTools, ...templateTools, usageTool, ...assetTools];
+}
+
+export function createMcpServer(services: Services, version: string): McpServer {
+  return new McpServer(
+    services,
+    version,
+    new ToolRegistry(services, mcpTools()),
+    new Resources(services.gallery),
+    new Prompts(),
+  );
+}

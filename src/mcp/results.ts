@@ -1,0 +1,130 @@
+// Tool results: the HTTP body in structuredContent, and a text the agent can act on.
+// A failure is a result with isError (MCP), never a JSON-RPC error, so the agent can fix and retry.
+import type { Body } from './tool.js';
+
+/** MCP content blocks this server sends: text, and files (images inline, others as embedded resources). */
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'resource'; resource: { uri: string; mimeType: string; blob: string } };
+
+export interface ToolResult {
+  [key: string]: unknown;
+  content: ContentBlock[];
+  structuredContent: Body;
+  isError?: true;
+}
+
+export function success(body: Body, text: string, attachments: ContentBlock[] = []): ToolResult {
+  return { content: [{ type: 'text', text }, ...attachments], structuredContent: body };
+}
+
+export function failure(body: Body, status?: number): ToolResult {
+  return { content: [{ type: 'text', text: failureText(body, status) }], structuredContent: body, isError: true };
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function num(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}
+
+function list(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+function record(value: unknown): Body | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Body) : undefined;
+}
+
+/** What the agent should do next, by the kind of error. */
+function advice(body: Body, status?: number): string | undefined {
+  const code = String(body.error);
+  switch (code) {
+    case 'missing_api_key':
+      return 'This tool needs an API key: configure the MCP client to send "Authorization: Bearer <key>".';
+    case 'invalid_api_key':
+      return 'The API key sent with this MCP connection is malformed, unknown or revoked. Ask the user for a valid key; do not retry with the same one.';
+    case 'compilation_failed':
+      return 'Fix the LaTeX source as described and call the tool again with the whole corrected source.';
+    case 'compilation_timeout':
+      return 'The document took too long to compile: simplify it (fewer pages, lighter packages, no loops) and retry.';
+    case 'not_latex_source':
+      return 'Send a complete LaTeX document (\\documentclass{...} ... \\begin{document} ... \\end{document}), not plain text or markdown.';
+    case 'validation_failed':
+      return 'Correct the named arguments and call the tool again.';
+    case 'schema_validation_failed':
+    case 'invalid_data':
+    case 'invalid_data_shape':
+      return 'Correct `data` so it matches the template schema (see get_public_template / get_template) and retry.';
+    case 'anonymous_quota_exhausted':
+    case 'anonymous_capacity_exhausted':
+      return 'The keyless tier is used up: the user can get an API key (see next_step) or wait until the reset.';
+    case 'rate_limit':
+    case 'rate_limit_exceeded':
+      return "The account's monthly compilations are used up: tell the user (upgrade or wait until resets_at).";
+  }
+  if (body.retryable === true || (status !== undefined && status >= 500)) return 'This is transient: retry the same call later.';
+  return undefined;
+}
+
+/** A plain-text account of an error body: what failed, where, and how to fix it. */
+export function failureText(body: Body, status?: number): string {
+  const lines = [`Error ${String(body.error)}: ${str(body.message) ?? 'the call failed.'}`];
+  const diagnosis = record(body.diagnosis);
+  if (diagnosis) {
+    const where = num(diagnosis.line) ?? num(body.line);
+    lines.push(
+      `Diagnosis (${String(diagnosis.error_class)}${where !== undefined ? `, line ${where}` : ''}): ${str(diagnosis.summary) ?? ''}`.trim(),
+    );
+    if (str(diagnosis.suggested_fix)) lines.push(`Suggested fix: ${String(diagnosis.suggested_fix)}`);
+    if (str(diagnosis.suggested_package)) lines.push(`Package: \\usepackage{${String(diagnosis.suggested_package)}}`);
+  } else if (num(body.line) !== undefined) {
+    lines.push(`Line: ${String(body.line)}`);
+  }
+  if (str(body.agent_hint)) lines.push(`Hint: ${String(body.agent_hint)}`);
+  for (const field of list(body.fields)) {
+    const f = record(field);
+    if (f) lines.push(`- ${String(f.field)}: ${String(f.message ?? f.rule)}${f.limit !== undefined ? ` (limit ${String(f.limit)})` : ''}`);
+  }
+  const missing = list(body.missing_fields);
+  if (missing.length > 0) lines.push(`Missing fields: ${missing.map(String).join(', ')}`);
+  for (const typeError of list(body.type_errors)) {
+    const t = record(typeError);
+    if (t) lines.push(`- ${String(t.field)}: expected ${String(t.expected)}${t.got !== undefined ? `, got ${String(t.got)}` : ''}`);
+  }
+  const colors = list(body.colors);
+  if (colors.length > 0) lines.push(`Valid colors: ${colors.map(String).join(', ')}`);
+  if (num(body.limit) !== undefined) lines.push(`Limit: ${String(body.limit)}${str(body.plan) ? ` on plan ${String(body.plan)}` : ''}`);
+  if (str(body.resets_at)) lines.push(`Resets at: ${String(body.resets_at)}`);
+  if (num(body.retry_after_seconds) !== undefined) lines.push(`Retry after ${String(body.retry_after_seconds)} s.`);
+  const next = record(body.next_step);
+  if (next) {
+    const how = [str(next.signup_url) && `sign up at ${String(next.signup_url)}`, str(next.header) && `send it as ${String(next.header)}`]
+      .filter(Boolean)
+      .join(', ');
+    lines.push(`Next step: ${String(next.action)}${how ? ` (${how})` : ''}${list(next.remove_fields).length ? `; or remove ${list(next.remove_fields).join(', ')}` : ''}.`);
+  }
+  if (str(body.upgrade_url)) lines.push(`Upgrade: ${String(body.upgrade_url)}`);
+  const what = advice(body, status);
+  if (what) lines.push(what);
+  return lines.join('\n');
+}
+
+/** The text of a compile or render success: the link, the pages, and anything to relay. */
+export function pdfText(body: Body): string {
+  const pages = num(body.pages);
+  const lines = [`PDF ready: ${String(body.pdf_url)}`];
+  lines.push(
+    `Pages: ${pages ?? '?'}${body.preview === true ? ` of ${String(body.total_pages ?? '?')} (preview)` : ''}; the link works without credentials until ${String(body.expires_at)}.`,
+  );
+  if (str(body.warning)) lines.push(`Warning, relay it to the user: ${String(body.warning)}`);
+  if (body.anonymous === true) {
+    if (num(body.remaining_today) !== undefined) lines.push(`Anonymous compiles left today: ${String(body.remaining_today)}.`);
+    if (str(body.note)) lines.push(String(body.note));
+  }
+  if (str(body.studio_url)) lines.push(`Edit in the browser: ${String(body.studio_url)}`);
+  return lines.join('\n');
+}

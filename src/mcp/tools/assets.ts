@@ -1,0 +1,101 @@
+// The stored asset library (/api/v1/assets) as tools: list, get, save, delete.
+import { Type } from '@sinclair/typebox';
+import type { Asset, AssetList, AssetWithContent, SaveAssetInput } from '../../assets/library.js';
+import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../../assets/schemas.js';
+import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../../quota/plans.js';
+import type { ContentBlock } from '../results.js';
+import { accountOf, defineTool, type Body } from '../tool.js';
+
+const PAID = 'Needs an API key on a paid plan (Starter or above).';
+
+/** The route's path parameter; a number is accepted too, as list_assets reports ids as numbers. */
+const AssetRef = Type.Object({
+  id_or_name: Type.Union([AssetIdParam.properties.id_or_name, Type.Integer({ minimum: 1 })], {
+    description: AssetIdParam.properties.id_or_name.description,
+  }),
+});
+
+function ref(args: Body): string {
+  return String(args.id_or_name);
+}
+
+function describe(asset: Asset): string {
+  return `${asset.name} (id ${asset.id}, ${asset.content_type}, ${asset.size_bytes} bytes)`;
+}
+
+export const listAssetsTool = defineTool({
+  name: 'list_assets',
+  title: 'List stored assets',
+  description: `Lists the images and PDFs in the account's asset library (names, ids, types, sizes; no content) with the count and bytes used against the plan's caps. Any of them can be placed in a compile with use_stored_assets: ["name"] and \\includegraphics{name}. ${PAID}`,
+  inputSchema: Type.Object({}),
+  outputSchema: AssetListBody,
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (_args, context) => ({ ...(await context.services.assets.list(accountOf(context))) }),
+  summarize: (body) => {
+    const list = body as unknown as AssetList;
+    const head = `${list.count} stored asset(s), ${list.total_bytes} of ${list.total_bytes_limit} bytes used (limit ${list.count_limit ?? 'unlimited'} assets).`;
+    return [head, ...list.assets.map((asset) => `- ${describe(asset)}`)].join('\n');
+  },
+});
+
+export const getAssetTool = defineTool({
+  name: 'get_asset',
+  title: 'Get a stored asset',
+  description: `Fetches one asset of the library by numeric id or by name (case-insensitive), with its bytes in content_base64 (images are also attached as image content). Fails with not_found when the account has no such asset: call list_assets for the names. ${PAID}`,
+  inputSchema: AssetRef,
+  outputSchema: GetAssetResult,
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (args, context) => ({ ...(await context.services.assets.get(accountOf(context), ref(args))) }),
+  summarize: (body) => `Asset ${describe((body as { asset: Asset }).asset)}; its bytes are in structuredContent.asset.content_base64.`,
+  attachments: (body) => {
+    const { asset } = body as { asset: AssetWithContent };
+    const blocks: ContentBlock[] = [];
+    if (asset.content_type === 'image/png' || asset.content_type === 'image/jpeg') {
+      blocks.push({ type: 'image', data: asset.content_base64, mimeType: asset.content_type });
+    } else {
+      blocks.push({
+        type: 'resource',
+        resource: { uri: `quire://assets/${encodeURIComponent(asset.name)}`, mimeType: asset.content_type, blob: asset.content_base64 },
+      });
+    }
+    return blocks;
+  },
+});
+
+export const saveAssetTool = defineTool({
+  name: 'save_asset',
+  title: 'Save a stored asset',
+  description: `Uploads an image or PDF to the account's library under \`name\` (${ASSET_EXTENSIONS.join(', ')}; letters, digits, "_" and "-" with one extension, at most ${ASSET_NAME_MAX} characters), replacing any asset of the same name (any case). The bytes must really be that format (a renamed file is refused) and fit the plan's count and total-bytes caps (see usage). Then compile with use_stored_assets: ["name"]. ${PAID}`,
+  inputSchema: SaveAssetBody,
+  outputSchema: SaveAssetResult,
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (args, context) => ({ ...(await context.services.assets.save(accountOf(context), args as unknown as SaveAssetInput)) }),
+  summarize: (body) => {
+    const { asset, created } = body as { asset: Asset; created: boolean };
+    return `${created ? 'Saved new' : 'Replaced'} asset ${describe(asset)}. Use it in a compile with use_stored_assets: ["${asset.name}"] and \\includegraphics{${asset.name}}.`;
+  },
+});
+
+export const deleteAssetTool = defineTool({
+  name: 'delete_asset',
+  title: 'Delete a stored asset',
+  description: `Deletes one asset of the library by numeric id or name (case-insensitive). Later compiles that name it fail with asset_not_found. Fails with not_found when there is no such asset. ${PAID}`,
+  inputSchema: AssetRef,
+  outputSchema: Type.Object({ deleted: Type.Literal(true), id_or_name: Type.String() }),
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  run: async (args, context) => {
+    await context.services.assets.delete(accountOf(context), ref(args));
+    return { deleted: true, id_or_name: ref(args) };
+  },
+  summarize: (body) => `Deleted asset ${String(body.id_or_name)}.`,
+});
+
+export const assetTools = [listAssetsTool, getAssetTool, saveAssetTool, deleteAssetTool];

@@ -1,0 +1,51 @@
+// compile: POST /api/v1/compile as a tool, through the same service call and quota.
+import { Type } from '@sinclair/typebox';
+import { CompileRequestBody, CompileSuccessBody } from '../../compile/schemas.js';
+import type { CompileInput } from '../../compile/types.js';
+import { ASSET_EXTENSIONS, COMPILERS, PLANS, type Compiler } from '../../quota/plans.js';
+import { pdfText } from '../results.js';
+import { callerOf, defineTool } from '../tool.js';
+
+const request = CompileRequestBody.properties;
+const anon = PLANS.anonymous;
+
+/**
+ * The route's fields with their real types spelled out for agents. Arguments are still checked
+ * with the route's own (deliberately loose) schema, so a bad value gets the same SPEC code
+ * (invalid_stored_assets_shape, not_latex_source, ...) as over HTTP.
+ */
+export const CompileArguments = Type.Object(
+  {
+    latex: Type.String({ description: request.latex.description }),
+    compiler: Type.Optional(
+      Type.Unsafe<Compiler>({ type: 'string', enum: [...COMPILERS], default: 'pdflatex', description: request.compiler.description }),
+    ),
+    assets: Type.Optional(
+      Type.Object({}, { additionalProperties: Type.String({ contentEncoding: 'base64' }), description: request.assets.description }),
+    ),
+    use_stored_assets: Type.Optional(Type.Array(Type.String(), { description: request.use_stored_assets.description })),
+  },
+);
+
+export const compileTool = defineTool({
+  name: 'compile',
+  title: 'Compile LaTeX to PDF',
+  description: [
+    'Compiles a complete LaTeX document and returns `pdf_url`, a signed link to the PDF that works without credentials until `expires_at`; give it to the user.',
+    `Without an API key: pdflatex only, ${anon.maxPages} pages, ${anon.maxLatexBytes / 1024} KB of source, no assets, ${anon.compilesPerPeriod} successful compiles per day.`,
+    'With a key the plan decides pages, source size, compilers and assets (see the `usage` tool).',
+    `Images go in \`assets\` (file name → base64 of ${ASSET_EXTENSIONS.join('/')}) or \`use_stored_assets\` (names in the library), then \\includegraphics{name}. No shell escape.`,
+    'On failure the result has isError and the error body: for `compilation_failed` read `diagnosis.suggested_fix` (and `suggested_package`) and `line`, fix the source and call compile again with the whole document. Failed compiles cost no quota.',
+    'Relay any `warning` in the result (grace quota, truncated preview) to the user.',
+  ].join(' '),
+  inputSchema: CompileArguments,
+  argumentSchema: CompileRequestBody,
+  outputSchema: CompileSuccessBody,
+  auth: 'optional',
+  public: true,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  run: async (args, context) => ({
+    ...(await context.services.compile.compile(callerOf(context), args as unknown as CompileInput, { via: 'mcp' })),
+  }),
+  summarize: pdfText,
+});

@@ -1,0 +1,85 @@
+// The public gallery (/api/v1/public_templates) as tools: list, get, render.
+import { Type } from '@sinclair/typebox';
+import { CompileSuccessBody } from '../../compile/schemas.js';
+import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, SlugParam } from '../../gallery/schemas.js';
+import type { GalleryDetail, GalleryEntry } from '../../gallery/service.js';
+import { pdfText } from '../results.js';
+import { callerOf, defineTool, type Body } from '../tool.js';
+
+const Slug = Type.String({ ...SlugParam.properties.slug, description: 'The template slug from list_public_templates, e.g. invoice-classic' });
+
+export const listPublicTemplatesTool = defineTool({
+  name: 'list_public_templates',
+  title: 'List public templates',
+  description:
+    'Lists the public gallery: ready-made document templates (invoices, purchase orders, packing slips, delivery notes, receipts, reports, certificates, resumes, CVs, cover letters), each with slug, title, category, summary, document and design (designs of one document take the same data), accepted colors, and page, preview image and render URLs. No API key needed. Next: get_public_template for the data schema.',
+  inputSchema: Type.Object({}),
+  outputSchema: GalleryListBody,
+  auth: 'none',
+  public: true,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (_args, context) => ({ templates: context.services.gallery.list() }),
+  summarize: (body) => {
+    const templates = body.templates as GalleryEntry[];
+    return [
+      `${templates.length} public templates (slug: title [category]; colors):`,
+      ...templates.map((t) => `- ${t.slug}: ${t.title} [${t.category}]; ${t.colors.join(', ')}`),
+    ].join('\n');
+  },
+});
+
+export const getPublicTemplateTool = defineTool({
+  name: 'get_public_template',
+  title: 'Get a public template',
+  description:
+    'Fetches one public template by slug with what is needed to render it: `schema` (the JSON Schema of `data`), `sample_data` (a complete valid example to copy and adapt), `instructions` (how to fill it) and the Liquid source. Unknown slug: not_found (see list_public_templates). No API key needed.',
+  inputSchema: Type.Object({ slug: Slug }),
+  outputSchema: GalleryDetailBody,
+  auth: 'none',
+  public: true,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (args, context) => ({ ...context.services.gallery.detail(String(args.slug)) }),
+  summarize: (body) => {
+    const t = body as unknown as GalleryDetail;
+    return [
+      `${t.title} (${t.slug}, ${t.category}; colors ${t.colors.join(', ')}, default ${t.default_color}).`,
+      `Instructions:\n${t.instructions}`,
+      `Data schema:\n${JSON.stringify(t.schema)}`,
+      `Sample data:\n${JSON.stringify(t.sample_data)}`,
+    ].join('\n\n');
+  },
+});
+
+export const renderPublicTemplateTool = defineTool({
+  name: 'render_public_template',
+  title: 'Render a public template',
+  description:
+    'Fills a public template with `data` and compiles it to a PDF; the result is like compile\'s (pdf_url to give the user) plus the template and render_time_ms. `data` must match the schema of get_public_template: a mismatch is schema_validation_failed with missing_fields and type_errors, invalid_data when data is not an object, invalid_color with the valid `colors`; none of these compile or cost quota. Values are escaped for LaTeX, so send plain text. Works without an API key on the anonymous tier (daily limit) like compile; with a key the plan applies.',
+  inputSchema: Type.Object({
+    slug: Slug,
+    data: Type.Object({}, { additionalProperties: true, description: PublicRenderRequest.properties.data.description }),
+    color: Type.Optional(Type.String({ description: PublicRenderRequest.properties.color.description })),
+  }),
+  // The route's body schema plus its path parameter: same checks, same codes as over HTTP.
+  argumentSchema: Type.Object({ slug: Slug, ...PublicRenderRequest.properties }, { additionalProperties: true }),
+  outputSchema: Type.Composite([
+    CompileSuccessBody,
+    Type.Object({
+      render_time_ms: Type.Integer(),
+      template: Type.Object({ slug: Type.String(), document: Type.String(), design: Type.String(), color: Type.String() }),
+    }),
+  ]),
+  auth: 'optional',
+  public: true,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  run: async (args, context) => {
+    const { slug, ...body } = args as Body & { slug: string };
+    return { ...(await context.services.gallery.render(callerOf(context), slug, body)) };
+  },
+  summarize: (body) => {
+    const t = body.template as { slug: string; color: string };
+    return `Rendered ${t.slug} in ${t.color}.\n${pdfText(body)}`;
+  },
+});
+
+export const galleryTools = [listPublicTemplatesTool, getPublicTemplateTool, renderPublicTemplateTool];

@@ -1,0 +1,169 @@
+// Saved templates as tools: the V1 API (list, get, save, delete) and the V2 render.
+import { Type } from '@sinclair/typebox';
+import { CompileSuccessBody } from '../../compile/schemas.js';
+import { IdParam } from '../../http/schemas.js';
+import { TEMPLATE_DESCRIPTION_MAX, TEMPLATE_INSTRUCTIONS_MAX, TEMPLATE_NAME_MAX } from '../../quota/plans.js';
+import {
+  RenderBody,
+  SaveTemplateBody,
+  SaveTemplateResponse,
+  TemplateListResponse,
+  TemplateV1Response,
+  type SaveTemplateInput,
+} from '../../templates/schemas.js';
+import { pdfText } from '../results.js';
+import { accountOf, defineTool, type Body } from '../tool.js';
+
+const PAID = 'Needs an API key on a paid plan (Starter or above).';
+
+/** The routes' `{id}` path parameter; a number is accepted too, as lists report ids as numbers. */
+const id = Type.Union([IdParam.properties.id, Type.Integer({ minimum: 1 })], {
+  description: 'Numeric id or name of the template (names match case-insensitively)',
+});
+const TemplateRef = Type.Object({ id });
+
+function ref(args: Body): string {
+  return String(args.id);
+}
+
+const Json = Type.Record(Type.String(), Type.Unknown());
+
+interface TemplateView {
+  id: number;
+  name: string;
+  description: string;
+  placeholder_engine: 'none' | 'liquid';
+  version: number;
+  latex_size_bytes: number;
+  latex_content?: string;
+  instructions?: string | null;
+  has_instructions?: boolean;
+}
+
+function line(t: TemplateView): string {
+  const kind = t.placeholder_engine === 'liquid' ? 'placeholder template (render it)' : 'raw LaTeX (compile it)';
+  return `${t.name} (id ${t.id}, ${kind}, v${t.version}, ${t.latex_size_bytes} bytes${t.has_instructions ? ', has instructions' : ''})${t.description ? `: ${t.description}` : ''}`;
+}
+
+export const listTemplatesTool = defineTool({
+  name: 'list_templates',
+  title: 'List saved templates',
+  description: `Lists the account's saved templates: id, name, description, kind (placeholder_engine "none" = raw LaTeX, "liquid" = placeholder template to render with data), version, size, and has_instructions (true when the template carries a playbook for agents; read it with get_template before using the template). Source is not included. ${PAID}`,
+  inputSchema: Type.Object({}),
+  outputSchema: TemplateListResponse,
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (_args, context) => ({ ...(await context.services.templates.list(accountOf(context))) }),
+  summarize: (body) => {
+    const { templates } = body as { templates: TemplateView[] };
+    return [`${templates.length} saved template(s).`, ...templates.map((t) => `- ${line(t)}`)].join('\n');
+  },
+});
+
+export const getTemplateTool = defineTool({
+  name: 'get_template',
+  title: 'Get a saved template',
+  description: `Fetches one saved template by numeric id or name with its LaTeX source (latex_content) and its instructions (null when none). Follow the instructions when using it. A raw template is used by editing the source and calling compile; a placeholder template (placeholder_engine "liquid") is used with render, and this result then also carries its data \`schema\` and \`sample_data\`. Fails with not_found for an unknown id or name (see list_templates). ${PAID}`,
+  inputSchema: TemplateRef,
+  outputSchema: Type.Composite([TemplateV1Response, Type.Object({ schema: Type.Optional(Json), sample_data: Type.Optional(Json) })]),
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (args, context) => {
+    const caller = accountOf(context);
+    const body = await context.services.templates.getV1(caller, ref(args));
+    if (body.template.placeholder_engine !== 'liquid') return { ...body };
+    // What render needs to know, from the V2 view of the same template.
+    const v2 = await context.services.templates.getV2(caller, String(body.template.id));
+    return { ...body, schema: v2.schema, sample_data: v2.sample_data };
+  },
+  summarize: (body) => {
+    const t = body.template as TemplateView;
+    const parts = [`Template ${line(t)}.`];
+    if (t.instructions) parts.push(`Instructions:\n${t.instructions}`);
+    if (body.schema) parts.push(`Data schema for render:\n${JSON.stringify(body.schema)}`);
+    parts.push(`Source:\n${t.latex_content ?? ''}`);
+    return parts.join('\n\n');
+  },
+});
+
+export const SaveTemplateArguments = Type.Object(
+  {
+    ...SaveTemplateBody.properties,
+    placeholder_engine: Type.Optional(
+      Type.Unsafe<'liquid' | 'none'>({
+        type: 'string',
+        enum: ['liquid', 'none'],
+        description: SaveTemplateBody.properties.placeholder_engine.description,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const saveTemplateTool = defineTool({
+  name: 'save_template',
+  title: 'Save a template',
+  description: `Saves a LaTeX template under \`name\` (upsert: a new name creates it, an existing name, any case, updates it; fields left out keep their value). latex_content is required for a new template and must fit the plan's source limit; name at most ${TEMPLATE_NAME_MAX} characters, description ${TEMPLATE_DESCRIPTION_MAX}, instructions ${TEMPLATE_INSTRUCTIONS_MAX} (markdown for the agents who will use it). Source with Liquid placeholders ({{ }} / {% %}) needs placeholder_engine "liquid"; it is then checked against the security policy and rendered with render. The plan caps the number of templates (see usage). On validation_failed the \`fields\` list names each bad field. ${PAID}`,
+  inputSchema: SaveTemplateArguments,
+  argumentSchema: SaveTemplateBody,
+  outputSchema: SaveTemplateResponse,
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (args, context) => ({
+    ...(await context.services.templates.saveV1(accountOf(context), args as unknown as SaveTemplateInput)),
+  }),
+  summarize: (body) => {
+    const t = body.template as TemplateView;
+    const what = body.created ? 'Created' : body.promoted ? 'Updated and converted to a placeholder template:' : 'Updated';
+    return `${what} template ${line(t)}.`;
+  },
+});
+
+export const deleteTemplateTool = defineTool({
+  name: 'delete_template',
+  title: 'Delete a saved template',
+  description: `Deletes one saved template by numeric id or name; this cannot be undone. Fails with not_found for an unknown id or name. ${PAID}`,
+  inputSchema: TemplateRef,
+  outputSchema: Type.Object({ deleted: Type.Literal(true), id: Type.String() }),
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  run: async (args, context) => {
+    await context.services.templates.delete(accountOf(context), ref(args));
+    return { deleted: true, id: ref(args) };
+  },
+  summarize: (body) => `Deleted template ${String(body.id)}.`,
+});
+
+export const RenderSuccessBody = Type.Composite([
+  CompileSuccessBody,
+  Type.Object({
+    render_time_ms: Type.Integer(),
+    template: Type.Object({ id: Type.Integer(), name: Type.String(), version: Type.Integer() }),
+  }),
+]);
+
+export const renderTool = defineTool({
+  name: 'render',
+  title: 'Render a placeholder template',
+  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Stored assets the template names are used automatically. Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
+  inputSchema: Type.Object({
+    id,
+    data: Type.Object({}, { additionalProperties: true, description: RenderBody.properties.data.description }),
+  }),
+  argumentSchema: Type.Object({ id, ...RenderBody.properties }, { additionalProperties: true }),
+  outputSchema: RenderSuccessBody,
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  run: async (args, context) => ({ ...(await context.services.templates.render(accountOf(context), ref(args), args.data)) }),
+  summarize: (body) => {
+    const t = body.template as { name: string; version: number };
+    return `Rendered template ${t.name} (v${t.version}).\n${pdfText(body)}`;
+  },
+});
+
+export const templateTools = [renderTool, listTemplatesTool, getTemplateTool, saveTemplateTool, deleteTemplateTool];

@@ -1,0 +1,31 @@
+// usage: GET /api/v1/usage as a tool.
+import { Type } from '@sinclair/typebox';
+import { UsageBody } from '../../http/usage.js';
+import { accountOf, defineTool } from '../tool.js';
+
+interface UsageView {
+  user: { plan: string };
+  usage: { monthly_limit: number; used_this_month: number; resets_at: string };
+  templates: { count: number; limit: number | null };
+  stored_assets: { count: number; total_bytes: number; total_bytes_limit: number };
+}
+
+export const usageTool = defineTool({
+  name: 'usage',
+  title: 'Plan, usage and limits',
+  description:
+    "The account's plan, compilations used this month and when the count resets, saved templates and stored assets against their caps, the key's prefix, and every per-document limit (pages, source bytes, PDF bytes, assets, timeout, allowed compilers). Check it before a large or unusual compile. Needs an API key.",
+  inputSchema: Type.Object({}),
+  outputSchema: UsageBody,
+  auth: 'required',
+  public: false,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  run: async (_args, context) => ({ ...(await context.services.usage.report(accountOf(context))) }),
+  summarize: (body) => {
+    const u = body as unknown as UsageView;
+    return [
+      `Plan ${u.user.plan}: ${u.usage.used_this_month} of ${u.usage.monthly_limit} compilations used this month (resets ${u.usage.resets_at}).`,
+      `Templates: ${u.templates.count} of ${u.templates.limit ?? 'unlimited'}. Stored assets: ${u.stored_assets.count} (${u.stored_assets.total_bytes} of ${u.stored_assets.total_bytes_limit} bytes).`,
+    ].join('\n');
+  },
+});

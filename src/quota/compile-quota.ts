@@ -1,0 +1,145 @@
+// Who may compile now (SPEC §8.1, §8.3). A slot is reserved before TeX starts and committed
+// only when a PDF is delivered; anything refused or failed releases it and costs nothing.
+import type { Caller } from '../accounts/caller.js';
+import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import { ServiceError } from '../errors.js';
+import type { Counters } from './counters.js';
+import { anonymousDailyKey, anonymousHourlyKey, monthlyCompilesKey } from './keys.js';
+import { graceAllowance, limitsOf, type PlanName } from './plans.js';
+
+const HOUR_MS = 3600_000;
+
+export interface Ticket {
+  /** The compile delivered a PDF: count it. */
+  commit(): Promise<void>;
+  /** The compile failed or was refused: give the slot back. */
+  release(): Promise<void>;
+  /** Present when this compile runs in the paid-plan grace buffer. */
+  grace?: { remaining: number };
+}
+
+export interface Links {
+  upgradeUrl: string;
+  signupUrl: string;
+}
+
+export function links(config: Config): Links {
+  return { upgradeUrl: `${config.baseUrl}/pricing`, signupUrl: `${config.baseUrl}/signup` };
+}
+
+export function obtainKeyStep(config: Config) {
+  return {
+    action: 'obtain_api_key' as const,
+    signup_url: links(config).signupUrl,
+    env_var: 'QUIRE_API_KEY',
+    header: 'Authorization: Bearer <key>',
+    card_required: false,
+  };
+}
+
+export class CompileQuota {
+  constructor(
+    private readonly counters: Counters,
+    private readonly clock: Clock,
+    private readonly config: Config,
+  ) {}
+
+  async reserve(caller: Caller): Promise<Ticket> {
+    return caller.kind === 'anonymous' ? this.reserveAnonymous(caller.ip) : this.reserveAccount(caller.account.id, caller.account.plan);
+  }
+
+  private ticket(keys: string[]): Omit<Ticket, 'grace'> {
+    let settled = false;
+    const settle = async (action: (key: string) => Promise<void>) => {
+      if (settled) return;
+      settled = true;
+      for (const key of keys) await action(key);
+    };
+    return {
+      commit: () => settle((key) => this.counters.commit(key)),
+      release: () => settle((key) => this.counters.release(key)),
+    };
+  }
+
+  private async reserveAccount(accountId: number, plan: PlanName): Promise<Ticket> {
+    const now = this.clock.now();
+    const limit = limitsOf(plan).compilesPerPeriod;
+    const grace = graceAllowance(plan, this.config.graceFraction);
+    const resetsAt = nextMonthStart(now);
+    const key = monthlyCompilesKey(accountId, now);
+    // Expire the counter well after the month so usage can still report it.
+    const taken = await this.counters.tryReserve(key, limit + grace, new Date(resetsAt.getTime() + 40 * 24 * HOUR_MS));
+    if (!taken.ok) {
+      const upgradeUrl = links(this.config).upgradeUrl;
+      throw new ServiceError(
+        'rate_limit',
+        grace > 0
+          ? `Monthly limit of ${limit} compilations and its grace buffer of ${grace} are used up; it resets at ${resetsAt.toISOString()}.`
+          : `Monthly limit of ${limit} compilations is used up; it resets at ${resetsAt.toISOString()}.`,
+        {
+          plan,
+          limit,
+          used: taken.used,
+          monthly_limit: limit,
+          used_this_month: taken.used,
+          resets_at: resetsAt.toISOString(),
+          grace_allowance: grace,
+          retryable: false,
+          retry_after_seconds: Math.ceil((resetsAt.getTime() - now.getTime()) / 1000),
+          upgrade_url: upgradeUrl,
+          next_step: { action: 'obtain_api_key', signup_url: upgradeUrl, card_required: true },
+        },
+      );
+    }
+    const position = taken.used + taken.reserved;
+    const ticket = this.ticket([key]);
+    return position > limit ? { ...ticket, grace: { remaining: Math.max(0, limit + grace - position) } } : ticket;
+  }
+
+  private async reserveAnonymous(ip: string): Promise<Ticket> {
+    const now = this.clock.now();
+    const limits = limitsOf('anonymous');
+    const resetsAt = nextDayStart(now);
+    const dailyKey = anonymousDailyKey(ip, now);
+    const daily = await this.counters.tryReserve(dailyKey, limits.compilesPerPeriod, resetsAt);
+    if (!daily.ok) {
+      throw new ServiceError(
+        'anonymous_quota_exhausted',
+        `The keyless tier allows ${limits.compilesPerPeriod} compilations per day per address; it resets at ${resetsAt.toISOString()}. Get a free API key to continue.`,
+        {
+          plan: 'anonymous',
+          limit: limits.compilesPerPeriod,
+          used: daily.used,
+          resets_at: resetsAt.toISOString(),
+          retryable: false,
+          retry_after_seconds: Math.ceil((resetsAt.getTime() - now.getTime()) / 1000),
+          upgrade_url: links(this.config).upgradeUrl,
+          next_step: obtainKeyStep(this.config),
+        },
+      );
+    }
+    const hourStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
+    const hourlyKey = anonymousHourlyKey(now);
+    const hourly = await this.counters.tryReserve(
+      hourlyKey,
+      this.config.anonymousHourlyCeiling,
+      new Date(hourStart.getTime() + 2 * HOUR_MS),
+    );
+    if (!hourly.ok) {
+      await this.counters.release(dailyKey);
+      const retryAfter = Math.max(1, Math.ceil((hourStart.getTime() + HOUR_MS - now.getTime()) / 1000));
+      throw new ServiceError(
+        'anonymous_capacity_exhausted',
+        'The keyless tier is at its hourly capacity on this server; retry later or use an API key.',
+        {
+          retryable: true,
+          retry_after_seconds: retryAfter,
+          next_step: obtainKeyStep(this.config),
+        },
+        { 'retry-after': String(retryAfter) },
+      );
+    }
+    return this.ticket([dailyKey, hourlyKey]);
+  }
+}

@@ -1,0 +1,63 @@
+// LaTeX escaping of user values: one pass over the string, each character mapped on its own,
+// so an escape can never be re-escaped or combined with its neighbour into a command.
+
+const MAP: Record<string, string> = {
+  '\\': '\\textbackslash{}',
+  '{': '\\{',
+  '}': '\\}',
+  $: '\\$',
+  '&': '\\&',
+  '#': '\\#',
+  '^': '\\textasciicircum{}',
+  _: '\\_',
+  '~': '\\textasciitilde{}',
+  '%': '\\%',
+  '<': '\\textless{}',
+  '>': '\\textgreater{}',
+  '|': '\\textbar{}',
+  '"': '\\textquotedbl{}',
+  "'": '\\textquotesingle{}',
+  '`': '\\textasciigrave{}',
+  '\t': ' ',
+};
+
+// A value's newline becomes a line break; \leavevmode keeps it legal at the start of a paragraph
+// and \newline (unlike \\) never reads a following [ or * as its argument.
+const NEWLINE = '\\leavevmode\\newline{}';
+// Characters that TeX fonts turn into ligatures when doubled (--, ,,): a zero kern between the
+// two keeps the text literal in every engine.
+const LIGATURE_BREAK = '\\kern0pt{}';
+// Control characters and lone surrogates would stop TeX with "invalid character".
+const DROPPED = /^(?:[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFE\uFFFF]|[\uD800-\uDFFF])$/;
+
+export function escapeLatex(input: string): string {
+  let out = '';
+  const chars = Array.from(input.replace(/\r\n?/g, '\n'));
+  for (let i = 0; i < chars.length; i++) {
+    const ch = chars[i]!;
+    if (ch === '\n') {
+      out += NEWLINE;
+      continue;
+    }
+    const mapped = MAP[ch];
+    if (mapped !== undefined) {
+      out += mapped;
+      continue;
+    }
+    if (DROPPED.test(ch)) continue;
+    out += ch;
+    if ((ch === '-' || ch === ',') && chars[i + 1] === ch) out += LIGATURE_BREAK;
+  }
+  return out;
+}
+
+/** How a value is printed before escaping: Liquid's own stringification for lists and nil. */
+export function stringify(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (Array.isArray(value)) return value.map(stringify).join('');
+  if (typeof value === 'object') {
+    const toLiquid = (value as { toString?: () => string }).toString;
+    return typeof toLiquid === 'function' && toLiquid !== Object.prototype.toString ? String(value) : JSON.stringify(value);
+  }
+  return String(value);
+}

@@ -1,0 +1,583 @@
+// One rule per kind of TeX error we recognise with certainty. Each rule reads the first real
+// error block and returns a Finding (the Diagnosis plus an agent hint) or nothing.
+import type { Compiler } from '../../quota/plans.js';
+import { ASSET_EXTENSIONS } from '../../quota/plans.js';
+import type { ErrorClass } from './index.js';
+import { lastToken, type ErrorBlock } from './log.js';
+import { COMMAND_PACKAGES, ENVIRONMENT_PACKAGES, PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS, type Provider } from './packages.js';
+import type { Source } from './source.js';
+import { codepointOf, pdflatexAdvice, fontsWithChar, installedFonts } from './unicode.js';
+import { closest, KERNEL_COMMANDS, INSTALLED_CLASSES, KERNEL_ENVIRONMENTS } from './names.js';
+
+export interface Finding {
+  error_class: ErrorClass;
+  summary: string;
+  suggested_fix: string;
+  suggested_package?: string;
+  symbol?: string;
+  line?: number;
+  retryable?: boolean;
+  hint: string;
+}
+
+export interface RuleContext {
+  block: ErrorBlock;
+  blocks: ErrorBlock[];
+  engine: Compiler;
+  source?: Source;
+  /** main.tex line TeX reported, when it reported one. */
+  line?: number;
+}
+
+type Rule = (ctx: RuleContext) => Finding | undefined;
+
+const onLine = (line: number | undefined) => (line === undefined ? '' : ` on line ${line}`);
+const usepackage = (pkg: string, options?: string) => `\\usepackage${options ? `[${options}]` : ''}{${pkg}}`;
+const PREAMBLE = 'to the preamble (after \\documentclass, before \\begin{document})';
+
+function otherEngine(engines: readonly Compiler[]): string {
+  const names = engines.map((e) => `"${e}"`).join(' or ');
+  return `set "compiler" to ${names}`;
+}
+
+// ---------------------------------------------------------------- missing files
+
+const missingFile: Rule = ({ block, source, line, engine }) => {
+  const m = /^(?:LaTeX Error: )?File `([^']+)' not found/.exec(block.message);
+  if (!m?.[1]) return undefined;
+  const file = m[1];
+  const dot = file.lastIndexOf('.');
+  const ext = dot > 0 && !file.slice(dot).includes('/') ? file.slice(dot + 1).toLowerCase() : '';
+  const base = ext ? file.slice(0, dot) : file;
+
+  if (ext === 'cls') {
+    const at = source?.find(/\\documentclass/) ?? line;
+    const near = closest(base, INSTALLED_CLASSES);
+    const fix = near
+      ? `Change \\documentclass{${base}}${onLine(at)} to \\documentclass{${near}}.`
+      : `Change \\documentclass{${base}}${onLine(at)} to an installed class such as article, report, book, beamer, amsart or scrartcl.`;
+    return {
+      error_class: 'missing_document_class',
+      summary: `The document class "${base}" is not installed on this server.`,
+      suggested_fix: fix,
+      symbol: base,
+      line: at,
+      hint: fix.replace(/\.$/, ' and compile again.'),
+    };
+  }
+
+  if (ext === 'sty') {
+    const at = source?.usePackageLine(base) ?? line;
+    const typo = closest(base, PACKAGE_NAMES);
+    const replacement = PACKAGE_REPLACEMENTS[base];
+    let fix: string;
+    let pkg: string | undefined;
+    if (replacement) {
+      pkg = replacement.package;
+      fix = pkg
+        ? `Replace \\usepackage{${base}}${onLine(at)} with ${usepackage(pkg)} and ${replacement.change}.`
+        : `Remove \\usepackage{${base}}${onLine(at)}: ${replacement.change}.`;
+    } else if (typo) {
+      pkg = typo;
+      fix = `Change \\usepackage{${base}}${onLine(at)} to \\usepackage{${typo}}.`;
+    } else {
+      fix = `Remove \\usepackage{${base}}${onLine(at)} and the commands that need it; if it is your own package, paste its definitions into the preamble instead.`;
+    }
+    if (pkg && PACKAGE_ENGINES[pkg] && !PACKAGE_ENGINES[pkg]?.includes(engine)) pkg = undefined;
+    return {
+      error_class: 'missing_package',
+      summary: `The package "${base}" is not installed on this server.`,
+      suggested_fix: fix,
+      ...(pkg ? { suggested_package: pkg } : {}),
+      symbol: base,
+      line: at,
+      retryable: !(replacement && !replacement.package && /cannot be typeset/.test(replacement.change)),
+      hint: fix.replace(/\.$/, '').replace(/:.*$/, '') + ' and compile again.',
+    };
+  }
+
+  if (ext === '' || (ASSET_EXTENSIONS as readonly string[]).includes(ext)) {
+    const at = line ?? source?.find(new RegExp(escape(file)));
+    const fix =
+      `Send the file "${file}" with the request (the "assets" map of file name to base64, or "use_stored_assets" for a stored asset) ` +
+      `and reference it by that exact name${ext ? '' : ' (assets need a png, jpg, jpeg, pdf or svg extension)'}, ` +
+      `or remove the line that includes it${onLine(at)}.`;
+    return {
+      error_class: 'missing_asset',
+      summary: `The file "${file}" is referenced but was not sent with the compile request.`,
+      suggested_fix: fix,
+      symbol: file,
+      line: at,
+      hint: `Add "${file}" to "assets" (or "use_stored_assets") in the request, or remove its use${onLine(at)}, and compile again.`,
+    };
+  }
+
+  if (['tex', 'bib', 'bst', 'cfg', 'def', 'csv', 'dat', 'txt', 'bbx', 'cbx', 'ltx'].includes(ext)) {
+    const at = source?.find(new RegExp(escape(base))) ?? line;
+    const fix = `Paste the content of "${file}" into main.tex where it is used${onLine(at)} (or write it from main.tex with a filecontents* environment before \\documentclass): only png, jpg, jpeg, pdf and svg files can be sent as assets.`;
+    return {
+      error_class: 'missing_asset',
+      summary: `The file "${file}" does not exist in the compile: only main.tex and the sent assets are there.`,
+      suggested_fix: fix,
+      symbol: file,
+      line: at,
+      hint: `Inline the content of "${file}" into main.tex${onLine(at)} and compile again.`,
+    };
+  }
+  return undefined;
+};
+
+// ---------------------------------------------------------------- engine requirements
+
+const ENGINE_MESSAGE = /requires either XeTeX or LuaTeX|Cannot be run with pdf|requires LuaTeX|requires XeTeX|only (supports|works with) (Lua|Xe)|must be (used|run) with (Lua|Xe)|needs? (Lua|Xe)TeX|not supported with (pdf|Xe|Lua)/i;
+
+const engineRequirement: Rule = ({ block, engine, source, line }) => {
+  const fromMessage = /(?:Package|Class) ([\w-]+) Error/.exec(block.message)?.[1];
+  const fromFile = block.file ? /([\w-]+)\.sty$/.exec(block.file)?.[1] : undefined;
+  const pkg = [fromMessage, fromFile].find((p) => p !== undefined && PACKAGE_ENGINES[p] !== undefined);
+  const engines = pkg ? PACKAGE_ENGINES[pkg] : undefined;
+  if (!pkg || !engines || engines.includes(engine) || !(ENGINE_MESSAGE.test(block.message) || fromFile === pkg)) return undefined;
+  const at = source?.usePackageLine(pkg) ?? (block.file && !/main\.tex$/.test(block.file) ? undefined : line);
+  const fix = `Compile with ${engines.join(' or ')} instead of ${engine} (${otherEngine(engines)} in the request): the package ${pkg} loaded${onLine(at)} does not work with ${engine}. Or remove \\usepackage{${pkg}} and the commands that need it.`;
+  return {
+    error_class: 'fatal_error',
+    summary: `The package "${pkg}" only works with ${engines.join(' or ')}, not with ${engine}.`,
+    suggested_fix: fix,
+    symbol: pkg,
+    line: at,
+    hint: `Set "compiler" to "${engines[0]}" (package ${pkg} needs it) and compile again.`,
+  };
+};
+
+// ---------------------------------------------------------------- fonts
+
+const fontNotFound: Rule = ({ block, source, line }) => {
+  const m = /The font "([^"]+)" cannot be found/.exec(block.message);
+  if (!m?.[1]) return undefined;
+  const font = m[1];
+  const fonts = installedFonts();
+  const near = closest(font, fonts, { caseInsensitive: true, max: 3 });
+  const choices = ['DejaVu Serif', 'DejaVu Sans', 'Liberation Serif', 'TeX Gyre Termes', 'Noto Serif'].filter((f) => fonts.includes(f));
+  const at = source?.find(new RegExp(escape(font))) ?? line;
+  const fix = near
+    ? `Change the font name "${font}"${onLine(at)} to "${near}".`
+    : `Replace "${font}"${onLine(at)} with a font installed on this server${choices.length ? `, e.g. ${choices.map((f) => `"${f}"`).join(', ')}` : ''}.`;
+  return {
+    error_class: 'fatal_error',
+    summary: `The font "${font}" is not installed on this server.`,
+    suggested_fix: fix,
+    symbol: font,
+    line: at,
+    hint: fix.replace(/\.$/, ' and compile again.'),
+  };
+};
+
+// ---------------------------------------------------------------- unicode (pdflatex)
+
+const unicodeCharacter: Rule = ({ block, line }) => {
+  const m = /Unicode character (\S+) \(U\+([0-9A-F]+)\)/.exec(block.message);
+  if (!m?.[2]) return undefined;
+  const char = String.fromCodePoint(parseInt(m[2], 16));
+  const cp = codepointOf(char);
+  const advice = pdflatexAdvice(char);
+  const fonts = fontsWithChar(char.codePointAt(0) ?? 0);
+  const where = onLine(line);
+  const unicodeEngines = fonts.length
+    ? `compile with xelatex or lualatex and \\usepackage{fontspec} plus \\setmainfont{${fonts[0]}} (an installed font that has it)`
+    : undefined;
+  let fix: string;
+  let hint: string;
+  if (advice?.usepackage && !advice.replacement) {
+    fix = `Add ${advice.usepackage} ${PREAMBLE}; it makes ${char} (${cp}) usable with pdflatex.`;
+    hint = `Add ${advice.usepackage} to the preamble and compile again.`;
+  } else if (advice?.replacement) {
+    const pkg = advice.usepackage ? ` and add ${advice.usepackage} to the preamble` : '';
+    fix = `Replace ${char} (${cp})${where} with ${advice.replacement}${pkg}, or declare it once in the preamble with \\DeclareUnicodeCharacter{${m[2]}}{${advice.replacement}}.`;
+    hint = `Replace ${char}${where} with ${advice.replacement}${pkg} and compile again.`;
+  } else if (unicodeEngines) {
+    fix = `pdflatex has no glyph for ${char} (${cp}): ${unicodeEngines}, or remove the character${where}.`;
+    hint = `Set "compiler" to "xelatex", add \\usepackage{fontspec} and \\setmainfont{${fonts[0]}} to the preamble, and compile again.`;
+  } else {
+    fix = `Remove ${char} (${cp})${where}: no font installed on this server has this character, so no compiler here can print it.`;
+    hint = `Remove the character ${char} (${cp})${where} and compile again.`;
+  }
+  return {
+    error_class: 'unsupported_unicode',
+    summary: `pdflatex cannot typeset the character ${char} (${cp})${where}.`,
+    suggested_fix: fix,
+    ...(advice?.package ? { suggested_package: advice.package } : {}),
+    symbol: cp,
+    line,
+    retryable: Boolean(advice || unicodeEngines),
+    hint,
+  };
+};
+
+// ---------------------------------------------------------------- undefined commands
+
+/** Commands a loaded package defines only inside one environment. */
+const ONLY_INSIDE: Record<string, string> = {
+  draw: 'tikzpicture', node: 'tikzpicture', fill: 'tikzpicture', filldraw: 'tikzpicture',
+  coordinate: 'tikzpicture', clip: 'tikzpicture', shade: 'tikzpicture', shadedraw: 'tikzpicture',
+  addplot: 'axis', addlegendentry: 'axis', State: 'algorithmic', Require: 'algorithmic',
+  Ensure: 'algorithmic', If: 'algorithmic', For: 'algorithmic', While: 'algorithmic',
+  Return: 'algorithmic', tcblower: 'tcolorbox', columnbreak: 'multicols',
+};
+
+const undefinedCommand: Rule = ({ block, engine, source, line }) => {
+  if (!/^Undefined control sequence/.test(block.message)) return undefined;
+  const top = block.context[0];
+  const symbol = top ? lastToken(top.read) : undefined;
+  if (!symbol?.startsWith('\\') || symbol.length < 2) return undefined;
+  const name = symbol.slice(1);
+  // Inside a macro expansion the name is written somewhere else: point at where it is written.
+  const written = new RegExp(`\\\\${escape(name)}(?![A-Za-z@])`);
+  const at = line !== undefined && source && !written.test(source.line(line)) ? (source.find(written) ?? line) : line;
+  const provider = COMMAND_PACKAGES.get(name) ?? (name in ONLY_INSIDE ? { package: ONLY_INSIDE[name] === 'axis' ? 'pgfplots' : ONLY_INSIDE[name] === 'algorithmic' ? 'algpseudocode' : ONLY_INSIDE[name] === 'tikzpicture' ? 'tikz' : 'tcolorbox' } : undefined);
+  const summary = `The command ${symbol}${onLine(at)} is not defined.`;
+
+  if (provider && source?.loads(provider.package)) {
+    const env = ONLY_INSIDE[name];
+    if (!env) return undefined; // loaded yet undefined: not something we can explain for sure
+    const fix = `Move ${symbol}${onLine(at)} inside a \\begin{${env}} ... \\end{${env}} environment: ${provider.package} defines it only there.`;
+    return { error_class: 'undefined_command', summary, suggested_fix: fix, symbol, line: at, hint: fix.replace(/:.*$/, ' and compile again.') };
+  }
+  if (provider) return withPackage(provider, symbol, at, engine, summary, 'command');
+
+  const near = closest(name, [...COMMAND_PACKAGES.keys(), ...KERNEL_COMMANDS]);
+  const defineAt = source?.beginDocument;
+  const fix = near
+    ? `Change ${symbol}${onLine(at)} to \\${near}${COMMAND_PACKAGES.has(near) ? ` (and add ${usepackage(COMMAND_PACKAGES.get(near)?.package ?? '')} ${PREAMBLE})` : ''}; if you meant a command of your own, define it with \\newcommand{${symbol}}{...} in the preamble.`
+    : `Define ${symbol} in the preamble with \\newcommand{${symbol}}{...}${defineAt ? ` (before line ${defineAt})` : ''}, or remove or correct it${onLine(at)}; no package we know provides it.`;
+  const hint = near
+    ? `Change ${symbol}${onLine(at)} to \\${near} (or define ${symbol} with \\newcommand) and compile again.`
+    : `Define ${symbol} with \\newcommand in the preamble or remove it${onLine(at)}, then compile again.`;
+  return { error_class: 'undefined_command', summary, suggested_fix: fix, symbol, line: at, hint };
+};
+
+function withPackage(provider: Provider, symbol: string, at: number | undefined, engine: Compiler, summary: string, kind: 'command' | 'environment'): Finding {
+  const line = usepackage(provider.package, provider.options);
+  const needsEngine = provider.engines && !provider.engines.includes(engine);
+  const what = kind === 'command' ? symbol : `the ${symbol} environment`;
+  if (needsEngine && provider.engines) {
+    const fix = `Add ${line} ${PREAMBLE} and compile with ${provider.engines.join(' or ')} (${otherEngine(provider.engines)} in the request): ${provider.package} provides ${what} and does not work with ${engine}.`;
+    return {
+      error_class: kind === 'command' ? 'undefined_command' : 'undefined_environment',
+      summary: `${summary} It comes from the package ${provider.package}, which needs ${provider.engines.join(' or ')}.`,
+      suggested_fix: fix,
+      suggested_package: provider.package,
+      symbol,
+      line: at,
+      hint: `Set "compiler" to "${provider.engines[0]}", add ${line} to the preamble and compile again.`,
+    };
+  }
+  const fix = `Add ${line} ${PREAMBLE}: it provides ${what}.`;
+  return {
+    error_class: kind === 'command' ? 'undefined_command' : 'undefined_environment',
+    summary: `${summary} It is provided by the package ${provider.package}, which the document does not load.`,
+    suggested_fix: fix,
+    suggested_package: provider.package,
+    symbol,
+    line: at,
+    hint: `Add ${line} to the preamble and compile again.`,
+  };
+}
+
+/** \renewcommand of a command that does not exist. */
+const renewUndefined: Rule = ({ block, line }) => {
+  const m = /^LaTeX Error: (\\\S+) undefined\.?$/.exec(block.message);
+  if (!m?.[1]) return undefined;
+  const symbol = m[1];
+  const fix = `Use \\newcommand instead of \\renewcommand for ${symbol}${onLine(line)}: ${symbol} does not exist yet.`;
+  return {
+    error_class: 'undefined_command',
+    summary: `${symbol} is redefined${onLine(line)} but was never defined.`,
+    suggested_fix: fix,
+    symbol,
+    line,
+    hint: `Change \\renewcommand to \\newcommand for ${symbol}${onLine(line)} and compile again.`,
+  };
+};
+
+// ---------------------------------------------------------------- environments
+
+const THEOREMS = ['theorem', 'lemma', 'corollary', 'proposition', 'definition', 'remark', 'example', 'conjecture', 'claim', 'exercise', 'problem', 'note', 'observation', 'fact', 'assumption', 'hypothesis', 'axiom', 'notation', 'question', 'solution'];
+const BEAMER = ['frame', 'block', 'alertblock', 'exampleblock', 'columns', 'column', 'onlyenv', 'overlayarea', 'overprint'];
+
+const undefinedEnvironment: Rule = ({ block, engine, source, line }) => {
+  const m = /^LaTeX Error: Environment (\S+) undefined/.exec(block.message);
+  if (!m?.[1]) return undefined;
+  const name = m[1];
+  const symbol = name;
+  const summary = `The environment "${name}"${onLine(line)} is not defined.`;
+  const base = { error_class: 'undefined_environment' as const, symbol, line };
+  if (THEOREMS.includes(name)) {
+    const title = name.charAt(0).toUpperCase() + name.slice(1);
+    const fix = `Add \\newtheorem{${name}}{${title}} ${PREAMBLE}: theorem-like environments must be declared before use.`;
+    return { ...base, summary, suggested_fix: fix, hint: `Add \\newtheorem{${name}}{${title}} to the preamble and compile again.` };
+  }
+  if (BEAMER.includes(name)) {
+    const fix = `Use \\documentclass{beamer} for slides: the ${name} environment${onLine(line)} exists only in the beamer class.`;
+    return { ...base, summary, suggested_fix: fix, hint: 'Change the document class to beamer and compile again.' };
+  }
+  if (name === 'abstract' && source?.find(/\\documentclass(\[[^\]]*\])?\{(book|scrbook)\}/)) {
+    const fix = `Replace \\begin{abstract}...\\end{abstract}${onLine(line)} with a \\chapter*{Abstract} or use \\documentclass{report}: the book class has no abstract environment.`;
+    return { ...base, summary, suggested_fix: fix, hint: 'Use the report class (or a \\chapter*{Abstract}) instead of the abstract environment and compile again.' };
+  }
+  const provider = ENVIRONMENT_PACKAGES.get(name);
+  if (provider && source?.loads(provider.package) && !provider.options) return undefined;
+  if (provider) return withPackage(provider, name, line, engine, summary, 'environment');
+  const near = closest(name, [...ENVIRONMENT_PACKAGES.keys(), ...KERNEL_ENVIRONMENTS]);
+  const fix = near
+    ? `Change "${name}"${onLine(line)} to "${near}" in both \\begin and \\end${ENVIRONMENT_PACKAGES.has(near) ? ` (and add ${usepackage(ENVIRONMENT_PACKAGES.get(near)?.package ?? '')} ${PREAMBLE})` : ''}; if it is your own environment, define it with \\newenvironment{${name}}{...}{...} in the preamble.`
+    : `Define it with \\newenvironment{${name}}{...}{...} in the preamble, or replace \\begin{${name}}/\\end{${name}}${onLine(line)}; no package we know provides it.`;
+  return {
+    ...base,
+    summary,
+    suggested_fix: fix,
+    hint: near
+      ? `Change the environment "${name}"${onLine(line)} to "${near}" and compile again.`
+      : `Define the environment "${name}" with \\newenvironment or replace it${onLine(line)}, then compile again.`,
+  };
+};
+
+const mismatchedEnvironment: Rule = ({ block, source, line }) => {
+  const m = /^LaTeX Error: \\begin\{([^}]+)\} (?:on input line (\d+) )?ended by \\end\{([^}]+)\}/.exec(block.message);
+  if (!m?.[1] || !m[3]) return undefined;
+  const [, opened, openedAt, closer] = m;
+  const since = openedAt ? ` (opened on line ${openedAt})` : '';
+  const summary = `\\begin{${opened}}${since} is closed by \\end{${closer}}${onLine(line)}.`;
+  const base = { error_class: 'mismatched_environment' as const, summary, line };
+  if (opened === 'document') {
+    const fix = `Remove the \\end{${closer}}${onLine(line)}: no \\begin{${closer}} is open there (or add the missing \\begin{${closer}} before it).`;
+    return { ...base, symbol: closer, suggested_fix: fix, hint: `Remove the stray \\end{${closer}}${onLine(line)} and compile again.` };
+  }
+  const enclosing = closer === 'document' || (line !== undefined && source?.openEnvironments(line).some((e) => e.name === closer));
+  if (enclosing) {
+    const fix = `Add \\end{${opened}} before \\end{${closer}}${onLine(line)}: the ${opened} environment${since} is never closed.`;
+    return { ...base, symbol: opened, suggested_fix: fix, hint: `Add \\end{${opened}} before line ${line ?? '?'} and compile again.` };
+  }
+  const fix = source
+    ? `Change \\end{${closer}}${onLine(line)} to \\end{${opened}} to match \\begin{${opened}}${since}.`
+    : `Change \\end{${closer}}${onLine(line)} to \\end{${opened}}${since}; if the ${closer} environment encloses it, add \\end{${opened}} before that line instead.`;
+  return { ...base, symbol: opened, suggested_fix: fix, hint: `Change \\end{${closer}}${onLine(line)} to \\end{${opened}} and compile again.` };
+};
+
+const missingBeginDocument: Rule = ({ block, source, line }) => {
+  if (!/^LaTeX Error: Missing \\begin\{document\}/.test(block.message)) return undefined;
+  const begin = source?.beginDocument;
+  const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
+  const text = lctx ? (lctx.read.replace(/^l\.\d+ /, '').trim().slice(-1) + lctx.rest).trim().slice(0, 40) : '';
+  const what = text ? ` ("${text}")` : '';
+  const fix =
+    source && begin === undefined
+      ? `Add \\begin{document} after the preamble (before line ${line ?? '?'}) and \\end{document} at the end of the file.`
+      : `Move the text${what}${onLine(line)} below \\begin{document}${begin ? ` (line ${begin})` : ''} or delete it: the preamble may only contain commands.`;
+  return {
+    error_class: 'missing_begin_document',
+    summary: `Text${what}${onLine(line)} appears before \\begin{document}.`,
+    suggested_fix: fix,
+    symbol: '\\begin{document}',
+    line,
+    hint: fix.replace(/:.*$/, '').replace(/\.$/, '') + ' and compile again.',
+  };
+};
+
+// ---------------------------------------------------------------- math
+
+const missingMath: Rule = ({ block, line }) => {
+  const only = /^LaTeX Error: (\\\S+) allowed only in math mode/.exec(block.message);
+  if (only?.[1]) {
+    const fix = `Put ${only[1]}${onLine(line)} inside math: $${only[1]}{...}$ in text, or inside an equation.`;
+    return {
+      error_class: 'missing_math_mode',
+      summary: `${only[1]}${onLine(line)} is a math command used outside math.`,
+      suggested_fix: fix,
+      symbol: only[1],
+      line,
+      hint: `Wrap ${only[1]}${onLine(line)} in $...$ and compile again.`,
+    };
+  }
+  if (!/^Missing \$ inserted/.test(block.message)) return undefined;
+  const paragraphEnd = block.context.some((c) => /^<to be read again>/.test(c.read) && /^\\par\b/.test(c.rest));
+  const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
+  const inText = block.context.find((c) => !/^<(inserted text|to be read again|recently read)>/.test(c.read));
+  const token = inText ? lastToken(inText.read) : undefined;
+  if (paragraphEnd || (lctx && lctx.read.replace(/^l\.\d+/, '').trim() === '' )) {
+    const fix = `Close the formula that is still open at line ${line ?? '?'} (a $ or \\) is missing before the paragraph ends), or remove the blank line inside the math environment.`;
+    return {
+      error_class: 'missing_math_mode',
+      summary: `A formula is still open where the paragraph ends${onLine(line)}.`,
+      suggested_fix: fix,
+      symbol: '$',
+      line,
+      hint: `Close the open formula before line ${line ?? '?'} (add the missing $ or remove the blank line in the math) and compile again.`,
+    };
+  }
+  const what = token ? `${token}` : 'a math-only symbol';
+  const fix = `Put the formula containing ${what}${onLine(line)} in math mode: write it as $...$ (for example $x^2$, $a_i$, $\\alpha$); for literal characters write \\_ , \\^{} or \\textasciicircum.`;
+  return {
+    error_class: 'missing_math_mode',
+    summary: `${what}${onLine(line)} may only be used in math mode.`,
+    suggested_fix: fix,
+    symbol: token,
+    line,
+    hint: `Wrap the formula with ${what}${onLine(line)} in $...$ and compile again.`,
+  };
+};
+
+// ---------------------------------------------------------------- braces
+
+const runaway: Rule = ({ block, source, line }) => {
+  const m = /^(?:Paragraph ended before (\\\S+) was complete|File ended while scanning (use|definition|text) of (\\\S+))/.exec(block.message);
+  if (!m) return undefined;
+  const internal = m[1] ?? m[3] ?? '';
+  let symbol: string | undefined = /@/.test(internal) ? undefined : internal;
+  let at = line;
+  if (source && block.runaway) {
+    const needle = block.runaway.split('\\')[0]?.replace(/\s+/g, ' ').trim().slice(0, 40) ?? '';
+    const found = needle.length >= 2 ? source.locate(needle, line) : undefined;
+    if (found !== undefined) {
+      at = found;
+      const text = source.line(found);
+      const idx = text.indexOf(needle.split(' ')[0] ?? needle);
+      const before = /(\\[A-Za-z]+)\*?\s*(\[[^\]]*\])?\s*(\{[^{}]*\})?\s*$/.exec(text.slice(0, Math.max(0, idx)));
+      if (before?.[1]) symbol = before[1];
+    }
+  }
+  if (m[2] === 'definition') {
+    const fix = `Close the braces of the definition of ${internal}${onLine(at)}: a } is missing.`;
+    return { error_class: 'runaway_argument', summary: `The definition of ${internal}${onLine(at)} never ends: a closing brace is missing.`, suggested_fix: fix, symbol: internal, line: at, hint: `Add the missing } to the definition of ${internal}${onLine(at)} and compile again.` };
+  }
+  const what = symbol ? `the argument of ${symbol}` : 'an argument';
+  const ended = m[1] ? 'a blank line (paragraph end)' : 'the end of the file';
+  const fix = `Add the missing } that closes ${what} starting${onLine(at)}; TeX reached ${ended} before it.`;
+  return {
+    error_class: 'runaway_argument',
+    summary: `${what.charAt(0).toUpperCase() + what.slice(1)}${onLine(at)} is never closed.`,
+    suggested_fix: fix,
+    symbol,
+    line: at,
+    hint: `Add the missing } for ${what}${onLine(at)} and compile again.`,
+  };
+};
+
+const unbalanced: Rule = ({ block, line }) => {
+  const msg = block.message;
+  const base = { error_class: 'unbalanced_braces' as const, line };
+  if (/^(Too many \}'s|Extra \}, or forgotten)/.test(msg)) {
+    return { ...base, symbol: '}', summary: `There is a } without a matching {${onLine(line)}.`, suggested_fix: `Remove the extra }${onLine(line)} or add the { it should close.`, hint: `Remove the extra }${onLine(line)} (or add its {) and compile again.` };
+  }
+  if (/^Missing \} inserted/.test(msg)) {
+    return { ...base, symbol: '}', summary: `A group or formula is not closed${onLine(line)}.`, suggested_fix: `Add the missing }${onLine(line)} so every { has its }.`, hint: `Add the missing }${onLine(line)} and compile again.` };
+  }
+  const arg = /^Argument of (\\\S+) has an extra \}/.exec(msg);
+  if (arg?.[1]) {
+    return { ...base, symbol: arg[1], summary: `The argument of ${arg[1]}${onLine(line)} has an unmatched }.`, suggested_fix: `Balance the braces in the argument of ${arg[1]}${onLine(line)}: write ${arg[1]}{...} with every { closed by a }.`, hint: `Balance the braces of ${arg[1]}${onLine(line)} and compile again.` };
+  }
+  if (/^Missing \\right\. inserted/.test(msg)) {
+    return { ...base, symbol: '\\left', summary: `A \\left delimiter${onLine(line)} has no matching \\right.`, suggested_fix: `Add a matching \\right) (or \\right. for no delimiter) in the same formula as the \\left${onLine(line)}.`, hint: `Add the matching \\right for the \\left${onLine(line)} and compile again.` };
+  }
+  if (/^Extra \\right/.test(msg)) {
+    return { ...base, symbol: '\\right', summary: `A \\right delimiter${onLine(line)} has no matching \\left.`, suggested_fix: `Add a \\left before the \\right${onLine(line)} in the same formula, or remove the \\right.`, hint: `Pair the \\right${onLine(line)} with a \\left and compile again.` };
+  }
+  return undefined;
+};
+
+// ---------------------------------------------------------------- other certain errors
+
+const other: Rule = ({ block, source, line, blocks }) => {
+  const msg = block.message;
+  const fatal = (symbol: string | undefined, summary: string, fix: string, hint: string, at = line): Finding => ({ error_class: 'fatal_error', symbol, summary, suggested_fix: fix, line: at, hint });
+
+  if (/^LaTeX Error: Can be used only in preamble/.test(msg)) {
+    const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
+    const cmd = lctx ? lastToken(lctx.read) : undefined;
+    const what = cmd?.startsWith('\\') ? cmd : 'the command';
+    return fatal(cmd?.startsWith('\\') ? cmd : undefined, `${what}${onLine(line)} is only allowed in the preamble.`, `Move ${what}${onLine(line)} above \\begin{document}${source?.beginDocument ? ` (line ${source.beginDocument})` : ''}.`, `Move ${what}${onLine(line)} into the preamble and compile again.`);
+  }
+  const clash = /^LaTeX Error: Option clash for package (\S+)\./.exec(msg);
+  if (clash?.[1]) {
+    const pkg = clash[1];
+    return fatal(pkg, `The package ${pkg} is loaded twice with different options.`, `Load ${pkg} once, with all options in a single \\usepackage[...]{${pkg}}${onLine(line)}, or put \\PassOptionsToPackage{...}{${pkg}} before \\documentclass when a class loads it.`, `Merge the \\usepackage lines of ${pkg} into one with all options and compile again.`);
+  }
+  if (/^Misplaced alignment tab character &/.test(msg)) {
+    return fatal('&', `A & outside a table or alignment${onLine(line)}.`, `Write \\& for a literal ampersand${onLine(line)}, or put the & inside a tabular/align environment.`, `Replace & with \\&${onLine(line)} and compile again.`);
+  }
+  if (/^Extra alignment tab has been changed to \\cr/.test(msg)) {
+    return fatal('&', `A table row${onLine(line)} has more cells than the table has columns.`, `Remove the extra & from the row${onLine(line)}, or add a column to the column specification of the tabular.`, `Make the row${onLine(line)} have as many cells as the tabular has columns and compile again.`);
+  }
+  if (/^LaTeX Error: Lonely \\item/.test(msg)) {
+    return fatal('\\item', `\\item${onLine(line)} is not inside a list.`, `Put \\item${onLine(line)} inside \\begin{itemize} ... \\end{itemize} (or enumerate/description).`, `Wrap the \\item lines${onLine(line)} in an itemize environment and compile again.`);
+  }
+  if (/^LaTeX Error: There's no line here to end/.test(msg)) {
+    return fatal('\\\\', `\\\\${onLine(line)} ends a line where there is none (at the start of a paragraph or after a blank line).`, `Remove the \\\\${onLine(line)}; separate paragraphs with a blank line, or use \\vspace{...} for extra space.`, `Remove the \\\\${onLine(line)} and compile again.`);
+  }
+  const dbl = /^Double (superscript|subscript)/.exec(msg);
+  if (dbl?.[1]) {
+    const c = dbl[1] === 'superscript' ? '^' : '_';
+    return fatal(c, `Two ${dbl[1]}s in a row${onLine(line)}.`, `Group the ${dbl[1]}s with braces${onLine(line)}: write x${c}{a${c}b} or {x${c}a}${c}b instead of x${c}a${c}b.`, `Add braces to the double ${dbl[1]}${onLine(line)} and compile again.`);
+  }
+  const floatOption = /^LaTeX Error: Unknown float option `H'/.exec(msg);
+  if (floatOption) {
+    return { ...fatal('H', `The float placement [H]${onLine(line)} needs the float package.`, `Add \\usepackage{float} ${PREAMBLE}: it provides the [H] placement.`, 'Add \\usepackage{float} to the preamble and compile again.'), suggested_package: 'float' };
+  }
+  const defined = /^LaTeX Error: Command (\\\S+) already defined/.exec(msg);
+  if (defined?.[1]) {
+    const cmd = defined[1];
+    return fatal(cmd, `${cmd} is defined again${onLine(line)} but already exists.`, `Rename your command${onLine(line)} (e.g. \\my${cmd.slice(1)}) or use \\renewcommand{${cmd}} to replace the existing one.`, `Use \\renewcommand for ${cmd}${onLine(line)} (or a new name) and compile again.`);
+  }
+  if (/^You can't use `macro parameter character #'/.test(msg)) {
+    return fatal('#', `A # appears in text${onLine(line)}.`, `Write \\# for a literal # sign${onLine(line)}.`, `Replace # with \\#${onLine(line)} and compile again.`);
+  }
+  const color = /^Package xcolor Error: Undefined color `([^']+)'/.exec(msg);
+  if (color?.[1]) {
+    return fatal(color[1], `The color "${color[1]}"${onLine(line)} is not defined.`, `Define it in the preamble with \\definecolor{${color[1]}}{HTML}{RRGGBB}, or use a predefined name (red, green, blue, cyan, magenta, yellow, black, gray, white, darkgray, lightgray, brown, lime, olive, orange, pink, purple, teal, violet).`, `Define the color "${color[1]}" with \\definecolor in the preamble and compile again.`);
+  }
+  if (/^LaTeX Error: No \\title given/.test(msg)) {
+    return fatal('\\title', `\\maketitle${onLine(line)} is used but no \\title was given.`, `Add \\title{...} ${PREAMBLE}, or remove \\maketitle${onLine(line)}.`, 'Add \\title{...} to the preamble and compile again.');
+  }
+  if (/^Illegal unit of measure/.test(msg)) {
+    return fatal(undefined, `A length${onLine(line)} has no unit.`, `Give the length${onLine(line)} a unit, e.g. 2cm, 10pt, 0.5\\textwidth.`, `Add a unit (cm, pt, \\textwidth) to the length${onLine(line)} and compile again.`);
+  }
+  if (/^LaTeX Error: Too many unprocessed floats/.test(msg)) {
+    return fatal(undefined, `Too many figures and tables are waiting to be placed${onLine(line)}.`, `Add \\clearpage after a few figures/tables before line ${line ?? '?'}, or use the [H] placement of the float package.`, `Add \\clearpage between the figures before line ${line ?? '?'} and compile again.`);
+  }
+  if (/^Emergency stop/.test(msg) && blocks.every((b) => b === block || /Emergency stop|Fatal error occurred/.test(b.message)) && block.context.some((c) => /^<\*>/.test(c.read))) {
+    // The file ended without \end{document}: TeX waits for more input and stops.
+    if (source && !source.find(/\\end\s*\{document\}/)) {
+      return fatal('\\end{document}', 'The document never ends: \\end{document} is missing.', 'Add \\end{document} as the last line of main.tex.', 'Add \\end{document} at the end of main.tex and compile again.', undefined);
+    }
+  }
+  if (/^TeX capacity exceeded/.test(msg)) {
+    const rec = block.context.map((c) => /^(\\[A-Za-z@]+) ?->(.*)$/.exec(c.read)).find((r) => r?.[1] && r[2]?.includes(r[1]));
+    if (rec?.[1]) {
+      const cmd = rec[1];
+      const at = source?.find(new RegExp(`\\\\(re)?newcommand\\*?\\s*\\{?\\\\${escape(cmd.slice(1))}(?![A-Za-z@])`)) ?? line;
+      return fatal(cmd, `${cmd} calls itself without end.`, `Change the definition of ${cmd}${onLine(at)} so it does not use ${cmd} inside itself (to extend a command, save the old one first with \\let\\old${cmd.slice(1)}${cmd}).`, `Remove the self-reference from the definition of ${cmd}${onLine(at)} and compile again.`, at);
+    }
+  }
+  return undefined;
+};
+
+export const RULES: readonly Rule[] = [
+  missingFile,
+  engineRequirement,
+  fontNotFound,
+  unicodeCharacter,
+  undefinedCommand,
+  renewUndefined,
+  undefinedEnvironment,
+  mismatchedEnvironment,
+  missingBeginDocument,
+  runaway,
+  missingMath,
+  unbalanced,
+  other,
+];
+
+const PACKAGE_NAMES = [...new Set(PACKAGES.map((p) => p.package).concat(['amsfonts', 'graphics', 'color', 'inputenc', 'fontenc', 'lmodern', 'textcomp', 'babel', 'hyperref', 'subfigure', 'times', 'mathptmx', 'helvet', 'courier', 'palatino', 'tgtermes', 'parskip', 'lastpage', 'colortbl', 'xparse', 'alphabeta']))];
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -1,0 +1,83 @@
+// Looks things up in the submitted main.tex, when the caller passes it, so a diagnosis can
+// name the exact line of a \usepackage or of an unclosed argument; TeX's own line for those
+// is where it noticed, which is often a later line.
+
+export class Source {
+  private readonly lines: string[];
+
+  constructor(text: string) {
+    this.lines = text.replace(/\r\n?/g, '\n').split('\n').map(withoutComment);
+  }
+
+  /** 1-based line of the first match at or after `from`. */
+  find(pattern: RegExp, from = 1): number | undefined {
+    for (let i = Math.max(0, from - 1); i < this.lines.length; i++) {
+      if (pattern.test(this.lines[i] ?? '')) return i + 1;
+    }
+    return undefined;
+  }
+
+  /** 1-based line of the last match at or before `upTo`. */
+  findBack(pattern: RegExp, upTo: number): number | undefined {
+    for (let i = Math.min(upTo, this.lines.length) - 1; i >= 0; i--) {
+      if (pattern.test(this.lines[i] ?? '')) return i + 1;
+    }
+    return undefined;
+  }
+
+  line(n: number): string {
+    return this.lines[n - 1] ?? '';
+  }
+
+  get beginDocument(): number | undefined {
+    return this.find(/\\begin\s*\{document\}/);
+  }
+
+  /** Line of the \usepackage / \RequirePackage that names `name`. */
+  usePackageLine(name: string): number | undefined {
+    return this.find(new RegExp(`\\\\(usepackage|RequirePackage)\\s*(\\[[^\\]]*\\])?\\s*\\{[^}]*(?<![\\w-])${escape(name)}(?![\\w-])`));
+  }
+
+  loads(name: string): boolean {
+    return this.usePackageLine(name) !== undefined;
+  }
+
+  /** Stack of environments still open at the start of `line` (outermost first). */
+  openEnvironments(line: number): Array<{ name: string; line: number }> {
+    const stack: Array<{ name: string; line: number }> = [];
+    const re = /\\(begin|end)\s*\{([^}]+)\}/g;
+    for (let i = 0; i < Math.min(line - 1, this.lines.length); i++) {
+      for (const m of (this.lines[i] ?? '').matchAll(re)) {
+        if (m[1] === 'begin') stack.push({ name: m[2] ?? '', line: i + 1 });
+        else if (stack.at(-1)?.name === m[2]) stack.pop();
+      }
+    }
+    return stack;
+  }
+
+  /** Last line at or before `upTo` where `text` starts (whitespace-insensitive, may span lines). */
+  locate(text: string, upTo = this.lines.length): number | undefined {
+    const needle = squash(text);
+    if (!needle) return undefined;
+    for (let i = Math.min(upTo, this.lines.length) - 1; i >= 0; i--) {
+      const own = squash(this.lines[i] ?? '');
+      const joined = squash(this.lines.slice(i, i + 4).join(' '));
+      const at = joined.indexOf(needle);
+      if (at !== -1 && at < own.length) return i + 1;
+    }
+    return undefined;
+  }
+}
+
+function squash(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function withoutComment(line: string): string {
+  const m = /(^|[^\\])((\\\\)*)%/.exec(line);
+  return m ? line.slice(0, m.index + (m[1]?.length ?? 0) + (m[2]?.length ?? 0)) : line;
+}
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

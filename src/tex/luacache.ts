@@ -1,0 +1,44 @@
+// lualatex's font cache (luaotfload's names database and font tables) takes seconds to build.
+// It is built once, next to the job workspaces; every job starts from a copy (see runner.ts).
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+const WARM = String.raw`\documentclass{article}
+\usepackage{fontspec}
+\setmainfont{Latin Modern Roman}
+\begin{document}
+Quire \textbf{bold} \emph{italic} $x^2$ \texttt{mono}
+\end{document}
+`;
+
+/** Returns `<root>/texmf-var`, building it first when missing. Safe when several processes race. */
+export async function prepareLuaCache(root: string): Promise<string> {
+  const cache = join(root, 'texmf-var');
+  if (existsSync(join(cache, '.ready'))) return cache;
+  await mkdir(root, { recursive: true });
+  const work = await mkdtemp(join(root, 'luacache-'));
+  const building = join(work, 'texmf-var');
+  try {
+    await writeFile(join(work, 'warm.tex'), WARM);
+    await new Promise<void>((resolve, reject) => {
+      const child = spawn('lualatex', ['--nosocket', '-no-shell-escape', '-interaction=nonstopmode', 'warm.tex'], {
+        cwd: work,
+        env: { PATH: '/usr/bin:/bin', HOME: work, TEXMFVAR: building, TEXMFCACHE: building },
+        stdio: 'ignore',
+      });
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`lualatex exited ${code}`))));
+    });
+    await writeFile(join(building, '.ready'), new Date().toISOString());
+    await chmod(building, 0o755);
+    // Whoever renames first wins; a loser's copy is simply dropped.
+    await rename(building, cache).catch((err: NodeJS.ErrnoException) => {
+      if (!['EEXIST', 'ENOTEMPTY'].includes(err.code ?? '')) throw err;
+    });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  return cache;
+}

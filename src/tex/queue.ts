@@ -1,0 +1,63 @@
+// A bounded pool of TeX jobs behind a small interface, so jobs can later run on other
+// machines. At most `concurrency` run; at most `queueLimit` wait; beyond that the caller
+// gets 503 server_busy at once rather than an unbounded wait.
+import { ServiceError } from '../errors.js';
+import type { TexJob, TexResult, TexRunner } from './runner.js';
+
+export interface JobQueue {
+  run(job: TexJob): Promise<TexResult>;
+  stats(): { running: number; waiting: number };
+}
+
+/** Each slot runs as its own unprivileged uid when the service is root, so RLIMIT_NPROC is per job. */
+export const SLOT_UID_BASE = 200_000;
+const RETRY_AFTER_SECONDS = 5;
+
+export class LocalJobQueue implements JobQueue {
+  private readonly free: number[];
+  private readonly waiting: Array<(slot: number) => void> = [];
+
+  constructor(
+    private readonly runner: TexRunner,
+    private readonly concurrency: number,
+    private readonly queueLimit: number,
+    private readonly asRoot = process.getuid?.() === 0,
+  ) {
+    this.free = Array.from({ length: concurrency }, (_, i) => i);
+  }
+
+  stats() {
+    return { running: this.concurrency - this.free.length, waiting: this.waiting.length };
+  }
+
+  async run(job: TexJob): Promise<TexResult> {
+    const slot = await this.acquire();
+    try {
+      return await this.runner.run(job, this.asRoot ? SLOT_UID_BASE + slot : undefined);
+    } finally {
+      this.releaseSlot(slot);
+    }
+  }
+
+  private acquire(): Promise<number> {
+    const slot = this.free.pop();
+    if (slot !== undefined) return Promise.resolve(slot);
+    if (this.waiting.length >= this.queueLimit) {
+      return Promise.reject(
+        new ServiceError(
+          'server_busy',
+          'Every compile slot is busy and the queue is full; retry shortly.',
+          { retryable: true, retry_after_seconds: RETRY_AFTER_SECONDS },
+          { 'retry-after': String(RETRY_AFTER_SECONDS) },
+        ),
+      );
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private releaseSlot(slot: number): void {
+    const next = this.waiting.shift();
+    if (next) next(slot);
+    else this.free.push(slot);
+  }
+}

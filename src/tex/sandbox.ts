@@ -1,0 +1,117 @@
+// How every TeX-side process starts: inside bubblewrap with no network, its own PID
+// namespace, the system and TeX Live read-only, only the job's workspace writable and
+// nothing else of the host visible; then prlimit caps CPU, memory, file size and processes.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Where the job's workspace appears inside the sandbox. */
+export const SANDBOX_WORKDIR = '/job';
+/** Where the prepared luaotfload cache appears inside the sandbox (read-only). */
+export const SANDBOX_LUA_CACHE = '/texmf-ro';
+
+/** Read-only system paths TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
+ * only holds symlinks (bibtex is one) into /usr. */
+const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/var/lib/texmf', '/var/cache/fontconfig'];
+/** Debian 12 keeps these as symlinks into /usr. */
+const SYMLINKS: Array<[string, string]> = [
+  ['usr/bin', '/bin'],
+  ['usr/lib', '/lib'],
+  ['usr/lib64', '/lib64'],
+  ['usr/sbin', '/sbin'],
+];
+
+export interface ProcessLimits {
+  cpuSeconds: number;
+  /** Largest single file a process may write (RLIMIT_FSIZE). */
+  fileBytes: number;
+  /** Address space per process (RLIMIT_AS). */
+  memoryBytes: number;
+  processes: number;
+}
+
+export interface SandboxSpec {
+  /** Host directory mounted writable at SANDBOX_WORKDIR. */
+  workspace: string;
+  env: Record<string, string>;
+  limits: ProcessLimits;
+  /** Prepared lualatex font cache on the host, mounted read-only at SANDBOX_LUA_CACHE. */
+  luaCache?: string;
+  /** false runs without bubblewrap (QUIRE_SANDBOX=off): limits still apply, isolation does not. */
+  isolate: boolean;
+}
+
+export interface Command {
+  file: string;
+  args: string[];
+  /** Working directory for the spawn (only used without isolation). */
+  cwd?: string;
+  env?: Record<string, string>;
+}
+
+function prlimit(limits: ProcessLimits): string[] {
+  return [
+    'prlimit',
+    `--cpu=${limits.cpuSeconds}`,
+    `--fsize=${limits.fileBytes}`,
+    `--as=${limits.memoryBytes}`,
+    `--nproc=${limits.processes}`,
+    '--core=0',
+    '--',
+  ];
+}
+
+/** The command line that runs `argv` under the sandbox and limits of `spec`. */
+export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
+  const limited = [...prlimit(spec.limits), ...argv];
+  if (!spec.isolate) {
+    const env = { ...spec.env, PATH: '/usr/bin:/bin', HOME: spec.workspace };
+    return { file: limited[0]!, args: limited.slice(1), cwd: spec.workspace, env };
+  }
+  const args = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--uid',
+    '65534',
+    '--gid',
+    '65534',
+    '--hostname',
+    'quire',
+  ];
+  for (const path of READ_ONLY) args.push('--ro-bind-try', path, path);
+  for (const [target, link] of SYMLINKS) args.push('--symlink', target, link);
+  args.push('--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp');
+  if (spec.luaCache) args.push('--ro-bind', spec.luaCache, SANDBOX_LUA_CACHE);
+  args.push('--bind', spec.workspace, SANDBOX_WORKDIR, '--chdir', SANDBOX_WORKDIR, '--clearenv');
+  const env = { PATH: '/usr/bin', HOME: '/tmp', ...spec.env };
+  for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
+  args.push('--', ...limited);
+  return { file: 'bwrap', args };
+}
+
+/**
+ * Runs a tiny real sandbox at start: the server refuses to start when bubblewrap cannot
+ * isolate (unless the operator turned the sandbox off). Returns an error message or null.
+ */
+export function probeSandbox(uid?: number): string | null {
+  if (!existsSync('/usr/bin/bwrap')) return 'bubblewrap (bwrap) is not installed';
+  const workspace = mkdtempSync(join(tmpdir(), 'quire-probe-'));
+  chmodSync(workspace, 0o755);
+  const { file, args } = sandboxed(
+    {
+      workspace,
+      env: {},
+      isolate: true,
+      limits: { cpuSeconds: 5, fileBytes: 1 << 20, memoryBytes: 1 << 30, processes: 16 },
+    },
+    ['sh', '-c', 'test ! -e /etc/passwd && echo sandbox-ok'],
+  );
+  const result = spawnSync(file, args, { encoding: 'utf8', timeout: 10_000, ...(uid !== undefined ? { uid, gid: uid } : {}) });
+  rmSync(workspace, { recursive: true, force: true });
+  if (result.stdout?.trim() === 'sandbox-ok') return null;
+  return (result.stderr || result.error?.message || `exit ${result.status}`).trim().split('\n')[0] ?? 'unknown';
+}

@@ -1,0 +1,200 @@
+// The official MCP SDK client against a real listening Quire over Streamable HTTP: initialize,
+// tool lists with and without a key, and every tool called successfully and with a failure.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createAccount, HELLO, testApp, type TestAccount, type TestApp } from '../helpers.js';
+
+type Result = Awaited<ReturnType<Client['callTool']>>;
+type Body = Record<string, unknown>;
+
+describe('MCP over Streamable HTTP with the SDK client', () => {
+  let t: TestApp;
+  let url: URL;
+  let pro: TestAccount;
+  let free: TestAccount;
+  const clients: Client[] = [];
+
+  async function connect(headers: Record<string, string> = {}): Promise<Client> {
+    const client = new Client({ name: 'quire-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+    clients.push(client);
+    return client;
+  }
+
+  async function call(client: Client, name: string, args: Body = {}): Promise<Result> {
+    // listTools caches output schemas, so callTool checks structuredContent against them.
+    await client.listTools();
+    return client.callTool({ name, arguments: args });
+  }
+
+  function ok(result: Result): Body {
+    assert.equal(result.isError, undefined, JSON.stringify(result.content));
+    const [text] = result.content as Array<{ type: string; text: string }>;
+    assert.equal(text!.type, 'text');
+    return result.structuredContent as Body;
+  }
+
+  function failed(result: Result, code: string): Body {
+    assert.equal(result.isError, true);
+    const body = result.structuredContent as Body;
+    assert.equal(body.error, code, JSON.stringify(body));
+    const [text] = result.content as Array<{ type: string; text: string }>;
+    assert.match(text!.text, new RegExp(code));
+    return body;
+  }
+
+  let anonymous: Client;
+  let keyed: Client;
+
+  before(async () => {
+    t = await testApp();
+    await t.app.listen({ host: '127.0.0.1', port: 0 });
+    const address = t.app.server.address();
+    assert.ok(address && typeof address === 'object');
+    url = new URL(`http://127.0.0.1:${address.port}/mcp`);
+    pro = await createAccount(t.services, 'pro');
+    free = await createAccount(t.services, 'free');
+    anonymous = await connect();
+    keyed = await connect(pro.headers);
+  });
+  after(async () => {
+    for (const client of clients) await client.close();
+    await t.close();
+  });
+
+  test('initialize negotiates the newest revision and reports the server', () => {
+    assert.deepEqual(keyed.getServerVersion(), { name: 'quire', title: 'Quire', version: '1.5.0' });
+    const capabilities = keyed.getServerCapabilities();
+    assert.ok(capabilities?.tools && capabilities.resources && capabilities.prompts);
+    assert.match(keyed.getInstructions() ?? '', /compile/);
+  });
+
+  test('tools without a key: the public four; with a key, valid or not: all fourteen', async () => {
+    const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
+    assert.deepEqual(await names(anonymous), ['compile', 'get_public_template', 'list_public_templates', 'render_public_template']);
+    const all = await names(keyed);
+    assert.equal(all.length, 14);
+    const invalid = await connect({ authorization: 'Bearer qk_not_a_real_key' });
+    assert.deepEqual(await names(invalid), all);
+  });
+
+  test('usage: the HTTP body; a bad key and a missing key are tool errors', async () => {
+    const body = ok(await call(keyed, 'usage'));
+    assert.deepEqual((body.user as Body).plan, 'pro');
+    const http = await t.app.inject({ url: '/api/v1/usage', headers: pro.headers });
+    assert.deepEqual(body, http.json());
+    const invalid = await connect({ authorization: 'Bearer qk_not_a_real_key' });
+    failed(await call(invalid, 'usage'), 'invalid_api_key');
+    failed(await call(anonymous, 'usage'), 'missing_api_key');
+  });
+
+  test('compile: a PDF link anonymously; a failure carries the diagnosis', async () => {
+    const body = ok(await call(anonymous, 'compile', { latex: HELLO }));
+    assert.equal(body.pages, 1);
+    assert.equal(body.anonymous, true);
+    const pdf = await fetch(String(body.pdf_url).replace('http://quire.test', url.origin));
+    assert.equal(pdf.status, 200);
+    assert.equal((await pdf.arrayBuffer()).byteLength > 500, true);
+
+    const broken = HELLO.replace('Hello, Quire.', '\\textcolor{red}{Hello}');
+    const result = await call(keyed, 'compile', { latex: broken });
+    const error = failed(result, 'compilation_failed');
+    assert.equal(typeof error.log, 'string');
+    const [text] = result.content as Array<{ text: string }>;
+    assert.match(text!.text, /line 3/);
+    failed(await call(await connect(free.headers), 'compile', { latex: HELLO, compiler: 'lualatex' }), 'compiler_not_available');
+  });
+
+  test('assets: save, list, get, use in a compile, delete; and their failures', async () => {
+    const png = (await readFile(new URL('../fixtures/assets/logo.png', import.meta.url))).toString('base64');
+    const saved = ok(await call(keyed, 'save_asset', { name: 'logo.png', content_base64: png }));
+    assert.equal(saved.created, true);
+    assert.equal((saved.asset as Body).name, 'logo.png');
+
+    const list = ok(await call(keyed, 'list_assets'));
+    assert.equal(list.count, 1);
+    assert.deepEqual((list.assets as Body[]).map((a) => a.name), ['logo.png']);
+
+    const got = await call(keyed, 'get_asset', { id_or_name: 'LOGO.png' });
+    assert.equal((ok(got).asset as Body).content_base64, png);
+    const image = (got.content as Array<{ type: string; data?: string; mimeType?: string }>)[1];
+    assert.deepEqual(image, { type: 'image', data: png, mimeType: 'image/png' });
+    // A number works as an id, as list_assets reports them.
+    const byId = ok(await call(keyed, 'get_asset', { id_or_name: (saved.asset as Body).id as number }));
+    assert.equal((byId.asset as Body).name, 'logo.png');
+
+    const latex = HELLO.replace('\\begin{document}', '\\usepackage{graphicx}\n\\begin{document}\n\\includegraphics[width=2cm]{logo.png}');
+    const compiled = ok(await call(keyed, 'compile', { latex, use_stored_assets: ['logo.png'] }));
+    assert.deepEqual(compiled.stored_assets_used, ['logo.png']);
+
+    const deleted = ok(await call(keyed, 'delete_asset', { id_or_name: 'logo.png' }));
+    assert.deepEqual(deleted, { deleted: true, id_or_name: 'logo.png' });
+    failed(await call(keyed, 'get_asset', { id_or_name: 'logo.png' }), 'not_found');
+    failed(await call(keyed, 'delete_asset', { id_or_name: 'logo.png' }), 'not_found');
+    failed(await call(keyed, 'save_asset', { name: '../logo.png', content_base64: png }), 'invalid_asset_filename');
+    failed(await call(keyed, 'compile', { latex, use_stored_assets: ['logo.png'] }), 'asset_not_found');
+    const missing = failed(await call(keyed, 'save_asset', { name: 'x.png' }), 'validation_failed');
+    assert.deepEqual((missing.fields as Body[]).map((f) => [f.field, f.rule]), [['content_base64', 'required']]);
+    const freeClient = await connect(free.headers);
+    failed(await call(freeClient, 'list_assets'), 'plan_required');
+    failed(await call(anonymous, 'save_asset', { name: 'logo.png', content_base64: png }), 'missing_api_key');
+  });
+
+  test('templates: save, list, get (with instructions), render, delete; and their failures', async () => {
+    const created = ok(
+      await call(keyed, 'save_template', {
+        name: 'letter',
+        latex_content: HELLO,
+        description: 'A short letter',
+        instructions: 'Replace the greeting with the recipient.',
+      }),
+    );
+    assert.equal(created.created, true);
+    const updated = ok(await call(keyed, 'save_template', { name: 'Letter', description: 'A letter' }));
+    assert.equal(updated.created, false);
+
+    const card = ok(
+      await call(keyed, 'save_template', {
+        name: 'card',
+        latex_content: '\\documentclass{article}\n\\begin{document}\nDear {{ name }},\n\\end{document}\n',
+        placeholder_engine: 'liquid',
+      }),
+    );
+    assert.equal((card.template as Body).placeholder_engine, 'liquid');
+
+    const list = ok(await call(keyed, 'list_templates'));
+    const rows = list.templates as Body[];
+    assert.deepEqual(rows.map((r) => [r.name, r.has_instructions]), [['card', false], ['letter', true]]);
+    assert.equal('latex_content' in rows[0]!, false);
+
+    const letter = ok(await call(keyed, 'get_template', { id: 'letter' }));
+    assert.equal((letter.template as Body).instructions, 'Replace the greeting with the recipient.');
+    assert.equal((letter.template as Body).latex_content, HELLO);
+    const withSchema = ok(await call(keyed, 'get_template', { id: (card.template as Body).id as number }));
+    assert.ok(withSchema.schema && withSchema.sample_data);
+
+    const rendered = await call(keyed, 'render', { id: 'card', data: { name: 'Ada & Co' } });
+    const body = ok(rendered);
+    assert.equal(body.pages, 1);
+    assert.deepEqual(body.template, { id: (card.template as Body).id, name: 'card', version: 1 });
+    assert.match((rendered.content as Array<{ text: string }>)[0]!.text, /PDF ready: http/);
+
+    const invalid = failed(await call(keyed, 'render', { id: 'card', data: {} }), 'schema_validation_failed');
+    assert.deepEqual(invalid.missing_fields, ['name']);
+    failed(await call(keyed, 'render', { id: 'letter', data: {} }), 'template_engine_mismatch');
+    failed(
+      await call(keyed, 'save_template', { name: 'bad', latex_content: '\\documentclass{article}{{ x }}' }),
+      'liquid_placeholders_in_v1_template',
+    );
+    const tooLong = failed(await call(keyed, 'save_template', { name: 'n'.repeat(101), latex_content: HELLO }), 'validation_failed');
+    assert.deepEqual((tooLong.fields as Body[]).map((f) => [f.field, f.rule, f.limit]), [['name', 'maxLength', 100]]);
+
+    assert.deepEqual(ok(await call(keyed, 'delete_template', { id: 'letter' })), { deleted: true, id: 'letter' });
+    failed(await call(keyed, 'get_template', { id: 'letter' }), 'template_not_found');
+    failed(await call(keyed, 'delete_template', { id: 'letter' }), 'template_not_found');
+    failed(await call(await connect(free.headers), 'list_templates'), 'plan_required');
+  });
+});

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { findViolation, SECURITY_RULES } from '../../src/templates/security.js';
+
+const doc = (body: string) => `\\documentclass{article}\n${body}\n\\begin{document}\nHi\n\\end{document}\n`;
+
+// Each rule with sources that must be refused (the offending line is line 2 of doc()).
+const REFUSED: Record<string, string[]> = {
+  shell_escape: ['\\immediate\\write18{rm -rf /}', '\\write 18{ls}', '\\ShellEscape{ls}', '\\def\\w{\\write}'],
+  file_write: ['\\newwrite\\f', '\\immediate\\openout5=x.tex', '\\begin{filecontents}{x.tex}'],
+  file_read: ['\\openin5=main.log', '\\read5 to \\x', '\\readline5 to \\x', '\\newread\\r'],
+  unsafe_path: [
+    '\\input{/etc/passwd}',
+    '\\input /etc/passwd',
+    '\\include{../secret}',
+    '\\includegraphics[width=2cm]{~/photo.png}',
+    '\\lstinputlisting{C:/x.txt}',
+    '\\graphicspath{{/var/}}',
+    '\\usepackage{../../evil}',
+    '\\input{\\string/etc/passwd}',
+  ],
+  pipe_input: ['\\input|"ls -la"', '\\input{|ls}', '\\includegraphics{|cat x}'],
+  shell_escape_package: ['\\usepackage{minted}', '\\usepackage[cache=false]{pythontex}', '\\usepackage{amsmath,shellesc}', '\\RequirePackage{svg}', '\\usepackage{auto-pst-pdf}'],
+  tikz_externalize: ['\\usetikzlibrary{calc,external}', '\\tikzexternalize', '\\usepgfplotslibrary{external}'],
+  catcode_change: ['\\catcode`\\@=11', '\\ExplSyntaxOn'],
+  retokenize: ['\\scantokens{\\x}', '\\everyeof{\\noexpand}', '\\endlinechar=-1'],
+  dangerous_lua: [
+    '\\directlua{os.execute("ls")}',
+    '\\directlua{local f = io.open("/etc/passwd")}',
+    '\\directlua{require("socket")}',
+    '\\directlua{ load("x")() }',
+    '\\latelua{debug.getinfo(1)}',
+    '\\begin{luacode}\nlocal p = package.loaded\n\\end{luacode}',
+  ],
+  file_probe: ['\\pdffiledump{main.log}', '\\pdfmdfivesum file {x}', '\\pdffilesize{x}', '\\filedump{x}'],
+  unsafe_link_action: [
+    '\\href{javascript:alert(1)}{x}',
+    '\\href{file:///etc/passwd}{x}',
+    '\\url{run:calc.exe}',
+    '\\pdfannot{/A << /S /Launch /F (calc) >>}',
+    '\\special{pdf: /JavaScript}',
+  ],
+  liquid_file_tags: ['{% include "header" %}', '{%- render "x" -%}', '{% layout "base" %}', '{% liquid\n include "x" %}'],
+  indirect_command: [
+    '\\csname write\\endcsname18{ls}',
+    '\\csname im mediate\\endcsname',
+    '\\csname\\string i nput\\endcsname{x}',
+    '\\let\\x\\input',
+    '\\let\\x=\\catcode',
+    '\\wri^^74e18{ls}',
+    '\\@nameuse{openout}',
+    '\\expandafter\\x\\csname cat#1\\endcsname',
+  ],
+};
+
+const ALLOWED = [
+  '\\usepackage[T1]{fontenc}\n\\usepackage{graphicx,xcolor}\n\\usepackage{tikz}\n\\usetikzlibrary{calc,positioning}',
+  '\\newcommand{\\name}[1]{\\textbf{#1}}\n\\def\\x#1{%\n#1}',
+  '\\input{chapter1}\n\\include{sections/intro}\n\\includegraphics[width=3cm]{logo.png}',
+  '\\href{https://example.com}{site}\n\\url{mailto:a@b.c}',
+  '\\immediate\\write16{hello}\n\\write-1{x}',
+  '\\makeatletter\n\\renewcommand\\@seccntformat[1]{}\n\\makeatother',
+  '\\directlua{tex.print("hello " .. 1 + 1)}',
+  '\\expandafter\\def\\csname foo#1\\endcsname{x}',
+  '\\begin{tabular}{|l|c|}\\hline a & b\\end{tabular}',
+  '{{ name }} {% if paid %}PAID{% endif %} {% for i in items %}{{ i.x }}{% endfor %}',
+];
+
+describe('security policy', () => {
+  it('names 14 rules', () => {
+    assert.equal(SECURITY_RULES.length, 14);
+    assert.deepEqual(
+      SECURITY_RULES.map((r) => r.number),
+      Array.from({ length: 14 }, (_, i) => i + 1),
+    );
+    assert.deepEqual(Object.keys(REFUSED).sort(), SECURITY_RULES.map((r) => r.id).sort());
+  });
+
+  for (const rule of SECURITY_RULES) {
+    it(`rule ${rule.number} (${rule.id}) refuses each example with its rule and line`, () => {
+      for (const body of REFUSED[rule.id]!) {
+        const found = findViolation(doc(body));
+        assert.ok(found, `expected a violation for ${JSON.stringify(body)}`);
+        assert.equal(found.rule, rule.id, `${JSON.stringify(body)}: ${found.message}`);
+        assert.equal(found.rule_number, rule.number);
+        assert.equal(found.line, 2, `${JSON.stringify(body)}: line`);
+        assert.match(found.message, new RegExp(`^Line 2: .*rule ${rule.number}: ${rule.id}`));
+      }
+    });
+  }
+
+  it('lets ordinary LaTeX and Liquid through', () => {
+    for (const body of ALLOWED) assert.equal(findViolation(doc(body)), null, body);
+  });
+});

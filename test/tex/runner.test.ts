@@ -1,0 +1,244 @@
+// The TeX runner against real engines: passes, bibliographies, an index, and hostile
+// documents. Every hostile case asserts that nothing leaked (pdftotext), nothing ran and no
+// process or workspace is left behind.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+import { probeSandbox } from '../../src/tex/sandbox.js';
+
+const UID = process.getuid?.() === 0 ? 200_150 : undefined;
+const MB = 1024 * 1024;
+
+function text(pdf: Buffer | undefined): string {
+  assert.ok(pdf, 'a PDF');
+  return execFileSync('pdftotext', ['-layout', '-', '-'], { input: pdf }).toString('utf8');
+}
+
+/** Processes still owned by the job uid (none may survive a job). */
+function leftovers(): string {
+  if (UID === undefined) return '';
+  const ps = spawnSync('ps', ['-u', String(UID), '-o', 'stat=,comm='], { encoding: 'utf8' }).stdout;
+  return ps
+    .split('\n')
+    .filter((line) => line.trim() && !line.trim().startsWith('Z'))
+    .join('\n');
+}
+
+const doc = (body: string, preamble = '') =>
+  `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`;
+
+describe('TeX runner', () => {
+  let dataDir: string;
+  let workRoot: string;
+  let runner: TexRunner;
+  const run = (source: string, extra: Partial<TexJob> = {}) =>
+    runner.run({ source, compiler: 'pdflatex', timeoutMs: 20_000, maxFileBytes: 8 * MB, ...extra }, UID);
+
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'quire-runner-'));
+    // Job uids must reach their workspace: the root lives in the world-traversable tmpdir.
+    workRoot = await mkdtemp(join(tmpdir(), 'quire-jobs-'));
+    runner = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
+  });
+  after(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(workRoot, { recursive: true, force: true });
+  });
+
+  test('the sandbox probe passes on this machine', () => {
+    assert.equal(probeSandbox(UID), null);
+  });
+
+  test('a one-page document takes one pass with every engine', async () => {
+    for (const compiler of ['pdflatex', 'xelatex', 'lualatex'] as const) {
+      const result = await run(doc('Hello from the sandbox.'), { compiler });
+      assert.equal(result.outcome, 'ok', `${compiler}: ${result.log.slice(-400)}`);
+      assert.equal(result.passes, 1, compiler);
+      assert.equal(result.pages, 1);
+      assert.match(text(result.pdf), /Hello from the sandbox\./);
+    }
+  });
+
+  test('a table of contents and a \\ref resolve in a second pass', async () => {
+    const result = await run(doc('\\tableofcontents\n\\section{Alpha}\\label{sec:a}\nSee section~\\ref{sec:a} on page~\\pageref{sec:a}.'));
+    assert.equal(result.outcome, 'ok');
+    assert.equal(result.passes, 2);
+    const out = text(result.pdf);
+    assert.match(out, /See section 1 on page 1\./);
+    assert.match(out, /1\s+Alpha\s+1/);
+  });
+
+  const bib = String.raw`\begin{filecontents*}[overwrite]{refs.bib}
+@book{knuth, author = {Donald E. Knuth}, title = {The TeXbook}, year = {1984}, publisher = {Addison-Wesley}}
+\end{filecontents*}
+`;
+
+  test('bibtex runs for a \\bibliography given inline through filecontents', async () => {
+    const result = await run(bib + doc('As shown in \\cite{knuth}.\n\\bibliographystyle{plain}\n\\bibliography{refs}'));
+    assert.equal(result.outcome, 'ok', result.log.slice(-500));
+    const out = text(result.pdf);
+    assert.match(out, /As shown in \[1\]\./);
+    assert.match(out, /The TeXbook/);
+  });
+
+  test('biber runs for biblatex', async () => {
+    const result = await run(
+      bib + doc('As shown in \\cite{knuth}.\n\\printbibliography', '\\usepackage[backend=biber]{biblatex}\n\\addbibresource{refs.bib}'),
+    );
+    assert.equal(result.outcome, 'ok', result.log.slice(-500));
+    const out = text(result.pdf);
+    assert.match(out, /As shown in \[1\]\./);
+    assert.match(out, /The TeXbook/);
+  });
+
+  test('makeindex runs when an index is made', async () => {
+    const result = await run(doc('Zebras\\index{zebra} and aardvarks\\index{aardvark}.\n\\printindex', '\\usepackage{makeidx}\n\\makeindex'));
+    assert.equal(result.outcome, 'ok', result.log.slice(-500));
+    assert.match(text(result.pdf), /aardvark, 1[\s\S]*zebra, 1/);
+  });
+
+  test('a LaTeX error fails with the transcript', async () => {
+    const result = await run(doc('\\undefinedcommand'));
+    assert.equal(result.outcome, 'failed');
+    assert.match(result.log, /main\.tex:4: Undefined control sequence/);
+  });
+
+  describe('hostile documents', () => {
+    const passwd = /root:x:0:0|nobody:x:/;
+
+    test('\\input of /etc/passwd is refused and nothing leaks', async () => {
+      const result = await run(doc('\\input{/etc/passwd}'));
+      assert.equal(result.outcome, 'failed');
+      assert.doesNotMatch(result.log, passwd);
+    });
+
+    test('\\openin and \\read of a system file read nothing', async () => {
+      const result = await run(
+        doc('\\newread\\myread\\openin\\myread=/etc/passwd\\relax\\ifeof\\myread NOFILE\\else\\read\\myread to\\x GOT:\\x\\fi\\closein\\myread'),
+      );
+      assert.equal(result.outcome, 'ok', result.log.slice(-300));
+      const out = text(result.pdf);
+      assert.match(out, /NOFILE/);
+      assert.doesNotMatch(out, passwd);
+    });
+
+    test('\\verbatiminput and \\lstinputlisting of system files leak nothing', async () => {
+      for (const [pkg, cmd] of [
+        ['verbatim', '\\verbatiminput{/etc/passwd}'],
+        ['listings', '\\lstinputlisting{/etc/passwd}'],
+        ['listings', '\\lstinputlisting{/proc/self/environ}'],
+      ]) {
+        const result = await run(doc(`before ${cmd} after`, `\\usepackage{${pkg}}`));
+        if (result.pdf) assert.doesNotMatch(text(result.pdf), passwd);
+        assert.doesNotMatch(result.log, passwd);
+        assert.doesNotMatch(result.log, /QUIRE_|PATH=\/usr/);
+      }
+    });
+
+    test('\\includegraphics of a system path is refused', async () => {
+      const result = await run(doc('\\includegraphics{/usr/share/pixmaps/debian-logo.png}', '\\usepackage{graphicx}'));
+      assert.equal(result.outcome, 'failed');
+      assert.match(result.log, /not found|openin_any/);
+    });
+
+    test('\\write18 and \\immediate\\write18 do not run', async () => {
+      const result = await run(
+        doc(
+          '\\write18{echo pwned > pwned.tex}\\immediate\\write18{echo pwned > pwned.tex}\nx\\newpage y\n' +
+            '\\IfFileExists{pwned.tex}{RAN}{NOTRUN}',
+        ),
+      );
+      assert.equal(result.outcome, 'ok');
+      const out = text(result.pdf);
+      assert.match(out, /NOTRUN/);
+      assert.doesNotMatch(out, /RAN|pwned/);
+    });
+
+    test('\\openout outside the workspace writes nothing outside', async () => {
+      const target = join(tmpdir(), `quire-escape-${process.pid}.txt`);
+      const result = await run(
+        doc(`\\newwrite\\w\\immediate\\openout\\w=${target}\\immediate\\write\\w{x}\\immediate\\closeout\\w
+\\immediate\\openout\\w=../escape.txt\\immediate\\write\\w{x}\\immediate\\closeout\\w done`),
+      );
+      assert.ok(result.outcome === 'ok' || result.outcome === 'failed');
+      assert.equal(existsSync(target), false);
+      assert.equal(existsSync(join(workRoot, 'escape.txt')), false);
+      assert.equal(existsSync(join(dataDir, 'escape.txt')), false);
+    });
+
+    test('lualatex cannot execute, popen, read system files, open sockets or see the environment', async () => {
+      // Written to a file first so TeX does not expand the Lua (~ is active in LaTeX).
+      const lua = String.raw`\begin{filecontents*}[overwrite]{probe.lua}
+local ok, r = pcall(function() return os.execute("echo pwned > pwned.txt") end)
+tex.print("EXEC:" .. tostring(ok and r))
+local ok2, p = pcall(function() return io.popen("id") end)
+tex.print("POPEN:" .. tostring(ok2 and p ~= nil))
+local f = io.open("/etc/passwd", "r")
+tex.print("PASSWD:" .. (f and f:read("*a") or "none"))
+local h = io.open("/etc/hostname", "r")
+tex.print("HOST:" .. (h and "read" or "none"))
+local sok = pcall(require, "socket")
+tex.print("SOCKET:" .. tostring(sok))
+tex.print("ENV:" .. tostring(os.getenv("QUIRE_SECRET")) .. tostring(os.getenv("HOSTNAME")))
+local w = io.open("pwned.txt", "r")
+tex.print("WROTE:" .. (w and "yes" or "no"))
+\end{filecontents*}
+`;
+      const result = await run(lua + doc('\\directlua{dofile("probe.lua")}'), { compiler: 'lualatex' });
+      assert.equal(result.outcome, 'ok', result.log.slice(-600));
+      const out = text(result.pdf).replace(/\s+/g, ' ');
+      assert.doesNotMatch(out, passwd);
+      assert.match(out, /PASSWD:none/);
+      assert.match(out, /HOST:none/);
+      assert.match(out, /POPEN:false/);
+      assert.match(out, /SOCKET:false/);
+      assert.match(out, /ENV:nil-? ?nil/);
+      assert.match(out, /WROTE:no/);
+      assert.doesNotMatch(out, /EXEC:(0|true)/);
+    });
+
+    test('an infinite loop is killed at the timeout and leaves no process behind', async () => {
+      const started = Date.now();
+      const result = await run(doc('\\def\\loop{\\loop}\\loop'), { timeoutMs: 2000 });
+      assert.equal(result.outcome, 'timeout');
+      assert.ok(Date.now() - started < 6000, 'killed promptly');
+      assert.equal(leftovers(), '');
+    });
+
+    test('a document writing a huge file is stopped at the file size cap', async () => {
+      const result = await run(
+        doc(
+          '\\newwrite\\w\\immediate\\openout\\w=big.txt\\def\\a{xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}' +
+            '\\count1=0 \\loop\\immediate\\write\\w{\\a\\a\\a\\a\\a\\a\\a\\a}\\advance\\count1 1 \\ifnum\\count1<1000000 \\repeat',
+        ),
+        { maxFileBytes: 2 * MB },
+      );
+      assert.equal(result.outcome, 'file_too_large');
+      assert.equal(result.file, 'big.txt');
+      assert.equal(leftovers(), '');
+    });
+
+    test('a PDF over the size cap is stopped', async () => {
+      const result = await run(
+        '\\pdfcompresslevel=0 \\pdfobjcompresslevel=0\n' +
+          doc(
+            '\\def\\a{0123456789012345678901234567890123456789012345678901234567890123}\\edef\\b{\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a}' +
+              '\\count1=0 \\loop\\immediate\\pdfobj stream {\\b\\b}\\advance\\count1 1 \\ifnum\\count1<2000 \\repeat x',
+          ),
+        { maxFileBytes: 1 * MB },
+      );
+      assert.equal(result.outcome, 'file_too_large');
+      assert.equal(result.file, 'main.pdf');
+    });
+
+    test('every workspace is deleted afterwards', async () => {
+      assert.deepEqual((await readdir(workRoot)).filter((name) => name !== 'texmf-var'), []);
+    });
+  });
+});

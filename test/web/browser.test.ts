@@ -1,0 +1,334 @@
+// The studio, sign-up and dashboard in headless Chromium against a real listening server.
+// Screenshots land in test-output/ for review.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { after, before, describe, it } from 'node:test';
+import { buildApp } from '../../src/http/app.js';
+import type { App } from '../../src/http/types.js';
+import { createAccount, testServices, type TestServices } from '../helpers.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const SHOTS = join(ROOT, 'test-output');
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** A solid-colour RGB PNG, built by hand so the test needs no image files. */
+function png(width: number, height: number, rgb: [number, number, number]): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const out = Buffer.alloc(body.length + 8);
+    out.writeUInt32BE(data.length, 0);
+    body.copy(out, 4);
+    out.writeUInt32BE(crc32(body), body.length + 4);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(width, 0);
+  header.writeUInt32BE(height, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: width }, () => rgb).flat())]);
+  const pixels = deflateSync(Buffer.concat(Array.from({ length: height }, () => row)));
+  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', pixels), chunk('IEND', Buffer.alloc(0))]);
+}
+
+const TITLE_DOC = String.raw`\documentclass{article}
+\begin{document}
+\section*{Studio round trip}
+Opened from a studio link.
+\end{document}
+`;
+
+// Line 5 uses \textcolor without xcolor: an undefined command the diagnosis ties to xcolor.
+const BROKEN_DOC = String.raw`\documentclass{article}
+\usepackage[T1]{fontenc}
+\begin{document}
+Some text first.
+\textcolor{red}{This needs xcolor.}
+\end{document}
+`;
+
+interface Watched {
+  page: Page;
+  /** Console errors and uncaught exceptions, minus the HTTP statuses the test expects. */
+  problems: string[];
+}
+
+describe('studio, sign-up and dashboard in Chromium', () => {
+  let services: TestServices;
+  let app: App;
+  let browser: Browser;
+  let base: string;
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-web.mjs')], { cwd: ROOT, stdio: 'pipe' });
+    mkdirSync(SHOTS, { recursive: true });
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    services = await testServices({ env: { QUIRE_SIGNUP: 'open', QUIRE_BASE_URL: base, PORT: String(port) } });
+    app = await buildApp(services);
+    await app.listen({ host: '127.0.0.1', port });
+    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  });
+
+  after(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    await app?.close();
+    await services?.cleanup();
+  });
+
+  /** A fresh browser profile; `expected` lists "status path" pairs the page may legitimately get. */
+  async function open(expected: string[] = [], viewport = { width: 1280, height: 800 }): Promise<Watched> {
+    const context = await browser.newContext({ viewport });
+    contexts.push(context);
+    const page = await context.newPage();
+    const problems: string[] = [];
+    const statuses: string[] = [];
+    page.on('response', (res) => {
+      if (res.status() >= 400) statuses.push(`${res.status()} ${new URL(res.url()).pathname}`);
+    });
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error') return;
+      // Chromium logs every 4xx fetch; those the test provokes on purpose are not faults.
+      const status = /status of (\d{3})/.exec(msg.text())?.[1];
+      const path = msg.location().url ? new URL(msg.location().url).pathname : '';
+      if (status && expected.includes(`${status} ${path}`)) return;
+      problems.push(`console: ${msg.text()} (${msg.location().url})`);
+    });
+    page.on('pageerror', (err) => problems.push(`pageerror: ${err.message}`));
+    page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
+    return { page, problems };
+  }
+
+  async function api(path: string, body: unknown, key?: string): Promise<{ status: number; json: Record<string, unknown> }> {
+    const res = await fetch(base + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, unknown> };
+  }
+
+  const editorText = (page: Page) => page.locator('.cm-content').innerText();
+
+  /** True when the first rendered page has dark (text) pixels on it. */
+  async function pageHasInk(page: Page): Promise<boolean> {
+    return page.locator('canvas.pdf-page').first().evaluate((canvas: HTMLCanvasElement) => {
+      const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+      let dark = 0;
+      for (let i = 0; i < data.length; i += 4) if (data[i]! < 160 && data[i + 1]! < 160 && data[i + 2]! < 160) dark++;
+      return dark > 50;
+    });
+  }
+
+  it('serves pages with a CSP and hashed, precompressed, immutable bundles', async () => {
+    const page = await fetch(`${base}/studio`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type')!, /^text\/html/);
+    assert.match(page.headers.get('content-security-policy')!, /script-src 'self'/);
+    const html = await page.text();
+    const script = /<script type="module" src="\/build\/([^"]+)"/.exec(html)![1]!;
+    const js = await fetch(`${base}/build/${script}`, { headers: { 'accept-encoding': 'br' } });
+    assert.equal(js.status, 200);
+    assert.equal(js.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal(js.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.equal(js.headers.get('content-encoding'), 'br');
+    for (const bad of ['../package.json', '..%2Fpackage.json', 'manifest.json%00.js', 'nope.js']) {
+      assert.equal((await fetch(`${base}/build/${bad}`)).status, 404, bad);
+    }
+  });
+
+  it('opens a real studio_url, compiles, renders; then diagnoses a break, applies the package fix and recompiles', async () => {
+    const owner = await createAccount(services, 'starter');
+    const compiled = await api('/api/v1/compile', { latex: TITLE_DOC, compiler: 'pdflatex' }, owner.key);
+    assert.equal(compiled.status, 200, JSON.stringify(compiled.json));
+    const studioUrl = String(compiled.json.studio_url);
+    assert.ok(studioUrl.startsWith(`${base}/studio#src=`), studioUrl);
+
+    // Anonymous visitor: the link carries the source, the studio shows the daily allowance.
+    const { page, problems } = await open(['422 /api/v1/compile']);
+    await page.goto(studioUrl);
+    await page.locator('.cm-content').waitFor();
+    assert.equal((await editorText(page)).trim(), TITLE_DOC.trim());
+    assert.match(await page.locator('#quota').innerText(), /3 of 3 compiles left today/);
+    assert.equal(await page.locator('#compiler').inputValue(), 'pdflatex');
+
+    await page.locator('.cm-content').click();
+    await page.keyboard.press('Control+Enter');
+    await page.locator('canvas.pdf-page').waitFor();
+    assert.match(await page.locator('#status').innerText(), /Compiled 1 page/);
+    assert.match(await page.locator('#quota').innerText(), /2 of 3 compiles left today/);
+    assert.ok(await pageHasInk(page), 'the rendered page is blank');
+    assert.equal(await page.locator('canvas.pdf-page').getAttribute('aria-label'), 'Page 1 of 1');
+    await page.screenshot({ path: join(SHOTS, 'studio-success.png') });
+
+    // Break it: \textcolor without xcolor on line 5.
+    await page.locator('.cm-content').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(BROKEN_DOC);
+    await page.locator('#compile').click();
+    const diagnosis = page.locator('#diagnosis');
+    await diagnosis.waitFor();
+    assert.match(await diagnosis.locator('h3').innerText(), /on line 5$/);
+    assert.match(await diagnosis.innerText(), /xcolor/);
+    const marked = page.locator('.cm-line.cm-error-line');
+    assert.equal(await marked.count(), 1);
+    assert.match(await marked.innerText(), /\\textcolor\{red\}/);
+    assert.match(await page.locator('#quota').innerText(), /2 of 3 compiles left today/, 'a failed compile costs nothing');
+    await page.screenshot({ path: join(SHOTS, 'studio-error.png') });
+
+    const fix = page.locator('#apply-fix');
+    assert.equal(await fix.innerText(), 'Add \\usepackage{xcolor}');
+    await fix.click();
+    assert.equal(await diagnosis.isHidden(), true, `${await page.locator('#status').innerText()} ${problems.join('; ')}`);
+    const fixed = await editorText(page);
+    assert.match(fixed, /\\usepackage\[T1\]\{fontenc\}\n\\usepackage\{xcolor\}\n\\begin\{document\}/);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'compile');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('#status')?.textContent?.startsWith('Compiled'));
+    assert.equal(await page.locator('.cm-error-line').count(), 0);
+    assert.match(await page.locator('#quota').innerText(), /1 of 3 compiles left today/);
+    await page.screenshot({ path: join(SHOTS, 'studio-fixed.png') });
+    assert.ok(await pageHasInk(page), 'the recompiled page is blank');
+    // The fragment now holds the fixed source, so a reload or a shared link keeps it.
+    await page.reload();
+    await page.locator('.cm-content').waitFor();
+    assert.match(await editorText(page), /\\usepackage\{xcolor\}/);
+    assert.deepEqual(problems, []);
+  });
+
+  it('signs up, shows the key once, and the dashboard signs in with it; rotation replaces it', async () => {
+    const { page, problems } = await open();
+    await page.goto(`${base}/signup`);
+    await page.getByLabel('Email address').fill('reader@example.com');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    const key = page.locator('#new-key');
+    await key.waitFor();
+    const apiKey = await key.innerText();
+    assert.match(apiKey, /^svc_[0-9a-f]{48}$/);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'signup-result');
+    await page.screenshot({ path: join(SHOTS, 'signup.png') });
+    assert.equal((await services.accounts.byEmail('reader@example.com')).plan, 'free');
+
+    // A fresh browser signs in on the dashboard with that key.
+    const fresh = await open(['401 /api/v1/usage']);
+    fresh.page.on('dialog', (d) => void d.accept());
+    await fresh.page.goto(`${base}/dashboard`);
+    await fresh.page.getByRole('textbox', { name: 'API key', exact: true }).fill(apiKey);
+    await fresh.page.getByRole('button', { name: 'Sign in' }).click();
+    await fresh.page.locator('#panels').waitFor();
+    assert.equal(await fresh.page.locator('#plan-badge').textContent(), 'free plan');
+    assert.match(await fresh.page.locator('#meters').innerText(), /Compiles this month\s*0 of 50/);
+    assert.equal(await fresh.page.locator('#key-prefix').innerText(), apiKey.slice(0, 12));
+    assert.match(await fresh.page.locator('#templates').innerText(), /paid plans/);
+
+    await fresh.page.getByRole('button', { name: 'Rotate key' }).click();
+    await fresh.page.locator('#rotated').waitFor();
+    const rotated = await fresh.page.locator('#rotated-key').innerText();
+    assert.match(rotated, /^svc_[0-9a-f]{48}$/);
+    assert.notEqual(rotated, apiKey);
+    await fresh.page.waitForFunction((p) => document.querySelector('#key-prefix')?.textContent === p, rotated.slice(0, 12));
+    assert.equal((await fetch(`${base}/api/v1/usage`, { headers: { 'x-api-key': apiKey } })).status, 401);
+    // The first browser kept the old key: its dashboard notices and asks to sign in again.
+    await page.goto(`${base}/dashboard`);
+    await page.locator('#signin-key').waitFor();
+    assert.equal(await page.locator('#panels').isHidden(), true);
+    assert.deepEqual(fresh.problems, []);
+    assert.deepEqual(
+      problems.filter((p) => !/status of 401/.test(p)),
+      [],
+    );
+  });
+
+  it('uploads an asset in the dashboard and uses it in a studio compile; edits a template and saves it back', async () => {
+    const user = await createAccount(services, 'starter');
+    const { page, problems } = await open();
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(`${base}/dashboard`);
+    await page.getByRole('textbox', { name: 'API key', exact: true }).fill(user.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#panels').waitFor();
+    assert.equal(await page.locator('#plan-badge').textContent(), 'starter plan');
+
+    await page.getByLabel('File (png, jpg, pdf or svg)').setInputFiles({ name: 'Company Logo.png', mimeType: 'image/png', buffer: png(120, 40, [36, 81, 183]) });
+    assert.equal(await page.getByLabel('Name used in LaTeX').inputValue(), 'Company-Logo.png');
+    await page.getByLabel('Name used in LaTeX').fill('logo.png');
+    await page.getByRole('button', { name: 'Upload' }).click();
+    await page.getByRole('row', { name: /logo\.png/ }).waitFor();
+    assert.match(await page.locator('#upload-status').innerText(), /Uploaded logo\.png/);
+    assert.match(await page.locator('#meters').innerText(), /Stored assets\s*1 of 10/);
+
+    // The studio (same browser, same key) finds the asset by name in the source.
+    const source = String.raw`\documentclass{article}
+\usepackage{graphicx}
+\begin{document}
+\includegraphics[width=8cm]{logo.png}
+\end{document}
+`;
+    await page.goto(`${base}/studio`);
+    await page.locator('.cm-content').waitFor();
+    await page.waitForFunction(() => /Starter plan/.test(document.querySelector('#quota')?.textContent ?? ''));
+    await page.locator('.cm-content').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(source);
+    await page.locator('#compile').click();
+    await page.waitForFunction(() => /^Compiled|Not compiled|line/.test(document.querySelector('#status')?.textContent ?? ''));
+    assert.match(await page.locator('#status').innerText(), /^Compiled 1 page/);
+    const blue = await page.locator('canvas.pdf-page').evaluate((canvas: HTMLCanvasElement) => {
+      const data = canvas.getContext('2d')!.getImageData(0, 0, canvas.width, canvas.height).data;
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - 36) < 12 && Math.abs(data[i + 1]! - 81) < 12 && Math.abs(data[i + 2]! - 183) < 12) n++;
+      return n;
+    });
+    assert.ok(blue > 1000, `the logo is not on the page (${blue} blue pixels)`);
+
+    // Save it as a template, open it from the dashboard, change it and save it back.
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await page.getByLabel('Template name').fill('Letterhead');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.waitForFunction(() => /Saved new template/.test(document.querySelector('#status')?.textContent ?? ''));
+    await page.goto(`${base}/dashboard`);
+    await page.getByRole('row', { name: /Letterhead/ }).waitFor();
+    await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
+    await page.getByRole('link', { name: 'Edit Letterhead in the studio' }).click();
+    await page.waitForFunction(() => /includegraphics/.test(document.querySelector('.cm-content')?.textContent ?? ''));
+    assert.match(await page.locator('#template-banner').innerText(), /Editing template Letterhead/);
+    await page.locator('.cm-content').click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.insertText('% revised');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    assert.equal(await page.getByLabel('Template name').inputValue(), 'Letterhead');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.waitForFunction(() => /Saved template “Letterhead”/.test(document.querySelector('#status')?.textContent ?? ''));
+    const saved = await fetch(`${base}/api/v1/templates/Letterhead`, { headers: user.headers });
+    const body = (await saved.json()) as { template: { latex_content: string } };
+    assert.match(body.template.latex_content, /% revised$/);
+    assert.deepEqual(problems, []);
+  });
+
+  it('lays the studio out for a phone', async () => {
+    const { page, problems } = await open([], { width: 390, height: 844 });
+    await page.goto(`${base}/studio`);
+    await page.locator('.cm-content').waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
+    await page.screenshot({ path: join(SHOTS, 'studio-phone.png') });
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,367 @@
+// The studio: edit LaTeX, compile, see the PDF, and fix what the diagnosis points at.
+// The editor (CodeMirror) and the PDF renderer (pdf.js) are separate chunks loaded lazily;
+// until the editor arrives the page's plain textarea works.
+import { api, ApiError, forgetKey, storedKey, type Json, type Usage } from './lib/api';
+import { mountAccount } from './lib/account';
+import { $, h } from './lib/dom';
+import { buildFragment, parseFragment } from './lib/fragment';
+import type { LatexEditor } from './editor';
+
+const DRAFT = 'quire.draft';
+const body = document.body;
+const compileButton = $<HTMLButtonElement>('#compile');
+const compilerSelect = $<HTMLSelectElement>('#compiler');
+const status = $('#status');
+const quota = $('#quota');
+const diagnosis = $('#diagnosis');
+const pdfBox = $('#pdf');
+const openPdf = $<HTMLAnchorElement>('#open-pdf');
+const saveButton = $<HTMLButtonElement>('#save-template');
+const banner = $('#template-banner');
+const textarea = $<HTMLTextAreaElement>('#source');
+
+let editor: LatexEditor | null = null;
+let usage: Usage | null = null;
+let anonRemaining = Number(body.dataset.anonRemaining);
+const anonLimit = Number(body.dataset.anonLimit);
+let template: { id: number; name: string } | null = null;
+let storedAssets: string[] = [];
+let compiling = false;
+
+const source = () => (editor ? editor.getValue() : textarea.value);
+
+function setStatus(text: string, tone: 'info' | 'ok' | 'error' = 'info'): void {
+  status.textContent = text;
+  status.dataset.tone = tone;
+}
+
+// ---- Source: from the link, a template, or the last draft -------------------------------
+
+let fragment: ReturnType<typeof parseFragment> = {};
+try {
+  fragment = parseFragment(location.hash);
+} catch {
+  setStatus('This studio link is damaged: its source could not be decoded.', 'error');
+}
+if (fragment.source !== undefined) textarea.value = fragment.source;
+else if (!fragment.template) textarea.value = localStorage.getItem(DRAFT) ?? textarea.value;
+if (fragment.compiler && [...compilerSelect.options].some((o) => o.value === fragment.compiler)) {
+  compilerSelect.value = fragment.compiler;
+}
+
+let draftTimer: number | undefined;
+function sourceChanged(): void {
+  window.clearTimeout(draftTimer);
+  draftTimer = window.setTimeout(() => {
+    if (!template) localStorage.setItem(DRAFT, source());
+  }, 500);
+}
+textarea.addEventListener('input', sourceChanged);
+
+void import('./editor').then(({ createEditor }) => {
+  const host = $('#editor');
+  const text = textarea.value;
+  const hadFocus = document.activeElement === textarea;
+  host.replaceChildren();
+  editor = createEditor(host, text, { onRun: () => void compile(), onChange: sourceChanged, label: 'LaTeX source' });
+  if (hadFocus) editor.view.focus();
+  if (pendingMark) editor.markError(pendingMark.line, pendingMark.message);
+});
+let pendingMark: { line: number; message: string } | null = null;
+
+// ---- Account and quota -------------------------------------------------------------------
+
+const account = mountAccount((next) => applyUsage(next));
+
+function applyUsage(next: Usage | null): void {
+  usage = next;
+  const allowed = next ? next.limits.allowed_compilers : ['pdflatex'];
+  for (const option of compilerSelect.options) {
+    const ok = allowed.includes(option.value);
+    option.disabled = !ok;
+    option.textContent = ok ? option.value : `${option.value} (${next ? 'needs a bigger plan' : 'needs a key'})`;
+  }
+  if (!allowed.includes(compilerSelect.value)) compilerSelect.value = 'pdflatex';
+  saveButton.hidden = !next || next.templates.limit === 0;
+  storedAssets = [];
+  if (next && next.limits.max_stored_assets_count !== 0) {
+    void api<{ assets: Array<{ name: string }> }>('/api/v1/assets')
+      .then((res) => (storedAssets = res.assets.map((a) => a.name)))
+      .catch(() => undefined);
+  }
+  renderQuota();
+}
+
+function renderQuota(): void {
+  quota.replaceChildren();
+  if (usage) {
+    const u = usage.usage;
+    quota.append(`${capitalize(usage.user.plan)} plan: ${u.used_this_month.toLocaleString()} of ${u.monthly_limit.toLocaleString()} compiles used this month`);
+  } else {
+    quota.append(`Anonymous: ${anonRemaining} of ${anonLimit} compiles left today · `, h('a', { href: '/signup' }, 'get a free key'));
+  }
+}
+
+const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+async function loadAccount(): Promise<void> {
+  if (!storedKey()) {
+    account.render(null);
+    applyUsage(null);
+    return;
+  }
+  try {
+    const next = await api<Usage>('/api/v1/usage');
+    account.render(next);
+    applyUsage(next);
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) {
+      forgetKey();
+      setStatus('The key saved in this browser no longer works (it was rotated or revoked). Compiling anonymously.', 'error');
+    }
+    account.render(null);
+    applyUsage(null);
+  }
+}
+
+// ---- Templates ---------------------------------------------------------------------------
+
+async function loadTemplate(id: string): Promise<void> {
+  if (!storedKey()) {
+    setStatus('Opening a template needs your API key.', 'error');
+    account.openDialog();
+    return;
+  }
+  try {
+    const res = await api<{ template: { id: number; name: string; latex_content: string } }>(`/api/v1/templates/${encodeURIComponent(id)}`);
+    template = { id: res.template.id, name: res.template.name };
+    if (editor) editor.setValue(res.template.latex_content);
+    else textarea.value = res.template.latex_content;
+    showBanner();
+  } catch (err) {
+    setStatus(`Could not open template ${id}: ${(err as Error).message}`, 'error');
+  }
+}
+
+function showBanner(): void {
+  banner.hidden = !template;
+  if (template) banner.replaceChildren('Editing template ', h('strong', {}, template.name), '. “Save template” writes your changes back.');
+}
+
+const saveDialog = $<HTMLDialogElement>('#save-dialog');
+const saveForm = $<HTMLFormElement>('#save-form');
+const nameInput = $<HTMLInputElement>('#template-name');
+const saveError = $('#save-error');
+saveButton.addEventListener('click', () => {
+  nameInput.value = template?.name ?? '';
+  saveError.textContent = '';
+  saveDialog.showModal();
+  nameInput.focus();
+});
+$('[data-close]', saveDialog).addEventListener('click', () => saveDialog.close());
+saveForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const name = nameInput.value.trim();
+  if (!name) {
+    saveError.textContent = 'Give the template a name.';
+    return;
+  }
+  try {
+    const res = await api<{ template: { id: number; name: string }; created: boolean }>('/api/v1/templates', {
+      body: { name, latex_content: source() },
+    });
+    template = { id: res.template.id, name: res.template.name };
+    saveDialog.close();
+    showBanner();
+    history.replaceState(null, '', `#${buildFragment({ template: String(template.id) })}`);
+    setStatus(res.created ? `Saved new template “${template.name}”.` : `Saved template “${template.name}”.`, 'ok');
+  } catch (err) {
+    saveError.textContent = (err as Error).message;
+  }
+});
+
+// ---- Compile -----------------------------------------------------------------------------
+
+/** Stored assets the source mentions by name, so `\includegraphics{logo.png}` just works. */
+function referencedAssets(text: string): string[] {
+  const lower = text.toLowerCase();
+  return storedAssets.filter((name) => lower.includes(name.toLowerCase()));
+}
+
+async function compile(): Promise<void> {
+  if (compiling) return;
+  compiling = true;
+  compileButton.disabled = true;
+  pdfBox.setAttribute('aria-busy', 'true');
+  setStatus('Compiling…');
+  const latex = source();
+  const compiler = compilerSelect.value;
+  const request: Json = { latex, compiler };
+  const assets = referencedAssets(latex);
+  if (assets.length > 0) request.use_stored_assets = assets;
+  try {
+    const res = await api<Json>('/api/v1/compile', { body: request });
+    clearDiagnosis();
+    if (!template) history.replaceState(null, '', `#${buildFragment({ source: latex, compiler })}`);
+    await showPdf(res);
+  } catch (err) {
+    if (err instanceof ApiError) showFailure(err);
+    else setStatus(`The PDF could not be shown: ${(err as Error).message}`, 'error');
+  } finally {
+    compiling = false;
+    compileButton.disabled = false;
+    pdfBox.setAttribute('aria-busy', 'false');
+  }
+}
+
+async function showPdf(res: Json): Promise<void> {
+  const pages = Number(res.pages);
+  const ms = Number(res.compilation_time_ms);
+  if (typeof res.remaining_today === 'number') anonRemaining = res.remaining_today;
+  const u = res.usage as Json | undefined;
+  if (usage && u && typeof u.used_this_month === 'number') usage.usage.used_this_month = u.used_this_month;
+  renderQuota();
+  const url = String(res.pdf_url);
+  openPdf.href = url;
+  openPdf.hidden = false;
+  const { renderPdf } = await import('./pdf-view');
+  await renderPdf(pdfBox, url, body.dataset.pdfWorker ?? '');
+  markStale(false);
+  const time = Number.isFinite(ms) ? ` in ${(ms / 1000).toFixed(1)} s` : '';
+  const warning = typeof res.warning === 'string' ? ` ${res.warning}` : '';
+  setStatus(`Compiled ${pages} ${pages === 1 ? 'page' : 'pages'}${time}.${warning}`, warning ? 'error' : 'ok');
+}
+
+const TITLES: Record<string, string> = {
+  missing_package: 'Missing package',
+  missing_document_class: 'Unknown document class',
+  missing_asset: 'Missing file',
+  undefined_command: 'Undefined command',
+  undefined_environment: 'Undefined environment',
+  mismatched_environment: 'Mismatched environment',
+  missing_math_mode: 'Math outside math mode',
+  missing_begin_document: 'Missing \\begin{document}',
+  unsupported_unicode: 'Unsupported character',
+  unbalanced_braces: 'Unbalanced braces',
+  runaway_argument: 'Runaway argument',
+  fatal_error: 'Fatal error',
+};
+
+interface Diagnosis {
+  error_class: string;
+  summary: string;
+  suggested_fix: string;
+  suggested_package?: string;
+  symbol?: string;
+  line?: number;
+}
+
+/** Marks the PDF on screen as older than the source after a failed compile. */
+function markStale(stale: boolean): void {
+  pdfBox.querySelector('.stale-note')?.remove();
+  if (stale && pdfBox.querySelector('.pdf-page')) {
+    pdfBox.dataset.stale = '';
+    pdfBox.prepend(h('p', { class: 'stale-note' }, 'This is the last PDF that compiled; the current source did not.'));
+  } else {
+    delete pdfBox.dataset.stale;
+  }
+}
+
+function clearDiagnosis(): void {
+  diagnosis.hidden = true;
+  diagnosis.replaceChildren();
+  pendingMark = null;
+  editor?.clearError();
+}
+
+function showFailure(err: ApiError): void {
+  clearDiagnosis();
+  const b = err.body;
+  const diag = (b.diagnosis ?? null) as Diagnosis | null;
+  const line = typeof diag?.line === 'number' ? diag.line : typeof b.line === 'number' ? b.line : null;
+  const parts: Node[] = [];
+  const title = diag ? (TITLES[diag.error_class] ?? 'Compilation failed') : err.code === 'compilation_failed' ? 'Compilation failed' : 'Not compiled';
+  parts.push(h('h3', { id: 'diagnosis-title' }, line ? `${title} on line ${line}` : title));
+  parts.push(h('p', { class: 'diag-summary' }, diag?.summary ?? err.message));
+  if (diag?.suggested_fix) parts.push(h('p', { class: 'diag-fix' }, h('strong', {}, 'Fix: '), diag.suggested_fix));
+  const actions = h('div', { class: 'actions' });
+  if (diag?.suggested_package) {
+    const pkgLine = usepackageLine(diag.suggested_package, diag.suggested_fix);
+    actions.append(h('button', { type: 'button', class: 'button primary', id: 'apply-fix', onclick: () => addPackage(pkgLine) }, `Add ${pkgLine}`));
+  }
+  if (line) actions.append(h('button', { type: 'button', class: 'button', onclick: () => editor?.goToLine(line) }, `Go to line ${line}`));
+  const next = b.next_step as Json | undefined;
+  if (next && typeof next.signup_url === 'string') actions.append(h('a', { class: 'button primary', href: next.signup_url }, 'Get an API key'));
+  if (actions.childElementCount > 0) parts.push(actions);
+  if (typeof b.log === 'string' && b.log) {
+    parts.push(h('details', {}, h('summary', {}, 'Compiler log'), h('pre', { class: 'log' }, b.log.split('\n').slice(-60).join('\n'))));
+  }
+  diagnosis.replaceChildren(...parts);
+  diagnosis.hidden = false;
+  markStale(true);
+  diagnosis.dataset.code = err.code;
+  if (line) {
+    const message = diag ? `${diag.summary}\n${diag.suggested_fix}` : err.message;
+    if (editor) editor.markError(line, message);
+    else pendingMark = { line, message };
+  }
+  if (typeof b.remaining_today === 'number') anonRemaining = b.remaining_today;
+  if (err.code === 'anonymous_quota_exhausted') anonRemaining = 0;
+  renderQuota();
+  setStatus(line ? `${title} on line ${line}.` : err.message, 'error');
+}
+
+/** The \usepackage line to add: the fix's own (it may carry options, e.g. [table]) or a plain one. */
+function usepackageLine(pkg: string, fix: string): string {
+  for (const match of fix.matchAll(/\\usepackage(\[[^\]]*\])?\{([^}]*)\}/g)) {
+    if (match[2]!.split(',').map((p) => p.trim()).includes(pkg)) return match[0];
+  }
+  return `\\usepackage{${pkg}}`;
+}
+
+function addPackage(text: string): void {
+  const lines = source().split('\n');
+  const begin = lines.findIndex((l) => /^\s*\\begin\{document\}/.test(l));
+  const end = begin === -1 ? lines.length : begin;
+  let at = -1;
+  for (let i = 0; i < end; i++) if (/^\s*\\(usepackage|documentclass)\b/.test(lines[i]!)) at = i;
+  const lineNumber = at >= 0 ? at + 2 : begin >= 0 ? begin + 1 : 1;
+  if (editor) editor.insertLine(lineNumber, text);
+  else {
+    lines.splice(lineNumber - 1, 0, text);
+    textarea.value = lines.join('\n');
+  }
+  clearDiagnosis();
+  setStatus(`Added ${text} on line ${lineNumber}. Compile again with Ctrl+Enter.`, 'ok');
+  compileButton.focus();
+}
+
+compileButton.addEventListener('click', () => void compile());
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !event.defaultPrevented) {
+    event.preventDefault();
+    void compile();
+  }
+});
+if (/Mac|iPhone|iPad/.test(navigator.platform)) $('.shortcut').textContent = '⌘+Enter';
+
+$('#copy-link').addEventListener('click', async () => {
+  const link = `${location.origin}/studio#${buildFragment({ source: source(), compiler: compilerSelect.value })}`;
+  try {
+    await navigator.clipboard.writeText(link);
+    setStatus('Link copied. The source travels inside the link; the server never stores it.', 'ok');
+  } catch {
+    history.replaceState(null, '', link);
+    setStatus('Copy the link from the address bar: it holds the source.', 'ok');
+  }
+});
+
+let resizeTimer: number | undefined;
+window.addEventListener('resize', () => {
+  window.clearTimeout(resizeTimer);
+  resizeTimer = window.setTimeout(() => {
+    if (!openPdf.hidden) void import('./pdf-view').then((m) => m.redraw(pdfBox));
+  }, 200);
+});
+
+void loadAccount().then(() => (fragment.template ? loadTemplate(fragment.template) : undefined));
