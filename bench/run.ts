@@ -3,7 +3,7 @@
 // source in a temp dir. Goal: ratio of medians ≤ 1.2.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
@@ -82,7 +82,8 @@ async function main(): Promise<void> {
     console.log(`${'what'.padEnd(38)}${'median'.padStart(10)}${'p90'.padStart(10)}${'min'.padStart(10)}${'mean'.padStart(10)}`);
     for (const [name, s] of rows) console.log(`${name.padEnd(38)}${ms(s.median)}${ms(s.p90)}${ms(s.min)}${ms(s.mean)}`);
     const ratio = rows[1][1].median / rows[0][1].median;
-    console.log(`\nratio (median service / median bare): ${ratio.toFixed(2)}  goal ≤ 1.20  ${ratio <= 1.2 ? 'MET' : 'NOT MET'}\n`);
+    console.log(`\nload average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews both columns)`);
+    console.log(`ratio (median service / median bare): ${ratio.toFixed(2)}  goal ≤ 1.20  ${ratio <= 1.2 ? 'MET' : 'NOT MET'}\n`);
   } finally {
     await app.close();
     await services.close();

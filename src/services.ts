@@ -85,6 +85,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
       config.compileConcurrency,
       config.compileQueueLimit,
     );
+  cleanups.push(() => jobs.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
   pdfs.startJanitor((err) => log.error({ err }, 'PDF janitor failed'));
   cleanups.push(() => pdfs.stopJanitor());

@@ -32,6 +32,13 @@ export async function freshPostgres(): Promise<{ url: string; drop: () => Promis
     drop: async () => {
       const client = new pg.Client({ connectionString: PG_ADMIN });
       await client.connect();
+      // pg's Pool.end() resolves before its sockets have closed; terminating those backends
+      // (FORCE) would then surface as an uncaught error in the test. Let them go first.
+      for (let i = 0; i < 50; i++) {
+        const { rows } = await client.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1', [name]);
+        if (rows[0].n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
     },

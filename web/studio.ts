@@ -67,6 +67,9 @@ void import('./editor').then(({ createEditor }) => {
   if (hadFocus) editor.view.focus();
   if (pendingMark) editor.markError(pendingMark.line, pendingMark.message);
 });
+// Fetch pdf.js while the user reads or types, so the first compile shows its PDF sooner.
+const idle = window.requestIdleCallback ?? ((run: () => void) => window.setTimeout(run, 1500));
+idle(() => void import('./pdf-view'));
 let pendingMark: { line: number; message: string } | null = null;
 
 // ---- Account and quota -------------------------------------------------------------------
@@ -84,12 +87,19 @@ function applyUsage(next: Usage | null): void {
   if (!allowed.includes(compilerSelect.value)) compilerSelect.value = 'pdflatex';
   saveButton.hidden = !next || next.templates.limit === 0;
   storedAssets = [];
-  if (next && next.limits.max_stored_assets_count !== 0) {
-    void api<{ assets: Array<{ name: string }> }>('/api/v1/assets')
-      .then((res) => (storedAssets = res.assets.map((a) => a.name)))
-      .catch(() => undefined);
-  }
+  void refreshAssets();
   renderQuota();
+}
+
+/** The library's names, re-read before each compile so uploads from the dashboard count at once. */
+async function refreshAssets(): Promise<void> {
+  if (!usage || usage.limits.max_stored_assets_count === 0) return;
+  try {
+    const res = await api<{ assets: Array<{ name: string }> }>('/api/v1/assets');
+    storedAssets = res.assets.map((a) => a.name);
+  } catch {
+    // Keep the last list: the compile itself reports a missing asset clearly.
+  }
 }
 
 function renderQuota(): void {
@@ -194,6 +204,7 @@ async function compile(): Promise<void> {
   compileButton.disabled = true;
   pdfBox.setAttribute('aria-busy', 'true');
   setStatus('Compiling…');
+  await refreshAssets();
   const latex = source();
   const compiler = compilerSelect.value;
   const request: Json = { latex, compiler };
@@ -225,11 +236,20 @@ async function showPdf(res: Json): Promise<void> {
   openPdf.href = url;
   openPdf.hidden = false;
   const { renderPdf } = await import('./pdf-view');
-  await renderPdf(pdfBox, url, body.dataset.pdfWorker ?? '');
+  await renderPdf(pdfBox, sameOrigin(url), body.dataset.pdfWorker ?? '');
   markStale(false);
   const time = Number.isFinite(ms) ? ` in ${(ms / 1000).toFixed(1)} s` : '';
   const warning = typeof res.warning === 'string' ? ` ${res.warning}` : '';
   setStatus(`Compiled ${pages} ${pages === 1 ? 'page' : 'pages'}${time}.${warning}`, warning ? 'error' : 'ok');
+}
+
+/**
+ * pdf_url is built from QUIRE_BASE_URL; when the studio is reached under another name (a
+ * proxy, 127.0.0.1 for localhost) fetch the same signed path from this origin instead.
+ */
+function sameOrigin(url: string): string {
+  const parsed = new URL(url, location.href);
+  return parsed.pathname.startsWith('/api/v1/pdfs/') ? `${location.origin}${parsed.pathname}${parsed.search}` : url;
 }
 
 const TITLES: Record<string, string> = {

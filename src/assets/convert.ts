@@ -4,8 +4,7 @@
 // The job then gets `name.svg.pdf` beside `name.svg` plus a graphics.cfg that teaches
 // graphicx to use it, so \includegraphics{name.svg} and \includegraphics{name} just work.
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { readFile } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -17,7 +16,9 @@ import { quoteName } from './validate.js';
 export const SVG_CONVERT_TIMEOUT_MS = 15_000;
 /** Largest PDF a conversion may produce. */
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
-const LIMITS: ProcessLimits = { cpuSeconds: 15, fileBytes: 1024 * 1024, memoryBytes: 1024 * 1024 * 1024, processes: 16 };
+const LIMITS: ProcessLimits = { cpuSeconds: 15, fileBytes: 1024 * 1024, memoryBytes: 1024 * 1024 * 1024, processes: 256 };
+/** When the service runs as root, conversions run as this unprivileged uid (below the TeX slots' ids). */
+export const CONVERTER_UID = 199_999;
 
 /** The file name the converted PDF gets in the job: two dots, so no asset name can clash. */
 export function convertedName(svgName: string): string {
@@ -33,13 +34,15 @@ function refused(name: string, why: string): ServiceError {
 
 export async function convertSvg(name: string, svg: string, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
   const workspace = await mkdtemp(join(tmpdir(), 'quire-svg-'));
+  const uid = process.getuid?.() === 0 ? CONVERTER_UID : undefined;
   try {
+    if (uid !== undefined) await chown(workspace, uid, uid);
     const command = sandboxed(
       { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate },
       ['rsvg-convert', '--format=pdf'],
     );
     const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
-    return await run(name, command.file, command.args, { cwd: command.cwd, env: command.env, timeoutMs }, svg);
+    return await run(name, command.file, command.args, { cwd: command.cwd, env: command.env, timeoutMs, uid }, svg);
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
@@ -49,7 +52,7 @@ function run(
   name: string,
   file: string,
   args: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number },
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number; uid?: number },
   input: string,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
@@ -57,6 +60,7 @@ function run(
       cwd: options.cwd,
       env: options.env ?? { PATH: '/usr/bin:/bin' },
       stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
       detached: true, // its own process group, so a timeout kills everything it started
     });
     const chunks: Buffer[] = [];

@@ -10,6 +10,8 @@ export interface CompileRequest {
   latex: string;
   compiler: Compiler;
   bytes: number;
+  /** Over the plan's source limit but within the hard cap: compile as a size preview. */
+  sizePreview: boolean;
 }
 
 function invalid(field: string, rule: string, message: string): ServiceError {
@@ -18,8 +20,16 @@ function invalid(field: string, rule: string, message: string): ServiceError {
   });
 }
 
-/** Shape, size, LaTeX-ness and compiler of a compile request for `tier`. */
-export function checkRequest(input: { latex: unknown; compiler?: unknown }, tier: Tier, upgradeUrl: string): CompileRequest {
+/**
+ * Shape, size, LaTeX-ness and compiler of a compile request for `tier`. With `previews`,
+ * a source over the plan limit (but within the hard cap) passes as a size preview.
+ */
+export function checkRequest(
+  input: { latex: unknown; compiler?: unknown },
+  tier: Tier,
+  upgradeUrl: string,
+  previews = false,
+): CompileRequest {
   const { latex, compiler = 'pdflatex' } = input;
   if (latex === undefined || latex === null) throw invalid('latex', 'required', 'is required');
   if (typeof latex !== 'string') throw invalid('latex', 'type', 'must be a string');
@@ -27,7 +37,8 @@ export function checkRequest(input: { latex: unknown; compiler?: unknown }, tier
 
   const bytes = Buffer.byteLength(latex, 'utf8');
   const limits = limitsOf(tier);
-  if (bytes > HARD_LATEX_CAP_BYTES || bytes > limits.maxLatexBytes) {
+  const sizePreview = previews && bytes > limits.maxLatexBytes && bytes <= HARD_LATEX_CAP_BYTES;
+  if (!sizePreview && (bytes > HARD_LATEX_CAP_BYTES || bytes > limits.maxLatexBytes)) {
     const limit = Math.min(HARD_LATEX_CAP_BYTES, limits.maxLatexBytes);
     throw new ServiceError('latex_too_large', `The source is ${bytes} bytes; the limit here is ${limit} bytes.`, {
       limit,
@@ -66,5 +77,5 @@ export function checkRequest(input: { latex: unknown; compiler?: unknown }, tier
       },
     );
   }
-  return { latex, compiler, bytes };
+  return { latex, compiler, bytes, sizePreview };
 }

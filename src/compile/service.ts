@@ -12,7 +12,8 @@ import type { Metrics } from '../metrics.js';
 import { CompileQuota, links, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
 import type { Counters } from '../quota/counters.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
-import { graceAllowance, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
+import { graceAllowance, limitsOf, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
+import type { PreviewStore } from '../quota/previews.js';
 import { analyzeLog } from '../tex/diagnosis/index.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { TexResult } from '../tex/runner.js';
@@ -23,6 +24,10 @@ import type { AccountUsage, AnonymousUsage, AssetResolver, CompileContext, Compi
 
 /** Log text kept in a failure body: the end of the transcript, where the error is. */
 export const LOG_CAP_BYTES = 64 * 1024;
+/** Largest whole PDF compiled before a preview slice is cut: the largest plan's PDF limit. */
+export const PREVIEW_PDF_CEILING = Math.max(...PLAN_NAMES.map((plan) => PLANS[plan].maxPdfBytes));
+const PREVIEW_RETRY_SECONDS = 10;
+const PREVIEW_UNAVAILABLE_RETRY_SECONDS = 60;
 
 export interface CompileDeps {
   config: Config;
@@ -33,6 +38,16 @@ export interface CompileDeps {
   jobs: JobQueue;
   pdfs: PdfStore;
   assets: AssetResolver;
+  previews: PreviewStore;
+}
+
+/** What the plan lets this compile do, decided before TeX runs. */
+interface Plan {
+  tier: Tier;
+  /** Accounts with previews on get a truncated PDF instead of page_limit_exceeded. */
+  previews: boolean;
+  timeoutSeconds: number;
+  maxFileBytes: number;
 }
 
 export function capLog(log: string): string {
@@ -61,6 +76,14 @@ export class CompileService {
     this.deps.assets = resolver;
   }
 
+  /** The size-preview budget store (replaceable, e.g. by a failing one in tests). */
+  get previews(): PreviewStore {
+    return this.deps.previews;
+  }
+  set previews(store: PreviewStore) {
+    this.deps.previews = store;
+  }
+
   async compile(caller: Caller, input: CompileInput, context: CompileContext = {}): Promise<CompileSuccess> {
     const { config, clock } = this.deps;
     const tier = tierOf(caller);
@@ -72,14 +95,88 @@ export class CompileService {
       });
     }
 
-    const request = checkRequest(input, tier, upgradeUrl);
+    const previews = caller.kind === 'account' && config.previews;
+    const request = checkRequest(input, tier, upgradeUrl, previews);
     const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets });
-    const ticket = await this.quota.reserve(caller);
-
+    const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
     let delivered = false;
     try {
+      const ticket = await this.quota.reserve(caller);
+      try {
+        const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes));
+        delivered = true;
+        return body;
+      } finally {
+        if (!delivered) await ticket.release();
+      }
+    } finally {
+      await preview?.finish(delivered);
+    }
+  }
+
+  /** A size preview compiles under the smallest plan that takes the source; pages and PDF stay the caller's. */
+  private planFor(tier: Tier, previews: boolean, bytes: number): Plan {
+    const limits = limitsOf(tier);
+    const sourcePlan = bytes > limits.maxLatexBytes ? smallestPlan((l) => l.maxLatexBytes >= bytes) : null;
+    const timeoutSeconds = Math.max(limits.compileTimeoutSeconds, sourcePlan ? limitsOf(sourcePlan).compileTimeoutSeconds : 0);
+    return { tier, previews, timeoutSeconds, maxFileBytes: previews ? PREVIEW_PDF_CEILING : limits.maxPdfBytes };
+  }
+
+  private async beginSizePreview(accountId: number, tier: Tier, bytes: number) {
+    const limits = limitsOf(tier);
+    const upgradeUrl = links(this.deps.config).upgradeUrl;
+    let start;
+    try {
+      start = await this.deps.previews.begin(accountId, this.deps.clock.now());
+    } catch (err) {
+      this.deps.log.error({ err }, 'preview store unavailable');
+      throw new ServiceError(
+        'preview_unavailable',
+        `The source is over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan and previews are unavailable right now; retry in a minute or shorten the source.`,
+        { retryable: true, retry_after_seconds: PREVIEW_UNAVAILABLE_RETRY_SECONDS, plan: tier, limit: limits.maxLatexBytes },
+        { 'retry-after': String(PREVIEW_UNAVAILABLE_RETRY_SECONDS) },
+      );
+    }
+    if (start.ok) return start;
+    if (start.reason === 'in_progress') {
+      throw new ServiceError(
+        'preview_in_progress',
+        'A size preview is already compiling for this account; previews run one at a time.',
+        { retryable: true, retry_after_seconds: PREVIEW_RETRY_SECONDS, plan: tier },
+        { 'retry-after': String(PREVIEW_RETRY_SECONDS) },
+      );
+    }
+    throw new ServiceError(
+      'latex_too_large',
+      `The source is ${bytes} bytes, over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan, and today's ${PREVIEWS_PER_DAY} size previews are used up.`,
+      {
+        limit: limits.maxLatexBytes,
+        size_bytes: bytes,
+        plan: tier,
+        plan_required: smallestPlan((l) => l.maxLatexBytes >= bytes),
+        preview_attempts_per_day: PREVIEWS_PER_DAY,
+        preview_attempts_remaining_today: 0,
+        upgrade_url: upgradeUrl,
+        retryable: false,
+      },
+    );
+  }
+
+  private async run(
+    caller: Caller,
+    request: ReturnType<typeof checkRequest>,
+    assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
+    context: CompileContext,
+    ticket: Ticket,
+    plan: Plan,
+  ): Promise<CompileSuccess> {
+    const { config, clock } = this.deps;
+    const { tier } = plan;
+    const limits = limitsOf(tier);
+    const upgradeUrl = links(config).upgradeUrl;
+    {
       const timeoutMs = Math.min(
-        limits.compileTimeoutSeconds * 1000,
+        plan.timeoutSeconds * 1000,
         context.deadline !== undefined ? Math.max(0, context.deadline - Date.now()) : Infinity,
       );
       const result = await this.deps.jobs.run({
@@ -87,7 +184,8 @@ export class CompileService {
         compiler: request.compiler,
         files: assets.files,
         timeoutMs,
-        maxFileBytes: limits.maxPdfBytes,
+        maxFileBytes: plan.maxFileBytes,
+        ...(plan.previews ? { keepPages: limits.maxPages } : {}),
       });
       this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
       this.deps.metrics.compileDuration.observe({ engine: request.compiler }, result.durationMs / 1000);
@@ -95,7 +193,7 @@ export class CompileService {
         { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, ms: result.durationMs, bytes: request.bytes },
         'compile',
       );
-      const { pdf, pages } = this.accept(result, tier, request.compiler, limits.compileTimeoutSeconds, upgradeUrl);
+      const { pdf, pages, totalPages } = this.accept(result, plan, request.compiler, upgradeUrl);
 
       const jobId = randomUUID();
       const expiresAt = new Date(clock.now().getTime() + limits.pdfLinkSeconds * 1000);
@@ -107,7 +205,6 @@ export class CompileService {
         expiresAt,
       });
       await ticket.commit();
-      delivered = true;
 
       const body: CompileSuccess = {
         job_id: jobId,
@@ -122,16 +219,36 @@ export class CompileService {
         stored_assets_used: assets.stored,
         usage: await this.usage(caller),
       };
-      return caller.kind === 'anonymous'
-        ? this.anonymousExtras(body)
-        : this.accountExtras(body, ticket, tier, request.latex, request.compiler);
-    } finally {
-      if (!delivered) await ticket.release();
+      if (caller.kind === 'anonymous') return this.anonymousExtras(body);
+      const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
+      return request.sizePreview || totalPages > pages ? this.previewExtras(extended, tier, request.bytes, totalPages) : extended;
     }
   }
 
+  private previewExtras(body: CompileSuccess, tier: Tier, bytes: number, totalPages: number): CompileSuccess {
+    const limits = limitsOf(tier);
+    const truncated = totalPages > body.pages;
+    const planRequired = smallestPlan((l) => l.maxPages >= totalPages && l.maxLatexBytes >= bytes);
+    const reasons = [
+      ...(bytes > limits.maxLatexBytes ? [`the source is ${bytes} bytes (limit ${limits.maxLatexBytes})`] : []),
+      ...(truncated ? [`the document has ${totalPages} pages (limit ${limits.maxPages}); this PDF holds the first ${body.pages}`] : []),
+    ];
+    const upgrade = planRequired ? `The ${planRequired} plan covers the whole document.` : 'No plan covers the whole document; shorten it.';
+    const warning = `Preview only: ${reasons.join(' and ')} on the ${tier} plan. ${upgrade}`;
+    return {
+      ...body,
+      preview: true,
+      truncated,
+      total_pages: totalPages,
+      plan_required: planRequired,
+      warning: body.warning ? `${body.warning} ${warning}` : warning,
+      upgrade_url: links(this.deps.config).upgradeUrl,
+    };
+  }
+
   /** The PDF and its page count, or the 422 that explains why there is none. */
-  private accept(result: TexResult, tier: Tier, compiler: Compiler, timeoutSeconds: number, upgradeUrl: string) {
+  private accept(result: TexResult, plan: Plan, compiler: Compiler, upgradeUrl: string) {
+    const { tier, timeoutSeconds } = plan;
     const limits = limitsOf(tier);
     if (result.outcome === 'timeout') {
       throw new ServiceError('compilation_timeout', `Compilation did not finish within ${timeoutSeconds} seconds and was stopped.`, {
@@ -143,7 +260,9 @@ export class CompileService {
         ...(tier !== 'anonymous' ? { upgrade_url: upgradeUrl } : {}),
       });
     }
-    if (result.outcome === 'file_too_large' && result.file === 'main.pdf') throw this.pdfTooLarge(tier, upgradeUrl);
+    if (result.outcome === 'file_too_large' && result.file === 'main.pdf') {
+      throw this.pdfTooLarge(tier, upgradeUrl, plan.maxFileBytes > limits.maxPdfBytes ? plan.maxFileBytes : undefined);
+    }
     if (result.outcome === 'file_too_large') {
       throw new ServiceError('compilation_failed', `The document wrote a file (${result.file ?? 'unknown'}) larger than this plan allows; it was stopped.`, {
         log: capLog(result.log),
@@ -165,6 +284,7 @@ export class CompileService {
     }
     if (result.pdf.length > limits.maxPdfBytes) throw this.pdfTooLarge(tier, upgradeUrl);
     if (result.pages > limits.maxPages) {
+      // Previews off, or the slice could not be cut.
       throw new ServiceError('page_limit_exceeded', `The PDF has ${result.pages} pages; the limit here is ${limits.maxPages}.`, {
         pages: result.pages,
         limit: limits.maxPages,
@@ -174,13 +294,16 @@ export class CompileService {
         retryable: false,
       });
     }
-    return { pdf: result.pdf, pages: result.pages };
+    return { pdf: result.pdf, pages: result.pages, totalPages: result.totalPages ?? result.pages };
   }
 
-  private pdfTooLarge(tier: Tier, upgradeUrl: string): ServiceError {
-    const limit = limitsOf(tier).maxPdfBytes;
+  /** With `ceiling`: the whole document passed the compile ceiling before a preview could be cut. */
+  private pdfTooLarge(tier: Tier, upgradeUrl: string, ceiling?: number): ServiceError {
+    const planLimit = limitsOf(tier).maxPdfBytes;
+    const limit = ceiling ?? planLimit;
     return new ServiceError('pdf_too_large', `The PDF is larger than the ${limit} bytes allowed here.`, {
       limit,
+      ...(ceiling !== undefined ? { plan_limit: planLimit } : {}),
       plan: tier,
       upgrade_url: upgradeUrl,
       retryable: false,

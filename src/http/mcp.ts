@@ -9,6 +9,8 @@ import type { Services } from '../services.js';
 import { API_VERSION } from './app.js';
 import type { App } from './types.js';
 
+// Described, not validated: the handler reads the raw text and answers JSON-RPC errors itself.
+const JsonRpcBody = Type.Unknown({ description: 'A JSON-RPC 2.0 request or notification, or an array of them (batch)' });
 const JsonRpcReply = Type.Unknown({ description: 'A JSON-RPC 2.0 response, or an array of them for a batch' });
 
 export function mcpRoutes(app: App, services: Services): void {
@@ -28,6 +30,7 @@ export function mcpRoutes(app: App, services: Services): void {
             'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage.',
           tags: ['mcp'],
           security: [{}, { bearer: [] }, { apiKey: [] }],
+          body: JsonRpcBody,
           response: { 200: JsonRpcReply, 202: Type.Null({ description: 'Only notifications: nothing to answer' }) },
         },
       },

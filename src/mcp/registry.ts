@@ -5,11 +5,11 @@ import addFormatsModule from 'ajv-formats';
 import { identify } from '../accounts/caller.js';
 import { ServiceError, isServiceError } from '../errors.js';
 import { fieldErrors } from '../http/errors.js';
+import { ErrorBody } from '../http/schemas.js';
 import type { Services } from '../services.js';
 import { RPC, RpcError } from './jsonrpc.js';
 import { failure, success, type ToolResult } from './results.js';
 import type { Body, Tool } from './tool.js';
-import { ErrorBody } from '../http/schemas.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 

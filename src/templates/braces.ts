@@ -20,6 +20,8 @@ const TAG_NAMES = new Set([
 ]);
 
 const EXPRESSION_START = /[A-Za-z_"'0-9([]/;
+// Sticky, so looking past a brace run never copies the rest of the source.
+const BLANKS = /-?\s*/y;
 
 function literal(braces: string): string {
   return `{{ "${braces}" | raw }}`;
@@ -72,8 +74,9 @@ function scan(source: string): { out: string; liquid: boolean } {
     let end = open;
     while (source[end] === '{') end++;
     const run = end - open;
-    const after = source.slice(end).match(/^-?\s*/)![0];
-    if (run >= 2 && EXPRESSION_START.test(source[end + after.length] ?? '')) {
+    BLANKS.lastIndex = end;
+    const afterLength = BLANKS.exec(source)![0].length;
+    if (run >= 2 && EXPRESSION_START.test(source[end + afterLength] ?? '')) {
       // Placeholder: the last two braces open it, the others are LaTeX.
       liquid = true;
       if (run > 2) out += literal('{'.repeat(run - 2));
@@ -90,7 +93,7 @@ function scan(source: string): { out: string; liquid: boolean } {
       const close = closeOf(source, end + 1, '%}');
       let stop = close === -1 ? source.length : close;
       if (tag === 'raw' && close !== -1) {
-        const endraw = /\{%-?\s*endraw\s*-?%\}/g;
+        const endraw = /\{%-?\s*endraw\s*-?%\}/g; // one forward search per raw block
         endraw.lastIndex = close;
         const found = endraw.exec(source);
         stop = found ? found.index + found[0].length : source.length;

@@ -253,7 +253,7 @@ export function checkTemplate(source: string): ParsedTemplate {
   return parseTemplate(source);
 }
 
-const INCLUDEGRAPHICS = /\\includegraphics\s*(?:\[[^\]]*\]\s*)?\{([^{}]*)\}/g;
+const INCLUDEGRAPHICS = /\\includegraphics\s*(?:\[[^\]]{0,500}\]\s*)?\{([^{}]{0,200})\}/g;
 
 /**
  * Renders a template with `data`. Throws render_parse_failed (source not Liquid), render_failed

@@ -43,6 +43,11 @@ const FORBIDDEN: Record<string, SecurityRuleId> = {
   read: 'file_read',
   readline: 'file_read',
   newread: 'file_read',
+  // Image primitives read any file into the PDF; \includegraphics is the way to place images.
+  pdfximage: 'file_read',
+  saveimageresource: 'file_read',
+  XeTeXpicfile: 'file_read',
+  XeTeXpdffile: 'file_read',
   catcode: 'catcode_change',
   ExplSyntaxOn: 'catcode_change',
   ProvidesExplPackage: 'catcode_change',
@@ -88,15 +93,70 @@ const DANGEROUS_LUA = [
   /\b(os|io|debug|package|lfs|socket|ffi|kpse|status|mime|ltn12|url|http)\s*(\.|:|\[)/,
   /\b(require|load|loadstring|loadfile|dofile|getfenv|setfenv|rawget|rawset|rawequal|newproxy|setmetatable|getmetatable|collectgarbage)\b/,
   /\b_G\b|\b_ENV\b/,
-  /\bstring\s*\.\s*char\b/,
+  // Building text or tokens from pieces TeX never sees as written.
+  /\b(string|utf8)\s*\.\s*char\b|:\s*char\b|\breverse\b/,
+  /\\(\d{1,3}|x[0-9a-fA-F]{2}|u\{)/,
+  /\btoken\s*\.\s*(create|new|put_next|set_macro|set_char|expand)\b|\btex\s*\.\s*(runtoks|scantoks|setcatcode|catcode)\b/,
 ];
 
+/** The TeX a Lua block could print: its string literals joined, so "\\wri" .. "te18" is seen whole. */
+function luaStrings(code: string): string {
+  const parts: string[] = [];
+  for (const match of code.matchAll(/"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'/g)) {
+    parts.push((match[1] ?? match[2]!).replace(/\\(.)/g, '$1'));
+  }
+  // Long strings [[…]] keep their text as written.
+  for (let open = code.indexOf('[['); open !== -1; open = code.indexOf('[[', open + 2)) {
+    const close = code.indexOf(']]', open + 2);
+    if (close === -1) break;
+    parts.push(code.slice(open + 2, close));
+    open = close;
+  }
+  return parts.join('');
+}
+
+function luaProblem(code: string): string | null {
+  const bad = DANGEROUS_LUA.find((re) => re.test(code));
+  if (bad) return `Lua code using ${bad.exec(code)![0].trim()}`;
+  const printed = luaStrings(code);
+  if (printed.includes('\\')) {
+    const inner = checkControlSequences(new Scanner(printed));
+    if (inner) return `Lua code printing ${inner.message.replace(/^Line \d+: /, '').replace(/ is not allowed.*$/, '')}`;
+  }
+  return null;
+}
+
 const LINK_SCHEMES = /^\s*(javascript|file|run|launch|vbscript|data)\s*:/i;
+/** Commands that write raw PDF objects, where an action dictionary could hide. */
+const PDF_COMMANDS = new Set([
+  'pdfannot', 'pdfobj', 'pdfstartlink', 'pdfcatalog', 'pdfnames', 'pdfdest', 'pdfoutline', 'pdfliteral',
+  'pdfextension', 'special', 'hypersetup', 'pdfpageattr', 'pdfpagesattr', 'pdfpageresources', 'pdfinfo',
+  'latelua', 'AtBeginShipout', 'literalps', 'pdfximage', 'pdfrefobj', 'pdfpagesattributes', 'XeTeXpdffile',
+]);
 const PDF_ACTIONS = /\/(Launch|JavaScript|JS|SubmitForm|ImportData|GoToR|GoToE|ResetForm|Rendition|Sound|Movie)\b/;
 
+// Arguments worth checking (file names, URLs, library lists) are short; a longer or unclosed
+// one is refused rather than scanned again and again.
+const ARG_SCAN_LIMIT = 2_000;
+
+/** First index of `needle` at or after `from`, remembering misses so repeated searches stay linear. */
+class Finder {
+  private readonly found = new Map<string, number>();
+  constructor(private readonly source: string) {}
+  next(needle: string, from: number): number {
+    const known = this.found.get(needle);
+    if (known !== undefined && (known === -1 || known >= from)) return known;
+    const at = this.source.indexOf(needle, from);
+    this.found.set(needle, at);
+    return at;
+  }
+}
+
 class Scanner {
+  readonly finder: Finder;
   private readonly lineStarts: number[] = [0];
   constructor(readonly source: string) {
+    this.finder = new Finder(source);
     for (let i = 0; i < source.length; i++) if (source[i] === '\n') this.lineStarts.push(i + 1);
   }
 
@@ -112,30 +172,32 @@ class Scanner {
   }
 
   /** The balanced {…} group starting at or after `from` (blanks and [options] skipped). */
-  group(from: number, skipOptions = true): { text: string; start: number; end: number } | null {
+  group(from: number, skipOptions = true, max = ARG_SCAN_LIMIT): { text: string; start: number; end: number; closed: boolean } | null {
     let i = from;
     for (;;) {
       while (i < this.source.length && /\s|\*/.test(this.source[i]!)) i++;
       if (skipOptions && this.source[i] === '[') {
-        const close = this.source.indexOf(']', i);
+        const close = this.source.slice(i, i + 2000).indexOf(']');
         if (close === -1) return null;
-        i = close + 1;
+        i += close + 1;
         continue;
       }
       break;
     }
     if (this.source[i] !== '{') return null;
     let depth = 0;
-    for (let j = i; j < this.source.length; j++) {
+    // Bounded, so a source full of unclosed groups cannot make the scan quadratic.
+    const limit = Math.min(this.source.length, i + max);
+    for (let j = i; j < limit; j++) {
       const ch = this.source[j];
       if (ch === '\\') {
         j++;
         continue;
       }
       if (ch === '{') depth++;
-      else if (ch === '}' && --depth === 0) return { text: this.source.slice(i + 1, j), start: i, end: j + 1 };
+      else if (ch === '}' && --depth === 0) return { text: this.source.slice(i + 1, j), start: i, end: j + 1, closed: true };
     }
-    return { text: this.source.slice(i + 1), start: i, end: this.source.length };
+    return { text: this.source.slice(i + 1, limit), start: i, end: limit, closed: false };
   }
 }
 
@@ -175,6 +237,7 @@ function checkControlSequences(scanner: Scanner): SecurityViolation | null {
   const src = scanner.source;
   const cs = /\\([A-Za-z@]+|.)/gs;
   let letPending = 0;
+  let luaCheckedUpTo = 0;
   for (const match of src.matchAll(cs)) {
     const name = match[1]!;
     const index = match.index;
@@ -199,15 +262,16 @@ function checkControlSequences(scanner: Scanner): SecurityViolation | null {
     }
 
     if (name === 'csname' || name === 'begincsname' || name === 'ifcsname') {
-      const end = src.indexOf('\\endcsname', after);
-      const content = src.slice(after, end === -1 ? undefined : end);
-      if (csnameContentProblem(content)) {
+      const end = scanner.finder.next('\\endcsname', after);
+      const closed = end !== -1 && end - after <= ARG_SCAN_LIMIT;
+      const content = src.slice(after, closed ? end : after + ARG_SCAN_LIMIT);
+      if (!closed || csnameContentProblem(content)) {
         return violation(scanner, index, 'indirect_command', `\\${name} ${content.trim().slice(0, 40)}\\endcsname`);
       }
     }
     if (['@nameuse', 'csuse', 'UseName', 'ExpandArgs', '@namedef', 'csdef', 'csgdef', 'csedef', 'csxdef', 'csletcs', 'cslet', 'letcs'].includes(name)) {
       const arg = scanner.group(after, false);
-      if (arg && csnameContentProblem(arg.text)) {
+      if (arg && (!arg.closed || csnameContentProblem(arg.text))) {
         return violation(scanner, index, 'indirect_command', `\\${name}{${arg.text.trim().slice(0, 40)}}`);
       }
     }
@@ -222,6 +286,9 @@ function checkControlSequences(scanner: Scanner): SecurityViolation | null {
           if (/^\s*\|/.test(rest) || /^\s*"\s*\|/.test(rest)) return violation(scanner, index, 'pipe_input', `\\${name}|`);
           if (target === null) return violation(scanner, index, 'indirect_command', `\\${name} without a plain file name`);
         }
+      }
+      if (arg && !arg.closed && target === arg.text) {
+        return violation(scanner, index, 'unsafe_path', `\\${name} with an unclosed or over-long file argument`);
       }
       if (target !== null) {
         const problem = pathProblem(target);
@@ -238,31 +305,43 @@ function checkControlSequences(scanner: Scanner): SecurityViolation | null {
 
     if (name === 'usetikzlibrary' || name === 'usepgfplotslibrary' || name === 'tikzset' || name === 'pgfkeys' || name === 'pgfplotsset') {
       const arg = scanner.group(after, false);
-      if (arg && /(^|[,\s/])external\b/.test(arg.text)) return violation(scanner, index, 'tikz_externalize', `\\${name}{${arg.text.trim().slice(0, 40)}}`);
+      if (arg && (!arg.closed || /(^|[,\s/])external\b/.test(arg.text))) return violation(scanner, index, 'tikz_externalize', `\\${name}{${arg.text.trim().slice(0, 40)}}`);
     }
 
-    if (LUA_COMMANDS.has(name)) {
-      const arg = scanner.group(after, false);
+    if (LUA_COMMANDS.has(name) && after >= luaCheckedUpTo) {
+      // Lua code is read whole; what one block covered is not read again for a nested one.
+      const arg = scanner.group(after, false, Infinity);
       const code = arg?.text ?? rest;
-      const bad = DANGEROUS_LUA.find((re) => re.test(code));
-      if (bad) return violation(scanner, index, 'dangerous_lua', `Lua code using ${bad.exec(code)![0].trim()}`);
+      luaCheckedUpTo = arg?.end ?? after;
+      const problem = luaProblem(code);
+      if (problem) return violation(scanner, index, 'dangerous_lua', problem);
+    }
+
+    if ((name === 'pdfobj' || name === 'pdfextension') && /^[^{}]{0,100}\bfile\b/.test(rest)) {
+      return violation(scanner, index, 'file_read', `\\${name} … file`);
+    }
+
+    if (PDF_COMMANDS.has(name)) {
+      const action = PDF_ACTIONS.exec(src.slice(after, after + 2000));
+      if (action) return violation(scanner, index, 'unsafe_link_action', `the PDF action ${action[0]}`);
     }
 
     if (name === 'href' || name === 'url' || name === 'nolinkurl' || name === 'hyperref' || name === 'hyperimage') {
       const arg = scanner.group(after);
-      if (arg && LINK_SCHEMES.test(arg.text)) return violation(scanner, index, 'unsafe_link_action', `a link to "${arg.text.trim().slice(0, 40)}"`);
+      if (arg && (!arg.closed || LINK_SCHEMES.test(arg.text))) return violation(scanner, index, 'unsafe_link_action', `a link to "${arg.text.trim().slice(0, 40)}"`);
     }
 
     if (name === 'begin') {
-      const env = scanner.group(after, false);
+      const env = scanner.group(after, false, 100);
       if (env) {
         const envName = env.text.trim();
         if (envName === 'filecontents' || envName === 'filecontents*') return violation(scanner, index, 'file_write', `\\begin{${envName}}`);
-        if (envName === 'luacode' || envName === 'luacode*') {
-          const close = src.indexOf(`\\end{${envName}}`, env.end);
+        if ((envName === 'luacode' || envName === 'luacode*') && env.end >= luaCheckedUpTo) {
+          const close = scanner.finder.next(`\\end{${envName}}`, env.end);
           const code = src.slice(env.end, close === -1 ? undefined : close);
-          const bad = DANGEROUS_LUA.find((re) => re.test(code));
-          if (bad) return violation(scanner, index, 'dangerous_lua', `Lua code using ${bad.exec(code)![0].trim()}`);
+          luaCheckedUpTo = close === -1 ? src.length : close;
+          const problem = luaProblem(code);
+          if (problem) return violation(scanner, index, 'dangerous_lua', problem);
         }
       }
     }
@@ -274,8 +353,14 @@ function checkLiquidFileTags(scanner: Scanner): SecurityViolation | null {
   const tag = /\{%-?\s*(include|render|layout|block)\b/g;
   const found = tag.exec(scanner.source);
   if (found) return violation(scanner, found.index, 'liquid_file_tags', `the Liquid tag "${found[1]}"`);
-  for (const block of scanner.source.matchAll(/\{%-?\s*liquid\b([\s\S]*?)-?%\}/g)) {
-    const line = /(^|\n)\s*(include|render|layout|block)\b/.exec(block[1]!);
+  let checkedUpTo = 0;
+  for (const block of scanner.source.matchAll(/\{%-?\s*liquid\b/g)) {
+    if (block.index < checkedUpTo) continue;
+    const close = scanner.finder.next('%}', block.index);
+    const start = block.index + block[0].length;
+    checkedUpTo = close === -1 ? scanner.source.length : close;
+    const body = scanner.source.slice(start, checkedUpTo);
+    const line = /(^|\n)\s*(include|render|layout|block)\b/.exec(body);
     if (line) return violation(scanner, block.index, 'liquid_file_tags', `the Liquid tag "${line[2]}"`);
   }
   return null;
@@ -286,8 +371,6 @@ export function findViolation(source: string): SecurityViolation | null {
   const scanner = new Scanner(source);
   const caret = /\^\^/.exec(source);
   if (caret) return violation(scanner, caret.index, 'indirect_command', 'TeX ^^ character notation');
-  const action = PDF_ACTIONS.exec(source);
-  if (action) return violation(scanner, action.index, 'unsafe_link_action', `the PDF action ${action[0]}`);
   return checkLiquidFileTags(scanner) ?? checkControlSequences(scanner);
 }
 

@@ -7,6 +7,8 @@ import type { TexJob, TexResult, TexRunner } from './runner.js';
 export interface JobQueue {
   run(job: TexJob): Promise<TexResult>;
   stats(): { running: number; waiting: number };
+  /** Stops accepting work and ends idle sandboxes. */
+  close(): Promise<void>;
 }
 
 /** Each slot runs as its own unprivileged uid when the service is root, so RLIMIT_NPROC is per job. */
@@ -26,6 +28,10 @@ export class LocalJobQueue implements JobQueue {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
   }
 
+  close(): Promise<void> {
+    return this.runner.close();
+  }
+
   stats() {
     return { running: this.concurrency - this.free.length, waiting: this.waiting.length };
   }
@@ -40,7 +46,8 @@ export class LocalJobQueue implements JobQueue {
   }
 
   private acquire(): Promise<number> {
-    const slot = this.free.pop();
+    // Least recently used first: the slot that finished longest ago has its sandbox warm.
+    const slot = this.free.shift();
     if (slot !== undefined) return Promise.resolve(slot);
     if (this.waiting.length >= this.queueLimit) {
       return Promise.reject(

@@ -1,12 +1,12 @@
-// Runs one TeX job: a fresh workspace, the engine in the sandbox as many passes as the
-// document needs (bibtex/biber/makeindex in between), the page count, then the workspace is
+// Runs one TeX job in a sandboxed workspace: the engine as many passes as the document needs
+// (bibtex/biber/makeindex in between), the page count from the PDF, then the workspace is
 // deleted whatever happened. The source is written only into the workspace, never logged.
-import { spawn } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
-import { chmod, chown, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, chown, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Compiler } from '../quota/plans.js';
-import { sandboxed, SANDBOX_LUA_CACHE, type ProcessLimits, type SandboxSpec } from './sandbox.js';
+import { prlimit, SANDBOX_LUA_CACHE, type ProcessLimits } from './sandbox.js';
+import { Session, type Exec } from './session.js';
 
 export const MAIN = 'main';
 const MAX_PASSES = 5;
@@ -14,8 +14,6 @@ const MAX_PASSES = 5;
 const MEMORY_BYTES = 4 * 1024 ** 3;
 /** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
 const PROCESSES = 32;
-/** Kept of a helper's stdout/stderr: enough to explain a failure. */
-const STREAM_CAP = 256 * 1024;
 const WATCH_MS = 250;
 
 export interface TexJob {
@@ -25,6 +23,8 @@ export interface TexJob {
   timeoutMs: number;
   /** Largest file (the PDF included) the job may write. */
   maxFileBytes: number;
+  /** When the PDF has more pages, deliver only the first `keepPages` (a preview). */
+  keepPages?: number;
   signal?: AbortSignal;
 }
 
@@ -32,9 +32,12 @@ export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large';
 
 export interface TexResult {
   outcome: TexOutcome;
-  /** The PDF when outcome is ok. */
+  /** The PDF when outcome is ok: the whole document, or its first `keepPages` pages. */
   pdf?: Buffer;
+  /** Pages in `pdf`. */
   pages?: number;
+  /** Pages of the whole document. */
+  totalPages?: number;
   /** TeX's transcript (main.log), plus the output of a failing helper. */
   log: string;
   passes: number;
@@ -44,11 +47,13 @@ export interface TexResult {
 }
 
 export interface RunnerOptions {
-  /** Parent of the per-job workspaces. */
+  /** Parent of the per-job workspaces; job uids must be able to traverse it. */
   workRoot: string;
   isolate: boolean;
   /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
   luaCache?: () => Promise<string>;
+  /** Keep a started sandbox ready for the next job (default true). */
+  warm?: boolean;
 }
 
 /** Engine flags: no shell escape, no interaction, stop at the first error, record files. */
@@ -58,6 +63,7 @@ export function engineArgs(compiler: Compiler): string[] {
   return [compiler, ...common, `${MAIN}.tex`];
 }
 
+/** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
 const TEX_ENV: Record<string, string> = {
   openin_any: 'p',
   openout_any: 'p',
@@ -71,19 +77,11 @@ const TEX_ENV: Record<string, string> = {
   TEXMFHOME: '/tmp/texmf',
 };
 
-/** Without the sandbox there is no private /tmp: TeX's caches go into the workspace. */
-function hostVar(dir: string): Record<string, string> {
-  return { TEXMFVAR: join(dir, '.texmf-var'), TEXMFCACHE: join(dir, '.texmf-var'), TEXMFHOME: join(dir, '.texmf') };
-}
-
-interface Exec {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  output: string;
-}
-
 class Killed extends Error {
-  constructor(readonly outcome: 'timeout' | 'file_too_large', readonly file?: string) {
+  constructor(
+    readonly outcome: 'timeout' | 'file_too_large',
+    readonly file?: string,
+  ) {
     super(outcome);
   }
 }
@@ -101,9 +99,9 @@ async function readIf(path: string): Promise<Buffer | null> {
 }
 
 /** Total bytes under a directory and its largest file. */
-async function measure(dir: string): Promise<{ total: number; largest: { name: string; size: number } }> {
+async function measure(dir: string): Promise<{ total: number; largest: string }> {
   let total = 0;
-  let largest = { name: '', size: 0 };
+  let largest = { name: '', size: -1 };
   const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
   for (const entry of entries) {
     if (!entry.isFile()) continue;
@@ -112,58 +110,32 @@ async function measure(dir: string): Promise<{ total: number; largest: { name: s
     total += size;
     if (size > largest.size) largest = { name: path.slice(dir.length + 1), size };
   }
-  return { total, largest };
-}
-
-/** True while a live (non-zombie) process runs as `uid`. */
-async function anyProcessOf(uid: number): Promise<boolean> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    const owner = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    if (owner === String(uid) && /^State:\s+[^Z]/m.test(status)) return true;
-  }
-  return false;
-}
-
-/** After a kill: wait (briefly) until the kernel has taken down every process of the job. */
-async function gone(uid: number | undefined): Promise<void> {
-  if (uid === undefined) return;
-  const until = performance.now() + 2000;
-  while (performance.now() < until && (await anyProcessOf(uid))) await new Promise((r) => setTimeout(r, 10));
+  return { total, largest: largest.name };
 }
 
 export class TexRunner {
   private luaCache: Promise<string | undefined> | null = null;
-  private rootReady = false;
+  private luaCacheDir: string | undefined;
+  private rootReady: Promise<void> | null = null;
+  /** A warm sandbox per uid, started when the previous job on that uid ended. */
+  private readonly spare = new Map<string, Promise<Session>>();
+  private closed = false;
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(private readonly options: RunnerOptions) {}
-
-  /** The prepared font cache, or undefined when it cannot be built (lualatex then builds its own per job). */
-  private preparedLuaCache(): Promise<string | undefined> {
-    this.luaCache ??= this.options.luaCache ? this.options.luaCache().catch(() => undefined) : Promise.resolve(undefined);
-    return this.luaCache;
-  }
 
   /** Runs a job as `uid` (an unprivileged id when the service runs as root). */
   async run(job: TexJob, uid?: number): Promise<TexResult> {
     const started = performance.now();
-    if (!this.rootReady) {
-      // Job uids must traverse the root (0711) but not list it; each job dir is 0700 and theirs.
-      await mkdir(this.options.workRoot, { recursive: true });
-      await chmod(this.options.workRoot, 0o711);
-      this.rootReady = true;
-    }
-    const dir = join(this.options.workRoot, randomUUID());
-    await mkdir(dir, { mode: 0o700 });
+    const session = await this.session(uid, job.compiler === 'lualatex');
     const state = { passes: 0 };
     try {
-      await this.prepare(dir, job, uid);
-      const result = await this.compile(dir, job, uid, state);
+      await this.prepare(session, job);
+      const result = await this.compile(session, job, state);
       return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
       if (!(err instanceof Killed)) throw err;
-      const log = (await readIf(join(dir, `${MAIN}.log`)))?.toString('utf8') ?? '';
+      const log = (await readIf(join(session.dir, `${MAIN}.log`)))?.toString('utf8') ?? '';
       return {
         outcome: err.outcome,
         log,
@@ -172,24 +144,77 @@ export class TexRunner {
         ...(err.file ? { file: err.file } : {}),
       };
     } finally {
-      await rm(dir, { recursive: true, force: true });
+      // Tearing the sandbox down is off the caller's path; the uid's next sandbox waits for it.
+      const closing = session.close().catch(() => {});
+      this.closing.add(closing);
+      void closing.then(() => this.closing.delete(closing));
+      this.warm(uid, closing);
     }
   }
 
-  private async prepare(dir: string, job: TexJob, uid?: number): Promise<void> {
+  /** Ends the warm sandboxes (service shutdown). */
+  async close(): Promise<void> {
+    this.closed = true;
+    const spares = [...this.spare.values()];
+    this.spare.clear();
+    await Promise.all([...spares.map((s) => s.then((session) => session.close()).catch(() => {})), ...this.closing]);
+  }
+
+  /** The prepared font cache, or undefined when it cannot be built (lualatex then builds its own). */
+  private preparedLuaCache(): Promise<string | undefined> {
+    this.luaCache ??= (this.options.luaCache ? this.options.luaCache().catch(() => undefined) : Promise.resolve(undefined)).then(
+      (dir) => (this.luaCacheDir = dir),
+    );
+    return this.luaCache;
+  }
+
+  private open(uid: number | undefined, after?: Promise<void>): Promise<Session> {
+    this.rootReady ??= (async () => {
+      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
+      await mkdir(this.options.workRoot, { recursive: true });
+      await chmod(this.options.workRoot, 0o711);
+    })();
+    return Promise.all([this.rootReady, after]).then(() =>
+      Session.open(this.options.workRoot, uid, {
+        isolate: this.options.isolate,
+        env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: '.texmf-var', TEXMFCACHE: '.texmf-var', TEXMFHOME: '.texmf' },
+        ...(this.options.isolate && this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
+      }),
+    );
+  }
+
+  private warm(uid: number | undefined, after: Promise<void>): void {
+    if (this.closed || this.options.warm === false) return;
+    const spare = this.open(uid, after);
+    spare.catch(() => {});
+    this.spare.set(String(uid), spare);
+  }
+
+  private async session(uid: number | undefined, lua: boolean): Promise<Session> {
+    if (lua) await this.preparedLuaCache();
+    const spare = this.spare.get(String(uid));
+    this.spare.delete(String(uid));
+    const session = await spare?.catch(() => undefined);
+    const usable = session?.alive && (!lua || !this.options.isolate || session.luaCache || !this.luaCacheDir);
+    if (session && usable) return session;
+    if (session) await session.close();
+    return this.open(uid);
+  }
+
+  private async prepare(session: Session, job: TexJob): Promise<void> {
+    const dir = session.dir;
     await writeFile(join(dir, `${MAIN}.tex`), job.source);
     for (const file of job.files ?? []) await writeFile(join(dir, file.name), file.data);
-    if (uid !== undefined) {
-      await chown(dir, uid, uid);
-      for (const name of await readdir(dir)) await chown(join(dir, name), uid, uid);
+    if (session.uid !== undefined) {
+      for (const name of await readdir(dir)) await chown(join(dir, name), session.uid, session.uid);
     }
   }
 
-  private async compile(dir: string, job: TexJob, uid: number | undefined, state: { passes: number }) {
+  private async compile(session: Session, job: TexJob, state: { passes: number }) {
+    const dir = session.dir;
     const deadline = performance.now() + job.timeoutMs;
-    const exec = (argv: string[]) => this.exec(dir, job, uid, deadline, argv);
+    const exec = (argv: string[]) => this.exec(session, job, deadline, argv);
     const done: Record<string, string> = {};
-    const helperLogs: string[] = [];
     let log = '';
 
     while (state.passes < MAX_PASSES) {
@@ -200,38 +225,37 @@ export class TexRunner {
       // No transcript at all means TeX never started: our fault, not the document's.
       if (!transcript) throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
       log = transcript.toString('utf8');
-      const pdf = await readIf(join(dir, `${MAIN}.pdf`));
-      if (pass.code !== 0 || !pdf) {
-        return { outcome: 'failed' as const, log };
-      }
+      if (pass.code !== 0 || !(await readIf(join(dir, `${MAIN}.pdf`)))) return { outcome: 'failed' as const, log };
+
       // Helpers run when their input changed since they last ran; their output forces a pass.
       let helped = false;
       for (const helper of await this.helpersNeeded(dir, log, done)) {
-        const result = await exec(helper.argv);
+        const result = await exec(helper);
         helped = true;
-        // bibtex exits 1 on warnings; 2 and above are errors.
-        if (result.code !== 0 && !(helper.argv[0] === 'bibtex' && result.code === 1)) {
+        // bibtex exits 1 on warnings; 2 and above are errors. makeindex problems are not fatal.
+        if (result.code > (helper[0] === 'bibtex' ? 1 : 0) && helper[0] !== 'makeindex') {
           const blg = (await readIf(join(dir, `${MAIN}.blg`)))?.toString('utf8') ?? '';
-          helperLogs.push(`${helper.argv[0]} failed:\n${blg || result.output}`);
-          if (helper.argv[0] !== 'makeindex') return { outcome: 'failed' as const, log: `${log}\n${helperLogs.join('\n')}` };
+          return { outcome: 'failed' as const, log: `${log}\n${helper[0]} failed:\n${blg || result.output}` };
         }
       }
-      if (!helped && !(await this.needsRerun(dir, log, before, state.passes))) {
-        return this.finish(exec, pdf, log);
-      }
+      if (!helped && !(await this.needsRerun(dir, log, before))) break;
     }
     const pdf = await readIf(join(dir, `${MAIN}.pdf`));
     if (!pdf) return { outcome: 'failed' as const, log };
-    return this.finish(exec, pdf, log);
-  }
-
-  private async finish(exec: (argv: string[]) => Promise<Exec>, pdf: Buffer, log: string) {
     const counted = await exec(['qpdf', '--show-npages', `${MAIN}.pdf`]);
     const pages = Number(counted.output.trim());
-    if (counted.code !== 0 || !Number.isInteger(pages)) {
+    if (counted.code !== 0 || !Number.isInteger(pages) || pages < 1) {
       return { outcome: 'failed' as const, log: `${log}\nThe PDF could not be read: ${counted.output.slice(0, 500)}` };
     }
-    return { outcome: 'ok' as const, pdf, pages, log };
+    if (job.keepPages !== undefined && pages > job.keepPages) {
+      const cut = await exec(['qpdf', `${MAIN}.pdf`, '--pages', '.', `1-${job.keepPages}`, '--', 'preview.pdf']);
+      const preview = await readIf(join(dir, 'preview.pdf'));
+      // qpdf exits 3 on warnings with a usable output.
+      if ((cut.code === 0 || cut.code === 3) && preview) {
+        return { outcome: 'ok' as const, pdf: preview, pages: job.keepPages, totalPages: pages, log };
+      }
+    }
+    return { outcome: 'ok' as const, pdf, pages, totalPages: pages, log };
   }
 
   /** Hashes of the files a pass may read back (aux, toc, bbl, …) before it runs. */
@@ -239,7 +263,7 @@ export class TexRunner {
     const hashes = new Map<string, string>();
     const entries = await readdir(dir, { recursive: true, withFileTypes: true });
     for (const entry of entries) {
-      if (!entry.isFile() || entry.name.endsWith('.pdf') || entry.name.endsWith('.log')) continue;
+      if (!entry.isFile() || [`${MAIN}.tex`, `${MAIN}.pdf`, `${MAIN}.log`].includes(entry.name)) continue;
       const path = join(entry.parentPath ?? dir, entry.name);
       const data = await readIf(path);
       if (data && data.length <= 16 * 1024 * 1024) hashes.set(path.slice(dir.length + 1), sha(data));
@@ -253,7 +277,7 @@ export class TexRunner {
    * of a plain document is written on the first pass but never needed: LaTeX itself warns
    * when labels or citations in it changed.
    */
-  private async needsRerun(dir: string, log: string, before: Map<string, string>, pass: number): Promise<boolean> {
+  private async needsRerun(dir: string, log: string, before: Map<string, string>): Promise<boolean> {
     if (/Rerun to get|Please rerun|Please \(re\)run|may have changed\. Rerun|Rerun LaTeX|rerun LaTeX/i.test(log)) {
       return true;
     }
@@ -276,26 +300,26 @@ export class TexRunner {
       const name = match[1]!.replace(/^\.\//, '');
       if (name.endsWith('.aux')) continue;
       const size = (await stat(join(dir, name)).catch(() => null))?.size ?? 0;
-      if (size > 0 && pass < MAX_PASSES) return true;
+      if (size > 0) return true;
     }
     return false;
   }
 
-  private async helpersNeeded(dir: string, log: string, done: Record<string, string>) {
-    const helpers: Array<{ argv: string[] }> = [];
+  private async helpersNeeded(dir: string, log: string, done: Record<string, string>): Promise<string[][]> {
+    const helpers: string[][] = [];
     const aux = (await readIf(join(dir, `${MAIN}.aux`)))?.toString('utf8') ?? '';
     const bcf = await readIf(join(dir, `${MAIN}.bcf`));
-    if (bcf && (/Please \(re\)run Biber|run Biber/i.test(log) || done.biber === undefined)) {
+    if (bcf) {
       const key = sha(bcf);
-      if (done.biber !== key) {
+      if (done.biber !== key && (done.biber === undefined || /run Biber/i.test(log))) {
         done.biber = key;
-        helpers.push({ argv: ['biber', '--nolog', MAIN] });
+        helpers.push(['biber', '--nolog', MAIN]);
       }
     } else if (/\\bibdata\{/.test(aux)) {
       const key = sha(Buffer.from(aux.split('\n').filter((l) => /^\\(citation|bibdata|bibstyle)\{/.test(l)).join('\n')));
       if (done.bibtex !== key) {
         done.bibtex = key;
-        helpers.push({ argv: ['bibtex', MAIN] });
+        helpers.push(['bibtex', MAIN]);
       }
     }
     const idx = await readIf(join(dir, `${MAIN}.idx`));
@@ -303,14 +327,14 @@ export class TexRunner {
       const key = sha(idx);
       if (done.makeindex !== key) {
         done.makeindex = key;
-        helpers.push({ argv: ['makeindex', '-q', `${MAIN}.idx`] });
+        helpers.push(['makeindex', '-q', `${MAIN}.idx`]);
       }
     }
     return helpers;
   }
 
-  private async exec(dir: string, job: TexJob, uid: number | undefined, deadline: number, argv: string[]): Promise<Exec> {
-    const luaCache = argv[0] === 'lualatex' ? await this.preparedLuaCache() : undefined;
+  /** One command in the job's sandbox, under the job's limits, its deadline and a disk watch. */
+  private async exec(session: Session, job: TexJob, deadline: number, argv: string[]): Promise<Exec> {
     const remaining = deadline - performance.now();
     if (remaining <= 0 || job.signal?.aborted) throw new Killed('timeout');
     const limits: ProcessLimits = {
@@ -319,76 +343,39 @@ export class TexRunner {
       memoryBytes: MEMORY_BYTES,
       processes: PROCESSES,
     };
-    let env: Record<string, string> = this.options.isolate ? TEX_ENV : { ...TEX_ENV, ...hostVar(dir) };
-    let command = argv;
-    const lua = luaCache !== undefined;
-    if (lua) {
-      // luaotfload needs a writable cache: each job starts from a copy of the prepared one.
-      const cache = env.TEXMFVAR!;
-      const source = this.options.isolate ? SANDBOX_LUA_CACHE : luaCache;
-      env = { ...env, TEXMFCACHE: cache };
-      command = ['sh', '-c', 'cp -r "$0" "$1" 2>/dev/null; shift; exec "$@"', source, cache, ...argv];
+    let command = [...prlimit(limits), ...argv];
+    if (argv[0] === 'lualatex' && session.luaCache) {
+      // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
+      command = ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', SANDBOX_LUA_CACHE, TEX_ENV.TEXMFVAR!, ...command];
     }
-    const spec: SandboxSpec = {
-      workspace: dir,
-      env,
-      limits,
-      isolate: this.options.isolate,
-      ...(lua && this.options.isolate ? { luaCache } : {}),
+
+    let killed: Killed | null = null;
+    const kill = (reason: Killed) => {
+      killed ??= reason;
+      session.kill();
     };
-    const { file, args, cwd, env: spawnEnv } = sandboxed(spec, command);
-    return new Promise<Exec>((resolve, reject) => {
-      const child = spawn(file, args, {
-        cwd,
-        env: spawnEnv ?? {},
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-        ...(uid !== undefined ? { uid, gid: uid } : {}),
+    const timer = setTimeout(() => kill(new Killed('timeout')), remaining);
+    const onAbort = () => kill(new Killed('timeout'));
+    job.signal?.addEventListener('abort', onAbort, { once: true });
+    // Each file is capped by RLIMIT_FSIZE; the watch caps the workspace as a whole.
+    const budget = 2 * job.maxFileBytes + 64 * 1024 * 1024;
+    const watch = setInterval(() => {
+      void measure(session.dir).then(({ total, largest }) => {
+        if (total > budget) kill(new Killed('file_too_large', largest));
       });
-      let output = '';
-      const collect = (chunk: Buffer) => {
-        if (output.length < STREAM_CAP) output += chunk.toString('utf8');
-      };
-      child.stdout.on('data', collect);
-      child.stderr.on('data', collect);
-      let killed: Killed | null = null;
-      const kill = (reason: Killed) => {
-        if (killed) return;
-        killed = reason;
-        try {
-          // The whole group: bwrap, and with it (die-with-parent, PID namespace) every process of the job.
-          process.kill(-child.pid!, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-      };
-      const timer = setTimeout(() => kill(new Killed('timeout')), remaining);
-      const onAbort = () => kill(new Killed('timeout'));
-      job.signal?.addEventListener('abort', onAbort, { once: true });
-      // Per-file size is capped by RLIMIT_FSIZE; the watch caps the workspace as a whole.
-      const budget = 2 * job.maxFileBytes + 64 * 1024 * 1024;
-      const watch = setInterval(() => {
-        void measure(dir).then(({ total, largest }) => {
-          if (total > budget) kill(new Killed('file_too_large', largest.name));
-        });
-      }, WATCH_MS);
-      child.on('error', (err) => {
-        clearTimeout(timer);
-        clearInterval(watch);
-        reject(err);
-      });
-      child.on('close', (code, signal) => {
-        clearTimeout(timer);
-        clearInterval(watch);
-        job.signal?.removeEventListener('abort', onAbort);
-        if (killed) return void gone(uid).then(() => reject(killed));
-        // RLIMIT_FSIZE kills with SIGXFSZ; bwrap reports a child's signal as 128 + its number.
-        if (signal === 'SIGXFSZ' || code === 128 + 25) {
-          void measure(dir).then(({ largest }) => reject(new Killed('file_too_large', largest.name)));
-          return;
-        }
-        resolve({ code, signal, output });
-      });
-    });
+    }, WATCH_MS);
+    try {
+      const result = await session.run(command);
+      // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
+      if (result.code === 128 + 25) throw new Killed('file_too_large', (await measure(session.dir)).largest);
+      return result;
+    } catch (err) {
+      if (killed) throw killed;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      clearInterval(watch);
+      job.signal?.removeEventListener('abort', onAbort);
+    }
   }
 }

@@ -35,7 +35,8 @@ export interface SandboxSpec {
   /** Host directory mounted writable at SANDBOX_WORKDIR. */
   workspace: string;
   env: Record<string, string>;
-  limits: ProcessLimits;
+  /** Applied with prlimit to the whole command; a session applies them per command instead. */
+  limits?: ProcessLimits;
   /** Prepared lualatex font cache on the host, mounted read-only at SANDBOX_LUA_CACHE. */
   luaCache?: string;
   /** false runs without bubblewrap (QUIRE_SANDBOX=off): limits still apply, isolation does not. */
@@ -50,7 +51,7 @@ export interface Command {
   env?: Record<string, string>;
 }
 
-function prlimit(limits: ProcessLimits): string[] {
+export function prlimit(limits: ProcessLimits): string[] {
   return [
     'prlimit',
     `--cpu=${limits.cpuSeconds}`,
@@ -64,7 +65,7 @@ function prlimit(limits: ProcessLimits): string[] {
 
 /** The command line that runs `argv` under the sandbox and limits of `spec`. */
 export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
-  const limited = [...prlimit(spec.limits), ...argv];
+  const limited = spec.limits ? [...prlimit(spec.limits), ...argv] : argv;
   if (!spec.isolate) {
     const env = { ...spec.env, PATH: '/usr/bin:/bin', HOME: spec.workspace };
     return { file: limited[0]!, args: limited.slice(1), cwd: spec.workspace, env };

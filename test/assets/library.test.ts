@@ -112,6 +112,11 @@ for (const db of DB_KINDS) {
       assert.equal(gone.statusCode, 404);
       assert.equal(gone.json().error, 'not_found');
       assert.equal((await t.app.inject({ method: 'DELETE', url: '/api/v1/assets/photo.jpg', headers: pro.headers })).statusCode, 404);
+      for (const absent of ['99999999999999', '0', 'nope.png', '..%2F..%2Fetc%2Fpasswd']) {
+        const res = await t.app.inject({ url: `/api/v1/assets/${absent}`, headers: pro.headers });
+        assert.equal(res.statusCode, 404, absent);
+        assert.equal(res.json().error, 'not_found');
+      }
       assert.equal((await list(pro)).count, 3);
     });
 
@@ -173,6 +178,16 @@ for (const db of DB_KINDS) {
       );
       assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 403, 403, 403, 403, 403]);
       assert.equal((await list(starter)).count, cap);
+    });
+
+    test('concurrent uploads of one new name: one creates, the others replace', async () => {
+      const account = await createAccount(t.services, 'pro');
+      const results = await Promise.all(
+        ['same.png', 'SAME.png', 'Same.png'].map((name) => upload(account, { name, content_base64: PNG.toString('base64') })),
+      );
+      assert.deepEqual(results.map((r) => r.statusCode).sort(), [200, 200, 201]);
+      assert.equal(new Set(results.map((r) => r.json().asset.id)).size, 1);
+      assert.equal((await list(account)).count, 1);
     });
 
     test('bytes cap: 413 storage_quota_exceeded, also for concurrent uploads', async () => {
@@ -243,6 +258,7 @@ for (const db of DB_KINDS) {
       assert.deepEqual(files.get('brand.svg'), SVG);
       assert.equal(files.get('brand.svg.pdf')!.subarray(0, 5).toString(), '%PDF-');
       assert.match(files.get('graphics.cfg')!.toString(), /Gin@rule@\.svg/);
+      assert.deepEqual(await t.services.assets.names(caller), ['Brand.svg', 'doc.pdf']);
     });
 
     test('a row whose blob is missing: 500 asset_storage_error', async () => {

@@ -231,6 +231,21 @@ describe('compile', () => {
     assert.equal(ok.json().remaining_today, 2);
   });
 
+  test('a PDF over the plan size: 422 pdf_too_large with limit and plan, for free', async () => {
+    const big =
+      '\\pdfcompresslevel=0 \\pdfobjcompresslevel=0\n\\documentclass{article}\n\\begin{document}\n' +
+      '\\def\\a{0123456789012345678901234567890123456789012345678901234567890123}\\edef\\b{\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a\\a}' +
+      '\\count1=0 \\loop\\immediate\\pdfobj stream {\\b\\b}\\advance\\count1 1 \\ifnum\\count1<6000 \\repeat x\n\\end{document}\n';
+    const res = await compile({ latex: big }, { ip: '192.0.2.80' });
+    assert.equal(res.statusCode, 422, res.body.slice(0, 300));
+    const body = res.json();
+    assert.equal(body.error, 'pdf_too_large');
+    assert.equal(body.limit, 10 * 1024 * 1024);
+    assert.equal(body.plan, 'anonymous');
+    const ok = await compile({ latex: HELLO }, { ip: '192.0.2.80' });
+    assert.equal(ok.json().remaining_today, 2);
+  });
+
   test('anonymous: 3 successful compiles per address per UTC day, failures free', async () => {
     const ip = '192.0.2.70';
     assert.equal((await compile({ latex: BROKEN }, { ip })).statusCode, 422);

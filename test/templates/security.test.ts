@@ -8,7 +8,7 @@ const doc = (body: string) => `\\documentclass{article}\n${body}\n\\begin{docume
 const REFUSED: Record<string, string[]> = {
   shell_escape: ['\\immediate\\write18{rm -rf /}', '\\write 18{ls}', '\\ShellEscape{ls}', '\\def\\w{\\write}'],
   file_write: ['\\newwrite\\f', '\\immediate\\openout5=x.tex', '\\begin{filecontents}{x.tex}'],
-  file_read: ['\\openin5=main.log', '\\read5 to \\x', '\\readline5 to \\x', '\\newread\\r'],
+  file_read: ['\\openin5=main.log', '\\read5 to \\x', '\\readline5 to \\x', '\\newread\\r', '\\pdfximage width 1cm {/etc/passwd}', '\\immediate\\pdfobj stream file {x.log}'],
   unsafe_path: [
     '\\input{/etc/passwd}',
     '\\input /etc/passwd',
@@ -31,6 +31,10 @@ const REFUSED: Record<string, string[]> = {
     '\\directlua{ load("x")() }',
     '\\latelua{debug.getinfo(1)}',
     '\\begin{luacode}\nlocal p = package.loaded\n\\end{luacode}',
+    '\\directlua{tex.print("\\\\wri" .. "te18{ls}")}',
+    '\\directlua{tex.print("\\092input|ls")}',
+    '\\directlua{tex.print(string.reverse("81etirw"))}',
+    '\\directlua{token.put_next(token.create("write"))}',
   ],
   file_probe: ['\\pdffiledump{main.log}', '\\pdfmdfivesum file {x}', '\\pdffilesize{x}', '\\filedump{x}'],
   unsafe_link_action: [
@@ -63,6 +67,7 @@ const ALLOWED = [
   '\\directlua{tex.print("hello " .. 1 + 1)}',
   '\\expandafter\\def\\csname foo#1\\endcsname{x}',
   '\\begin{tabular}{|l|c|}\\hline a & b\\end{tabular}',
+  'Text mentioning /JavaScript and /Launch is only text.',
   '{{ name }} {% if paid %}PAID{% endif %} {% for i in items %}{{ i.x }}{% endfor %}',
 ];
 
@@ -88,6 +93,14 @@ describe('security policy', () => {
       }
     });
   }
+
+  it('stays fast on hostile sources (no quadratic scans)', () => {
+    for (const unit of ['\\includegraphics[', '\\csname x', '{% liquid ', '\\usepackage{', '{a', '\\begin{luacode}']) {
+      const started = performance.now();
+      findViolation(unit.repeat(Math.ceil(300_000 / unit.length)));
+      assert.ok(performance.now() - started < 2000, `${unit}: ${Math.round(performance.now() - started)} ms`);
+    }
+  });
 
   it('lets ordinary LaTeX and Liquid through', () => {
     for (const body of ALLOWED) assert.equal(findViolation(doc(body)), null, body);

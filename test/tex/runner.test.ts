@@ -37,14 +37,17 @@ describe('TeX runner', () => {
   let dataDir: string;
   let workRoot: string;
   let runner: TexRunner;
-  const run = (source: string, extra: Partial<TexJob> = {}) =>
-    runner.run({ source, compiler: 'pdflatex', timeoutMs: 20_000, maxFileBytes: 8 * MB, ...extra }, UID);
+  // Without a warm sandbox, so any process of the job's uid after a job is a leftover.
+  let cold: TexRunner;
+  const run = (source: string, extra: Partial<TexJob> = {}, using = () => runner) =>
+    using().run({ source, compiler: 'pdflatex', timeoutMs: 20_000, maxFileBytes: 8 * MB, ...extra }, UID);
 
   before(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'quire-runner-'));
     // Job uids must reach their workspace: the root lives in the world-traversable tmpdir.
     workRoot = await mkdtemp(join(tmpdir(), 'quire-jobs-'));
     runner = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
+    cold = new TexRunner({ workRoot, isolate: true, warm: false });
   });
   after(async () => {
     await rm(dataDir, { recursive: true, force: true });
@@ -205,7 +208,8 @@ tex.print("WROTE:" .. (w and "yes" or "no"))
 
     test('an infinite loop is killed at the timeout and leaves no process behind', async () => {
       const started = Date.now();
-      const result = await run(doc('\\def\\loop{\\loop}\\loop'), { timeoutMs: 2000 });
+      await runner.close();
+      const result = await run(doc('\\def\\loop{\\loop}\\loop'), { timeoutMs: 2000 }, () => cold);
       assert.equal(result.outcome, 'timeout');
       assert.ok(Date.now() - started < 6000, 'killed promptly');
       assert.equal(leftovers(), '');
@@ -218,6 +222,7 @@ tex.print("WROTE:" .. (w and "yes" or "no"))
             '\\count1=0 \\loop\\immediate\\write\\w{\\a\\a\\a\\a\\a\\a\\a\\a}\\advance\\count1 1 \\ifnum\\count1<1000000 \\repeat',
         ),
         { maxFileBytes: 2 * MB },
+        () => cold,
       );
       assert.equal(result.outcome, 'file_too_large');
       assert.equal(result.file, 'big.txt');

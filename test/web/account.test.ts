@@ -1,6 +1,7 @@
 // Sign-up and key rotation (the API behind /signup and /dashboard), on both databases.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { signupPage } from '../../src/http/pages/studio-pages.js';
 import { SIGNUPS_PER_IP_PER_HOUR } from '../../src/quota/plans.js';
 import { createAccount, DB_KINDS, testApp, type TestApp } from '../helpers.js';
 
@@ -101,5 +102,14 @@ describe('sign-up closed (default)', () => {
     assert.equal(res.json().error, 'signup_closed');
     assert.match(res.json().message, /quire account create/);
     await assert.rejects(t.services.accounts.byEmail('a@example.com'), { code: 'not_found' });
+  });
+
+  it('renders the closed sign-up page with the operator command and no form', () => {
+    const manifest = { entries: { signup: { js: 'signup-X.js', preload: [] } }, css: 'app-X.css', pdfWorker: 'w.mjs' };
+    const closed = signupPage(manifest, false);
+    assert.match(closed, /Sign-up is closed on this server/);
+    assert.match(closed, /quire account create --email you@example\.com --plan free/);
+    assert.doesNotMatch(closed, /signup-form/);
+    assert.match(signupPage(manifest, true), /<form id="signup-form"/);
   });
 });

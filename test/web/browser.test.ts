@@ -125,6 +125,22 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   }
 
+  /** Visible controls a screen reader could not name: should always be empty. */
+  // A string, not a function: tsx would wrap a named inner function in a helper the page lacks.
+  const UNLABELLED = `(() => {
+    const named = (el) => {
+      const by = el.getAttribute('aria-labelledby');
+      if (el.getAttribute('aria-label')?.trim()) return true;
+      if (by && by.split(/\\s+/).some((id) => document.getElementById(id)?.textContent?.trim())) return true;
+      if (el.labels?.length) return true;
+      return ['BUTTON', 'A'].includes(el.tagName) && Boolean(el.textContent?.trim());
+    };
+    return [...document.querySelectorAll('input, select, textarea, button, a[href], [contenteditable="true"]')]
+      .filter((el) => el.offsetParent !== null && !named(el))
+      .map((el) => el.outerHTML.slice(0, 120));
+  })()`;
+  const unlabelled = (page: Page) => page.evaluate<string[]>(UNLABELLED);
+
   const editorText = (page: Page) => page.locator('.cm-content').innerText();
 
   /** True when the first rendered page has dark (text) pixels on it. */
@@ -154,7 +170,7 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     }
   });
 
-  it('opens a real studio_url, compiles, renders; then diagnoses a break, applies the package fix and recompiles', async () => {
+  it('opens a real studio_url, compiles, renders; then diagnoses a break, applies the package fix and recompiles', async (t) => {
     const owner = await createAccount(services, 'starter');
     const compiled = await api('/api/v1/compile', { latex: TITLE_DOC, compiler: 'pdflatex' }, owner.key);
     assert.equal(compiled.status, 200, JSON.stringify(compiled.json));
@@ -163,20 +179,25 @@ describe('studio, sign-up and dashboard in Chromium', () => {
 
     // Anonymous visitor: the link carries the source, the studio shows the daily allowance.
     const { page, problems } = await open(['422 /api/v1/compile']);
+    let started = Date.now();
     await page.goto(studioUrl);
     await page.locator('.cm-content').waitFor();
+    t.diagnostic(`studio link to editor ready: ${Date.now() - started} ms`);
     assert.equal((await editorText(page)).trim(), TITLE_DOC.trim());
     assert.match(await page.locator('#quota').innerText(), /3 of 3 compiles left today/);
     assert.equal(await page.locator('#compiler').inputValue(), 'pdflatex');
 
     await page.locator('.cm-content').click();
+    started = Date.now();
     await page.keyboard.press('Control+Enter');
     await page.locator('canvas.pdf-page').waitFor();
+    t.diagnostic(`Ctrl+Enter to rendered page (compile included): ${Date.now() - started} ms`);
     assert.match(await page.locator('#status').innerText(), /Compiled 1 page/);
     assert.match(await page.locator('#quota').innerText(), /2 of 3 compiles left today/);
     assert.ok(await pageHasInk(page), 'the rendered page is blank');
     assert.equal(await page.locator('canvas.pdf-page').getAttribute('aria-label'), 'Page 1 of 1');
     await page.screenshot({ path: join(SHOTS, 'studio-success.png') });
+    assert.deepEqual(await unlabelled(page), []);
 
     // Break it: \textcolor without xcolor on line 5.
     await page.locator('.cm-content').click();
@@ -192,6 +213,7 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     assert.match(await marked.innerText(), /\\textcolor\{red\}/);
     assert.match(await page.locator('#quota').innerText(), /2 of 3 compiles left today/, 'a failed compile costs nothing');
     await page.screenshot({ path: join(SHOTS, 'studio-error.png') });
+    assert.deepEqual(await unlabelled(page), []);
 
     const fix = page.locator('#apply-fix');
     assert.equal(await fix.innerText(), 'Add \\usepackage{xcolor}');
@@ -224,6 +246,7 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     assert.match(apiKey, /^svc_[0-9a-f]{48}$/);
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'signup-result');
     await page.screenshot({ path: join(SHOTS, 'signup.png') });
+    assert.deepEqual(await unlabelled(page), []);
     assert.equal((await services.accounts.byEmail('reader@example.com')).plan, 'free');
 
     // A fresh browser signs in on the dashboard with that key.
@@ -245,6 +268,23 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     assert.notEqual(rotated, apiKey);
     await fresh.page.waitForFunction((p) => document.querySelector('#key-prefix')?.textContent === p, rotated.slice(0, 12));
     assert.equal((await fetch(`${base}/api/v1/usage`, { headers: { 'x-api-key': apiKey } })).status, 401);
+    // The studio's "Use API key" dialog checks a key before keeping it.
+    const studio = await open(['401 /api/v1/usage']);
+    await studio.page.goto(`${base}/studio`);
+    await studio.page.getByRole('button', { name: 'Use API key' }).click();
+    const keyField = studio.page.getByRole('dialog').getByLabel('API key', { exact: true });
+    await keyField.fill('svc_' + '0'.repeat(48));
+    await studio.page.getByRole('button', { name: 'Use key' }).click();
+    await studio.page.getByText('That key is not valid').waitFor();
+    await keyField.fill(rotated);
+    await studio.page.getByRole('button', { name: 'Use key' }).click();
+    await studio.page.locator('#account .who').waitFor();
+    assert.equal(await studio.page.locator('#account .who').innerText(), 'reader@example.com · free');
+    assert.match(await studio.page.locator('#quota').innerText(), /Free plan: 0 of 50 compiles used this month/);
+    assert.equal(await studio.page.locator('#compiler option[value=xelatex]').isDisabled(), false);
+    assert.equal(await studio.page.locator('#compiler option[value=lualatex]').innerText(), 'lualatex (needs a bigger plan)');
+    assert.deepEqual(studio.problems, []);
+
     // The first browser kept the old key: its dashboard notices and asks to sign in again.
     await page.goto(`${base}/dashboard`);
     await page.locator('#signin-key').waitFor();
@@ -306,6 +346,7 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     await page.goto(`${base}/dashboard`);
     await page.getByRole('row', { name: /Letterhead/ }).waitFor();
     await page.screenshot({ path: join(SHOTS, 'dashboard.png'), fullPage: true });
+    assert.deepEqual(await unlabelled(page), []);
     await page.getByRole('link', { name: 'Edit Letterhead in the studio' }).click();
     await page.waitForFunction(() => /includegraphics/.test(document.querySelector('.cm-content')?.textContent ?? ''));
     assert.match(await page.locator('#template-banner').innerText(), /Editing template Letterhead/);
@@ -322,13 +363,26 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     assert.deepEqual(problems, []);
   });
 
-  it('lays the studio out for a phone', async () => {
-    const { page, problems } = await open([], { width: 390, height: 844 });
+  it('lays the studio out for a phone, and points an anonymous user who ran out to a key', async () => {
+    const { page, problems } = await open(['429 /api/v1/compile'], { width: 390, height: 844 });
     await page.goto(`${base}/studio`);
     await page.locator('.cm-content').waitFor();
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
     await page.screenshot({ path: join(SHOTS, 'studio-phone.png') });
+    assert.deepEqual(await unlabelled(page), []);
+
+    // Earlier tests share this IP's daily allowance: use what is left, then one more.
+    const left = Number(/(\d) of 3 compiles left today/.exec(await page.locator('#quota').innerText())![1]);
+    for (let i = 0; i < left; i++) {
+      await page.locator('#compile').click();
+      await page.waitForFunction((n) => new RegExp(`${n} of 3 compiles left`).test(document.querySelector('#quota')?.textContent ?? ''), left - i - 1);
+    }
+    await page.locator('#compile').click();
+    await page.locator('#diagnosis').waitFor();
+    assert.equal(await page.locator('#diagnosis').getAttribute('data-code'), 'anonymous_quota_exhausted');
+    assert.equal(await page.getByRole('link', { name: 'Get an API key' }).getAttribute('href'), `${base}/signup`);
+    assert.match(await page.locator('#quota').innerText(), /0 of 3 compiles left today/);
     assert.deepEqual(problems, []);
   });
 });

@@ -25,8 +25,9 @@ function dataAttributes(data: Record<string, string | number>): string {
 const FAVICON =
   "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='7' fill='%234f7ef0'/%3E%3Ctext x='16' y='23' font-family='Georgia,serif' font-size='20' fill='white' text-anchor='middle'%3EQ%3C/text%3E%3C/svg%3E";
 
-const NAV: Array<{ page: PageName; href: string; label: string }> = [
+const NAV: Array<{ page: PageName | 'gallery'; href: string; label: string }> = [
   { page: 'studio', href: '/studio', label: 'Studio' },
+  { page: 'gallery', href: '/gallery', label: 'Gallery' },
   { page: 'dashboard', href: '/dashboard', label: 'Dashboard' },
   { page: 'signup', href: '/signup', label: 'Sign up' },
 ];

@@ -10,9 +10,10 @@ const PAID = 'Needs an API key on a paid plan (Starter or above).';
 
 /** The route's path parameter; a number is accepted too, as list_assets reports ids as numbers. */
 const AssetRef = Type.Object({
-  id_or_name: Type.Union([AssetIdParam.properties.id_or_name, Type.Integer({ minimum: 1 })], {
-    description: AssetIdParam.properties.id_or_name.description,
-  }),
+  id_or_name: Type.Union(
+    [Type.String({ ...AssetIdParam.properties.id_or_name, description: 'Name, or numeric id as text' }), Type.Integer({ minimum: 1 })],
+    { description: 'Numeric id, or the name matched case-insensitively' },
+  ),
 });
 
 function ref(args: Body): string {

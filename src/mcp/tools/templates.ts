@@ -17,7 +17,7 @@ import { accountOf, defineTool, type Body } from '../tool.js';
 const PAID = 'Needs an API key on a paid plan (Starter or above).';
 
 /** The routes' `{id}` path parameter; a number is accepted too, as lists report ids as numbers. */
-const id = Type.Union([IdParam.properties.id, Type.Integer({ minimum: 1 })], {
+const id = Type.Union([Type.String({ ...IdParam.properties.id, description: 'Name, or numeric id as text' }), Type.Integer({ minimum: 1 })], {
   description: 'Numeric id or name of the template (names match case-insensitively)',
 });
 const TemplateRef = Type.Object({ id });

@@ -27,6 +27,7 @@ export interface ErrorBlock {
 const WRAP_WIDTH = 79;
 const FILE_LINE = /^((?:\.{1,2}\/|\/)?[^\s:()][^:()]*?\.[A-Za-z0-9]{1,4}):(\d+): (.*)$/;
 const HELP_LINE = /^(See the (LaTeX|.*) (manual|documentation)|Type {1,2}H <return>|Type X to quit|or enter new name|Enter file name:|Type <return> to continue|You're in trouble here|Try typing|Here is how much|\(That was another|\(Press Enter)/;
+const CONTEXT_START = /^(l\.\d+ |<[a-z* ]+>|<read [^>]*>|\\\S+ *\S*->| ?\.\.\.)/;
 const STOP = /^(Emergency stop|==> Fatal error occurred|\s*==> Fatal error occurred)/;
 
 /** Joins lines TeX broke at 79 columns (only when the log looks wrapped). */
@@ -77,14 +78,20 @@ export function parseErrors(log: string): ErrorBlock[] {
         j++;
       }
     }
-    // Context pairs run up to the `l.<n>` line (or TeX's `<*>` / `<read ...>` when input ended).
-    for (; j < lines.length && j < i + 60; j++) {
+    // Context: TeX prints two lines per level (what was read, then what is still to come;
+    // pdfTeX indents the second, LuaTeX not always), ending with the `l.<n>` level.
+    const firstContext = j;
+    for (; j < lines.length && j < i + 80; j++) {
       const text = lines[j] ?? '';
-      if (errorStart(text) || /^Runaway /.test(text)) break;
-      if (text === '' || HELP_LINE.test(text) || /^\s/.test(text) || /^\((\w|-)+\)/.test(text)) continue;
-      const next = lines[j + 1] ?? '';
-      const rest = /^\s+/.test(next) ? next.trim() : '';
+      if (errorStart(text) || /^Runaway /.test(text) || HELP_LINE.test(text)) {
+        if (/^Here is how much/.test(text)) break;
+        if (errorStart(text) || /^Runaway /.test(text)) break;
+        continue;
+      }
+      if (!CONTEXT_START.test(text) && !(j === firstContext && text !== '')) continue;
+      const rest = (lines[j + 1] ?? '').trim();
       block.context.push({ read: text, rest });
+      j++;
       const lineNo = /^l\.(\d+) /.exec(text + ' ');
       if (lineNo) {
         block.line ??= Number(lineNo[1]);
@@ -105,9 +112,29 @@ export function primaryError(blocks: ErrorBlock[]): ErrorBlock | undefined {
 
 /** The token TeX had just read at a context level: a control sequence or a single character. */
 export function lastToken(read: string): string | undefined {
-  const text = read.replace(/^l\.\d+ /, '').replace(/^\\\S+ ?->/, '').replace(/ $/, '');
+  const text = read.replace(/^l\.\d+ /, '').replace(/^\\\S+ *\S*->/, '').replace(/ $/, '');
   const cs = /(\\(?:[A-Za-z@]+|.))$/.exec(text);
   if (cs) return cs[1];
   const ch = /(\S)$/u.exec(text);
   return ch?.[1];
+}
+
+/** Like lastToken, but skips the {...} arguments that end the text: `\frac{1}{2}` gives `\frac`. */
+export function commandBefore(read: string): string | undefined {
+  let text = read.replace(/ $/, '');
+  for (;;) {
+    if (!text.endsWith('}')) break;
+    let depth = 0;
+    let k = text.length - 1;
+    for (; k >= 0; k--) {
+      const ch = text[k];
+      if (ch === '}' && text[k - 1] !== '\\') depth++;
+      else if (ch === '{' && text[k - 1] !== '\\') depth--;
+      if (depth === 0) break;
+    }
+    if (k < 0) break;
+    text = text.slice(0, k).replace(/\s+$/, '');
+  }
+  const token = lastToken(text);
+  return token?.startsWith('\\') ? token : lastToken(read);
 }

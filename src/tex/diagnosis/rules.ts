@@ -3,7 +3,7 @@
 import type { Compiler } from '../../quota/plans.js';
 import { ASSET_EXTENSIONS } from '../../quota/plans.js';
 import type { ErrorClass } from './index.js';
-import { lastToken, type ErrorBlock } from './log.js';
+import { commandBefore, lastToken, type ErrorBlock } from './log.js';
 import { COMMAND_PACKAGES, ENVIRONMENT_PACKAGES, PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS, type Provider } from './packages.js';
 import type { Source } from './source.js';
 import { codepointOf, pdflatexAdvice, fontsWithChar, installedFonts } from './unicode.js';
@@ -43,7 +43,7 @@ function otherEngine(engines: readonly Compiler[]): string {
 // ---------------------------------------------------------------- missing files
 
 const missingFile: Rule = ({ block, source, line, engine }) => {
-  const m = /^(?:LaTeX Error: )?File `([^']+)' not found/.exec(block.message);
+  const m = /File `([^']+)' not found/.exec(block.message);
   if (!m?.[1]) return undefined;
   const file = m[1];
   const dot = file.lastIndexOf('.');
@@ -154,13 +154,16 @@ const engineRequirement: Rule = ({ block, engine, source, line }) => {
 const fontNotFound: Rule = ({ block, source, line }) => {
   const m = /The font "([^"]+)" cannot be found/.exec(block.message);
   if (!m?.[1]) return undefined;
-  const font = m[1];
   const fonts = installedFonts();
-  const near = closest(font, fonts, { caseInsensitive: true, max: 3 });
-  const choices = ['DejaVu Serif', 'DejaVu Sans', 'Liberation Serif', 'TeX Gyre Termes', 'Noto Serif'].filter((f) => fonts.includes(f));
-  const at = source?.find(new RegExp(escape(font))) ?? line;
+  // fontspec may print the name without its spaces (lualatex): report it as the source has it.
+  const loose = new RegExp([...m[1].replace(/\s+/g, '')].map(escape).join('\\s*'), 'i');
+  const at = source?.find(loose) ?? line;
+  const font = (at !== undefined ? loose.exec(source?.line(at) ?? '')?.[0] : undefined) ?? m[1];
+  const twin = METRIC_TWINS[font.toLowerCase()];
+  const near = twin && fonts.includes(twin) ? twin : closest(font, fonts, { caseInsensitive: true, max: 3 });
+  const choices = ['DejaVu Serif', 'DejaVu Sans', 'Liberation Serif', 'Liberation Sans', 'Noto Serif'].filter((f) => fonts.includes(f));
   const fix = near
-    ? `Change the font name "${font}"${onLine(at)} to "${near}".`
+    ? `Change the font name "${font}"${onLine(at)} to "${near}"${twin ? ' (installed here, with the same letter widths)' : ''}.`
     : `Replace "${font}"${onLine(at)} with a font installed on this server${choices.length ? `, e.g. ${choices.map((f) => `"${f}"`).join(', ')}` : ''}.`;
   return {
     error_class: 'fatal_error',
@@ -168,8 +171,17 @@ const fontNotFound: Rule = ({ block, source, line }) => {
     suggested_fix: fix,
     symbol: font,
     line: at,
-    hint: fix.replace(/\.$/, ' and compile again.'),
+    hint: fix.replace(/ \(.*\)\.$/, '.').replace(/\.$/, ' and compile again.'),
   };
+};
+
+/** Free fonts with the same metrics as common commercial ones. */
+const METRIC_TWINS: Record<string, string> = {
+  'times new roman': 'Liberation Serif',
+  times: 'Liberation Serif',
+  arial: 'Liberation Sans',
+  helvetica: 'Liberation Sans',
+  'courier new': 'Liberation Mono',
 };
 
 // ---------------------------------------------------------------- unicode (pdflatex)
@@ -210,6 +222,31 @@ const unicodeCharacter: Rule = ({ block, line }) => {
     line,
     retryable: Boolean(advice || unicodeEngines),
     hint,
+  };
+};
+
+// ---------------------------------------------------------------- font encodings (pdflatex)
+
+/** Commands the default OT1 encoding lacks and T1 has. */
+const T1_ONLY = ['guillemetleft', 'guillemetright', 'guillemotleft', 'guillemotright', 'guilsinglleft', 'guilsinglright', 'quotedblbase', 'quotesinglbase', 'textquotedbl', 'th', 'TH', 'dh', 'DH', 'dj', 'DJ', 'ng', 'NG', 'k', 'textogonek', 'textlangle', 'textrangle'];
+
+const encoding: Rule = ({ block, line }) => {
+  const m = /^LaTeX Error: Command \\(\S+) unavailable in encoding OT1/.exec(block.message);
+  if (!m?.[1] || !T1_ONLY.includes(m[1])) return undefined;
+  const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
+  const typed = lctx ? [...lctx.read.replace(/ $/, '')].at(-1) : undefined;
+  const fix = `Add \\usepackage[T1]{fontenc} ${PREAMBLE}: the default OT1 font encoding has no \\${m[1]}.`;
+  const unicode = typed !== undefined && (typed.codePointAt(0) ?? 0) > 0x7f;
+  return {
+    error_class: unicode ? 'unsupported_unicode' : 'fatal_error',
+    summary: unicode
+      ? `The character ${typed} (${codepointOf(typed)})${onLine(line)} needs the T1 font encoding.`
+      : `\\${m[1]}${onLine(line)} needs the T1 font encoding.`,
+    suggested_fix: fix,
+    suggested_package: 'fontenc',
+    symbol: unicode ? codepointOf(typed) : `\\${m[1]}`,
+    line,
+    hint: 'Add \\usepackage[T1]{fontenc} to the preamble and compile again.',
   };
 };
 
@@ -285,7 +322,7 @@ function withPackage(provider: Provider, symbol: string, at: number | undefined,
 
 /** \renewcommand of a command that does not exist. */
 const renewUndefined: Rule = ({ block, line }) => {
-  const m = /^LaTeX Error: (\\\S+) undefined\.?$/.exec(block.message);
+  const m = /^LaTeX Error: (?:Command )?(\\\S+) undefined\.?$/.exec(block.message);
   if (!m?.[1]) return undefined;
   const symbol = m[1];
   const fix = `Use \\newcommand instead of \\renewcommand for ${symbol}${onLine(line)}: ${symbol} does not exist yet.`;
@@ -342,6 +379,24 @@ const undefinedEnvironment: Rule = ({ block, engine, source, line }) => {
 };
 
 const mismatchedEnvironment: Rule = ({ block, source, line }) => {
+  if (/^Extra \}, or forgotten \\endgroup/.test(block.message) && source && line !== undefined) {
+    // \end{X} closed X's group while an environment opened inside X was still open.
+    const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
+    const closer = lctx ? /\\end\s*\{([^}]+)\}\s*$/.exec(lctx.read)?.[1] : undefined;
+    const open = source.openEnvironments(line);
+    const inner = open.at(-1);
+    if (closer && inner && inner.name !== closer && open.some((e) => e.name === closer)) {
+      const fix = `Add \\end{${inner.name}} before \\end{${closer}} on line ${line}: the ${inner.name} environment opened on line ${inner.line} is never closed.`;
+      return {
+        error_class: 'mismatched_environment',
+        summary: `\\begin{${inner.name}} (line ${inner.line}) is still open when \\end{${closer}} is reached on line ${line}.`,
+        suggested_fix: fix,
+        symbol: inner.name,
+        line,
+        hint: `Add \\end{${inner.name}} before line ${line} and compile again.`,
+      };
+    }
+  }
   const m = /^LaTeX Error: \\begin\{([^}]+)\} (?:on input line (\d+) )?ended by \\end\{([^}]+)\}/.exec(block.message);
   if (!m?.[1] || !m[3]) return undefined;
   const [, opened, openedAt, closer] = m;
@@ -385,7 +440,7 @@ const missingBeginDocument: Rule = ({ block, source, line }) => {
 
 // ---------------------------------------------------------------- math
 
-const missingMath: Rule = ({ block, line }) => {
+const missingMath: Rule = ({ block, source, line }) => {
   const only = /^LaTeX Error: (\\\S+) allowed only in math mode/.exec(block.message);
   if (only?.[1]) {
     const fix = `Put ${only[1]}${onLine(line)} inside math: $${only[1]}{...}$ in text, or inside an equation.`;
@@ -402,8 +457,22 @@ const missingMath: Rule = ({ block, line }) => {
   const paragraphEnd = block.context.some((c) => /^<to be read again>/.test(c.read) && /^\\par\b/.test(c.rest));
   const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
   const inText = block.context.find((c) => !/^<(inserted text|to be read again|recently read)>/.test(c.read));
-  const token = inText ? lastToken(inText.read) : undefined;
-  if (paragraphEnd || (lctx && lctx.read.replace(/^l\.\d+/, '').trim() === '' )) {
+  const token = inText ? commandBefore(inText.read) : undefined;
+  if (paragraphEnd || (lctx && lctx.read.replace(/^l\.\d+/, '').trim() === '')) {
+    // The paragraph ended inside math: a blank line in a display, or a $ never closed.
+    const blank = line !== undefined && source !== undefined && source.line(line).trim() === '';
+    const opened = line !== undefined && source ? source.findBack(/^(?:[^$\\]|\\.)*\$(?:(?:[^$\\]|\\.)*\$(?:[^$\\]|\\.)*\$)*(?:[^$\\]|\\.)*$/, line - 1) : undefined;
+    if (blank && source) {
+      const inDisplay = source.openEnvironments(line ?? 0).at(-1);
+      if (inDisplay && inDisplay.name !== 'document') {
+        const fix = `Remove the blank line ${line} inside the ${inDisplay.name} environment (opened on line ${inDisplay.line}): math may not contain an empty line.`;
+        return { error_class: 'missing_math_mode', summary: `Blank line ${line} is inside the ${inDisplay.name} formula.`, suggested_fix: fix, symbol: '$', line, hint: `Remove the blank line ${line} inside the ${inDisplay.name} environment and compile again.` };
+      }
+    }
+    if (opened !== undefined) {
+      const fix = `Close the formula opened with $ on line ${opened}: add the missing $ where the formula ends (before the paragraph ends on line ${line ?? '?'}).`;
+      return { error_class: 'missing_math_mode', summary: `The $ on line ${opened} opens a formula that is never closed.`, suggested_fix: fix, symbol: '$', line: opened, hint: `Add the closing $ to the formula on line ${opened} and compile again.` };
+    }
     const fix = `Close the formula that is still open at line ${line ?? '?'} (a $ or \\) is missing before the paragraph ends), or remove the blank line inside the math environment.`;
     return {
       error_class: 'missing_math_mode',
@@ -499,7 +568,8 @@ const other: Rule = ({ block, source, line, blocks }) => {
   const clash = /^LaTeX Error: Option clash for package (\S+)\./.exec(msg);
   if (clash?.[1]) {
     const pkg = clash[1];
-    return fatal(pkg, `The package ${pkg} is loaded twice with different options.`, `Load ${pkg} once, with all options in a single \\usepackage[...]{${pkg}}${onLine(line)}, or put \\PassOptionsToPackage{...}{${pkg}} before \\documentclass when a class loads it.`, `Merge the \\usepackage lines of ${pkg} into one with all options and compile again.`);
+    const at = (line !== undefined ? source?.usePackageLines(pkg).filter((n) => n <= line).at(-1) : undefined) ?? line;
+    return fatal(pkg, `The package ${pkg} is loaded a second time${onLine(at)} with options the first load did not have.`, `Load ${pkg} once, with all options in a single \\usepackage[...]{${pkg}} (remove the one${onLine(at)} and move its options to the first), or put \\PassOptionsToPackage{...}{${pkg}} before \\documentclass when a class loads it.`, `Merge the \\usepackage lines of ${pkg} into one with all options and compile again.`, at);
   }
   if (/^Misplaced alignment tab character &/.test(msg)) {
     return fatal('&', `A & outside a table or alignment${onLine(line)}.`, `Write \\& for a literal ampersand${onLine(line)}, or put the & inside a tabular/align environment.`, `Replace & with \\&${onLine(line)} and compile again.`);
@@ -511,7 +581,9 @@ const other: Rule = ({ block, source, line, blocks }) => {
     return fatal('\\item', `\\item${onLine(line)} is not inside a list.`, `Put \\item${onLine(line)} inside \\begin{itemize} ... \\end{itemize} (or enumerate/description).`, `Wrap the \\item lines${onLine(line)} in an itemize environment and compile again.`);
   }
   if (/^LaTeX Error: There's no line here to end/.test(msg)) {
-    return fatal('\\\\', `\\\\${onLine(line)} ends a line where there is none (at the start of a paragraph or after a blank line).`, `Remove the \\\\${onLine(line)}; separate paragraphs with a blank line, or use \\vspace{...} for extra space.`, `Remove the \\\\${onLine(line)} and compile again.`);
+    // \\ looks ahead for * or [, so TeX may report the next line.
+    const at = line !== undefined && source && !/\\\\/.test(source.line(line)) ? (source.findBack(/\\\\/, line - 1) ?? line) : line;
+    return fatal('\\\\', `\\\\${onLine(at)} ends a line where there is none (at the start of a paragraph or after a blank line).`, `Remove the \\\\${onLine(at)}; separate paragraphs with a blank line, or use \\vspace{...} for extra space.`, `Remove the \\\\${onLine(at)} and compile again.`, at);
   }
   const dbl = /^Double (superscript|subscript)/.exec(msg);
   if (dbl?.[1]) {
@@ -565,6 +637,7 @@ export const RULES: readonly Rule[] = [
   engineRequirement,
   fontNotFound,
   unicodeCharacter,
+  encoding,
   undefinedCommand,
   renewUndefined,
   undefinedEnvironment,

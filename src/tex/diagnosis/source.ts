@@ -35,7 +35,18 @@ export class Source {
 
   /** Line of the \usepackage / \RequirePackage that names `name`. */
   usePackageLine(name: string): number | undefined {
-    return this.find(new RegExp(`\\\\(usepackage|RequirePackage)\\s*(\\[[^\\]]*\\])?\\s*\\{[^}]*(?<![\\w-])${escape(name)}(?![\\w-])`));
+    return this.find(packagePattern(name));
+  }
+
+  /** Every line that loads `name`. */
+  usePackageLines(name: string): number[] {
+    const found: number[] = [];
+    for (let at = this.usePackageLine(name); at !== undefined; at = this.usePackageLineFrom(name, at + 1)) found.push(at);
+    return found;
+  }
+
+  private usePackageLineFrom(name: string, from: number): number | undefined {
+    return this.find(packagePattern(name), from);
   }
 
   loads(name: string): boolean {
@@ -76,6 +87,10 @@ function squash(text: string): string {
 function withoutComment(line: string): string {
   const m = /(^|[^\\])((\\\\)*)%/.exec(line);
   return m ? line.slice(0, m.index + (m[1]?.length ?? 0) + (m[2]?.length ?? 0)) : line;
+}
+
+function packagePattern(name: string): RegExp {
+  return new RegExp(`\\\\(usepackage|RequirePackage)\\s*(\\[[^\\]]*\\])?\\s*\\{[^}]*(?<![\\w-])${escape(name)}(?![\\w-])`);
 }
 
 function escape(text: string): string {

@@ -1,0 +1,158 @@
+// A sandbox kept warm for the next job. Starting bubblewrap (namespaces, mounts) costs tens
+// of milliseconds, as much as a small TeX run; a slot therefore starts its next sandbox as
+// soon as a job ends. Inside, a tiny driver runs the commands we send, one per line, each
+// under prlimit, and answers with "<exit code> <n>\n" followed by the first n bytes of the
+// command's output. Commands are ours (engine, helpers, qpdf); the document only ever
+// reaches TeX through main.tex, so nothing it prints can be mistaken for an answer.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { chown, mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { sandboxed, type SandboxSpec } from './sandbox.js';
+
+/** Output of a command kept for the caller (qpdf's answer, a helper's complaint). */
+const OUTPUT_CAP = 64 * 1024;
+
+const DRIVER = `
+while IFS= read -r line; do
+  eval "set -- $line"
+  "$@" </dev/null >"$QUIRE_OUT" 2>&1
+  rc=$?
+  n=$(head -c ${OUTPUT_CAP} "$QUIRE_OUT" | wc -c)
+  printf '%s %s\\n' "$rc" "$n"
+  head -c ${OUTPUT_CAP} "$QUIRE_OUT"
+done
+`;
+
+export interface Exec {
+  code: number;
+  output: string;
+}
+
+function quote(arg: string): string {
+  return `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+export class Session {
+  private buffer = Buffer.alloc(0);
+  private pending: { resolve: (exec: Exec) => void; reject: (err: Error) => void } | null = null;
+  private exited: Error | null = null;
+  private killed = false;
+
+  private constructor(
+    readonly dir: string,
+    readonly uid: number | undefined,
+    /** Whether the prepared lualatex cache is mounted. */
+    readonly luaCache: boolean,
+    private readonly child: ChildProcessWithoutNullStreams,
+  ) {
+    child.stdout.on('data', (chunk: Buffer) => {
+      this.buffer = Buffer.concat([this.buffer, chunk]);
+      this.deliver();
+    });
+    child.stderr.resume();
+    child.stdin.on('error', () => {});
+    child.on('close', (code, signal) => {
+      this.exited = new Error(`sandbox exited (${signal ?? code})`);
+      this.pending?.reject(this.exited);
+      this.pending = null;
+    });
+  }
+
+  /** Starts a sandbox over a new, empty workspace under `root`. */
+  static async open(root: string, uid: number | undefined, spec: Omit<SandboxSpec, 'workspace'>): Promise<Session> {
+    const dir = join(root, randomUUID());
+    await mkdir(dir, { mode: 0o700 });
+    if (uid !== undefined) await chown(dir, uid, uid);
+    const out = spec.isolate ? '/tmp/.quire-out' : join(dir, '.quire-out');
+    const { file, args, cwd, env } = sandboxed({ ...spec, workspace: dir, env: { ...spec.env, QUIRE_OUT: out } }, [
+      'sh',
+      '-c',
+      DRIVER,
+    ]);
+    const child = spawn(file, args, {
+      cwd,
+      env: env ?? {},
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+      ...(uid !== undefined ? { uid, gid: uid } : {}),
+    });
+    // A warm sandbox waiting for work must not keep the process alive.
+    child.unref();
+    return new Session(dir, uid, spec.luaCache !== undefined, child);
+  }
+
+  get alive(): boolean {
+    return !this.exited && !this.killed;
+  }
+
+  /** Runs one command; rejects when the sandbox dies (killed on timeout, or broken). */
+  run(argv: string[]): Promise<Exec> {
+    if (this.exited) return Promise.reject(this.exited);
+    if (this.pending) return Promise.reject(new Error('session busy'));
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.child.stdin.write(argv.map(quote).join(' ') + '\n');
+    });
+  }
+
+  private deliver(): void {
+    if (!this.pending) return;
+    const newline = this.buffer.indexOf(10);
+    if (newline < 0) return;
+    const [code, length] = this.buffer.subarray(0, newline).toString().split(' ').map(Number);
+    if (this.buffer.length < newline + 1 + length!) return;
+    const output = this.buffer.subarray(newline + 1, newline + 1 + length!).toString('utf8');
+    this.buffer = this.buffer.subarray(newline + 1 + length!);
+    const { resolve } = this.pending;
+    this.pending = null;
+    resolve({ code: code!, output });
+  }
+
+  /** Kills every process of the sandbox (its process group, and with bwrap the PID namespace). */
+  kill(): void {
+    if (this.killed) return;
+    this.killed = true;
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+
+  /**
+   * Ends the sandbox and deletes the workspace with everything the job wrote. An idle driver
+   * exits on end of input (and the PID namespace with it); a killed one is waited for until
+   * the kernel has taken every process of the job down.
+   */
+  async close(): Promise<void> {
+    if (!this.exited) {
+      const closed = new Promise<void>((resolve) => this.child.once('close', () => resolve()));
+      if (this.pending) this.kill();
+      this.child.stdin.end();
+      const timer = setTimeout(() => this.kill(), 2000);
+      await closed;
+      clearTimeout(timer);
+    }
+    if (this.killed) await gone(this.uid);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** True while a live (non-zombie) process runs as `uid`. */
+async function anyProcessOf(uid: number): Promise<boolean> {
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const owner = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+    if (owner === String(uid) && /^State:\s+[^Z]/m.test(status)) return true;
+  }
+  return false;
+}
+
+/** After a kill: wait (briefly) until the kernel has taken down every process of the job's uid. */
+export async function gone(uid: number | undefined): Promise<void> {
+  if (uid === undefined) return;
+  const until = performance.now() + 2000;
+  while (performance.now() < until && (await anyProcessOf(uid))) await new Promise((r) => setTimeout(r, 10));
+}
