@@ -10,6 +10,7 @@ import { SignupService } from './accounts/signup.js';
 import { UsageService } from './accounts/usage.js';
 import { PdfStore } from './compile/pdfs.js';
 import { CompileService } from './compile/service.js';
+import { SqlPreviewStore } from './quota/previews.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { Metrics } from './metrics.js';
@@ -87,10 +88,15 @@ export async function createServices(config: Config, options: ServiceOptions = {
     );
   cleanups.push(() => jobs.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
-  pdfs.startJanitor((err) => log.error({ err }, 'PDF janitor failed'));
+  // Expired counters go too: old periods, and a preview lock left by a crash (after an hour).
+  pdfs.startJanitor(
+    (err) => log.error({ err }, 'janitor failed'),
+    () => counters.sweep(clock.now()),
+  );
   cleanups.push(() => pdfs.stopJanitor());
   const assets = new AssetService(db, blobs, clock, config);
-  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, assets: new LibraryAssetResolver(assets, config) });
+  const previews = new SqlPreviewStore(db.kysely, counters);
+  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, assets: new LibraryAssetResolver(assets, config) });
   const templates = new TemplateService(db.kysely, clock, config, counters, compile, {
     names: async (caller) => (await assets.list(caller)).assets.map((asset) => asset.name),
   });

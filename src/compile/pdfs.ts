@@ -51,9 +51,12 @@ export class PdfStore {
     return expired.length;
   }
 
-  startJanitor(onError: (err: unknown) => void): void {
+  /** Sweeps expired PDFs every minute, plus any `also` housekeeping (expired counters). */
+  startJanitor(onError: (err: unknown) => void, ...also: Array<() => Promise<unknown>>): void {
     if (this.janitor) return;
-    this.janitor = setInterval(() => void this.sweep().catch(onError), JANITOR_MS);
+    this.janitor = setInterval(() => {
+      for (const task of [() => this.sweep(), ...also]) void task().catch(onError);
+    }, JANITOR_MS);
     this.janitor.unref();
   }
 

@@ -85,9 +85,8 @@ export class CompileService {
   }
 
   async compile(caller: Caller, input: CompileInput, context: CompileContext = {}): Promise<CompileSuccess> {
-    const { config, clock } = this.deps;
+    const { config } = this.deps;
     const tier = tierOf(caller);
-    const limits = limitsOf(tier);
     const upgradeUrl = links(config).upgradeUrl;
     if (typeof input !== 'object' || input === null) {
       throw new ServiceError('validation_failed', 'Request is invalid: body must be a JSON object', {
@@ -174,55 +173,53 @@ export class CompileService {
     const { tier } = plan;
     const limits = limitsOf(tier);
     const upgradeUrl = links(config).upgradeUrl;
-    {
-      const timeoutMs = Math.min(
-        plan.timeoutSeconds * 1000,
-        context.deadline !== undefined ? Math.max(0, context.deadline - Date.now()) : Infinity,
-      );
-      const result = await this.deps.jobs.run({
-        source: request.latex,
-        compiler: request.compiler,
-        files: assets.files,
-        timeoutMs,
-        maxFileBytes: plan.maxFileBytes,
-        ...(plan.previews ? { keepPages: limits.maxPages } : {}),
-      });
-      this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
-      this.deps.metrics.compileDuration.observe({ engine: request.compiler }, result.durationMs / 1000);
-      this.deps.log.info(
-        { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, ms: result.durationMs, bytes: request.bytes },
-        'compile',
-      );
-      const { pdf, pages, totalPages } = this.accept(result, plan, request.compiler, upgradeUrl);
+    const timeoutMs = Math.min(
+      plan.timeoutSeconds * 1000,
+      context.deadline !== undefined ? Math.max(0, context.deadline - Date.now()) : Infinity,
+    );
+    const result = await this.deps.jobs.run({
+      source: request.latex,
+      compiler: request.compiler,
+      files: assets.files,
+      timeoutMs,
+      maxFileBytes: plan.maxFileBytes,
+      ...(plan.previews ? { keepPages: limits.maxPages } : {}),
+    });
+    this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
+    this.deps.metrics.compileDuration.observe({ engine: request.compiler }, result.durationMs / 1000);
+    this.deps.log.info(
+      { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, ms: result.durationMs, bytes: request.bytes },
+      'compile',
+    );
+    const { pdf, pages, totalPages } = this.accept(result, plan, request.compiler, upgradeUrl);
 
-      const jobId = randomUUID();
-      const expiresAt = new Date(clock.now().getTime() + limits.pdfLinkSeconds * 1000);
-      await this.deps.pdfs.save({
-        id: jobId,
-        accountId: caller.kind === 'account' ? caller.account.id : null,
-        data: pdf,
-        pages,
-        expiresAt,
-      });
-      await ticket.commit();
+    const jobId = randomUUID();
+    const expiresAt = new Date(clock.now().getTime() + limits.pdfLinkSeconds * 1000);
+    await this.deps.pdfs.save({
+      id: jobId,
+      accountId: caller.kind === 'account' ? caller.account.id : null,
+      data: pdf,
+      pages,
+      expiresAt,
+    });
+    await ticket.commit();
 
-      const body: CompileSuccess = {
-        job_id: jobId,
-        pdf_url: signedPdfUrl(config.baseUrl, config.secret, jobId, expiresAt),
-        expires_at: expiresAt.toISOString(),
-        pages,
-        compilation_time_ms: result.durationMs,
-        compiler: request.compiler,
-        // Assets the caller named; `files` may also hold derived files (an SVG's converted PDF).
-        assets_count: assets.ephemeral.length + assets.stored.length,
-        ephemeral_assets_used: assets.ephemeral,
-        stored_assets_used: assets.stored,
-        usage: await this.usage(caller),
-      };
-      if (caller.kind === 'anonymous') return this.anonymousExtras(body);
-      const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
-      return request.sizePreview || totalPages > pages ? this.previewExtras(extended, tier, request.bytes, totalPages) : extended;
-    }
+    const body: CompileSuccess = {
+      job_id: jobId,
+      pdf_url: signedPdfUrl(config.baseUrl, config.secret, jobId, expiresAt),
+      expires_at: expiresAt.toISOString(),
+      pages,
+      compilation_time_ms: result.durationMs,
+      compiler: request.compiler,
+      // Assets the caller named; `files` may also hold derived files (an SVG's converted PDF).
+      assets_count: assets.ephemeral.length + assets.stored.length,
+      ephemeral_assets_used: assets.ephemeral,
+      stored_assets_used: assets.stored,
+      usage: await this.usage(caller),
+    };
+    if (caller.kind === 'anonymous') return this.anonymousExtras(body);
+    const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
+    return request.sizePreview || totalPages > pages ? this.previewExtras(extended, tier, request.bytes, totalPages) : extended;
   }
 
   private previewExtras(body: CompileSuccess, tier: Tier, bytes: number, totalPages: number): CompileSuccess {

@@ -28,6 +28,8 @@ export type FillTemplate = (t: GalleryTemplate) => Promise<string>;
 export class GalleryPreviews {
   private readonly pending = new Map<string, Promise<PreviewImage>>();
   private readonly memory = new Map<string, PreviewImage>();
+  /** Previews are made one at a time: a cold index page must not fill the compile queue. */
+  private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly dir: string,
@@ -57,10 +59,16 @@ export class GalleryPreviews {
 
   private async load(t: GalleryTemplate, key: string): Promise<PreviewImage> {
     const path = join(this.dir, `${t.slug}-${key}.png`);
-    const png = (await readFile(path).catch(() => null)) ?? (await this.make(t, path));
+    const png = (await readFile(path).catch(() => null)) ?? (await this.serially(() => this.make(t, path)));
     const image = { png, etag: `"${key}"` };
     this.memory.set(key, image);
     return image;
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.chain.then(work);
+    this.chain = result.catch(() => undefined);
+    return result;
   }
 
   private async make(t: GalleryTemplate, path: string): Promise<Buffer> {

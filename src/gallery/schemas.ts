@@ -34,7 +34,7 @@ export const SlugParam = Type.Object({ slug: Type.String({ description: 'Templat
 /** Described loosely on purpose: the service checks it and answers with SPEC's codes. */
 export const PublicRenderRequest = Type.Object(
   {
-    data: Type.Unknown({ description: 'Object matching the template schema (extra keys are ignored)' }),
+    data: Type.Optional(Type.Unknown({ description: 'Required: an object matching the template schema (extra keys are ignored)' })),
     color: Type.Optional(Type.Unknown({ description: "One of the template's colors; default the template's default" })),
   },
   { additionalProperties: true },

@@ -9,7 +9,7 @@ import { renderTemplate } from '../templates/liquid.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { GalleryTemplate } from './catalog.js';
 import { GalleryPreviews, type PreviewImage } from './previews.js';
-import { jsonType, normaliseData, validateGalleryData } from './validate.js';
+import { dropBlankOptionals, jsonType, normaliseData, validateGalleryData } from './validate.js';
 
 export interface GalleryLinks {
   page_url: string;
@@ -152,7 +152,8 @@ export class GalleryService {
       }
       chosen = color;
     }
-    const problems = validateGalleryData(t.schema, data as Record<string, unknown>);
+    const cleaned = dropBlankOptionals(t.schema, data) as Record<string, unknown>;
+    const problems = validateGalleryData(t.schema, cleaned);
     if (problems) {
       throw new ServiceError(
         'schema_validation_failed',
@@ -160,7 +161,7 @@ export class GalleryService {
         { ...problems },
       );
     }
-    return { data: data as Record<string, unknown>, color: chosen };
+    return { data: cleaned, color: chosen };
   }
 
   async render(caller: Caller, slug: string, body: unknown): Promise<GalleryRenderSuccess> {

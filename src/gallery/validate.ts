@@ -95,6 +95,28 @@ function resolve(schema: JsonSchema, root: JsonSchema): JsonSchema {
 }
 
 /**
+ * The caller's data with blank optional strings removed, so `"due_date": ""` means "no due
+ * date" rather than an invalid date. Required fields are left alone for the schema to judge.
+ */
+export function dropBlankOptionals(schema: JsonSchema, data: unknown, root: JsonSchema = schema): unknown {
+  const s = resolve(schema, root);
+  if (Array.isArray(data)) {
+    const items = s.items as JsonSchema | undefined;
+    return items ? data.map((item) => dropBlankOptionals(items, item, root)) : data;
+  }
+  if (data === null || typeof data !== 'object') return data;
+  const properties = (s.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((s.required ?? []) as string[]);
+  const out: Record<string, unknown> = { ...(data as Record<string, unknown>) };
+  for (const [key, sub] of Object.entries(properties)) {
+    const value = out[key];
+    if (typeof value === 'string' && value.trim() === '' && !required.has(key)) delete out[key];
+    else if (value !== undefined) out[key] = dropBlankOptionals(sub, value, root);
+  }
+  return out;
+}
+
+/**
  * Valid data made easy for a template: every optional field the caller left out or left
  * blank becomes null, so `{% if field %}` works under strict variables and an empty string
  * never prints an empty section.

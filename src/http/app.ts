@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import type { Services } from '../services.js';
+import { API_VERSION } from '../version.js';
 import { assetRoutes } from './assets.js';
 import { installAuth } from './auth.js';
 import { compileRoutes } from './compile.js';
@@ -22,15 +23,12 @@ import { accountRoutes } from './account.js';
 /** Route modules, each `(app, services) => void`. Add a domain's routes here. */
 const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcpRoutes, assetRoutes, templateRoutes, galleryRoutes];
 
-export const API_VERSION = '1.5.0';
-
 export async function buildApp(services: Services): Promise<App> {
   const app = Fastify({
     loggerInstance: services.log,
     trustProxy: services.config.trustProxy,
     bodyLimit: services.config.bodyLimit,
     genReqId: () => randomUUID(),
-    disableRequestLogging: false,
     ajv: {
       // Bodies are taken as sent: no type coercion, no silent removal; report every problem.
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true },

@@ -100,7 +100,7 @@ export function galleryRoutes(app: App, services: Services): void {
     return reply
       .type(HTML)
       .header('cache-control', PAGE_CACHE)
-      .send(templatePage(t, gallery.entry(t), siblings, services.config.baseUrl));
+      .send(templatePage(t, gallery.entry(t), siblings));
   });
   app.get('/gallery/static/gallery.css', hidden, async (_req, reply) => {
     const file = staticFile('gallery.css', 'text/css; charset=utf-8');

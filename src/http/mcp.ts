@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { createMcpServer } from '../mcp/index.js';
 import { handleBody } from '../mcp/jsonrpc.js';
 import type { Services } from '../services.js';
-import { API_VERSION } from './app.js';
+import { API_VERSION } from '../version.js';
 import type { App } from './types.js';
 
 // Described, not validated: the handler reads the raw text and answers JSON-RPC errors itself.

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { pingDb } from '../storage/db.js';
 import type { Services } from '../services.js';
+import { API_VERSION } from '../version.js';
 import type { App } from './types.js';
 
 async function check(probe: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
@@ -45,7 +46,7 @@ export function metaRoutes(app: App, services: Services): void {
       const ok = database.ok && blobStore.ok && enginesUp;
       return reply.code(ok ? 200 : 503).send({
         status: ok ? 'ok' : 'degraded',
-        version: '1.5.0',
+        version: API_VERSION,
         database: { ...database, dialect: services.db.dialect },
         blob_store: blobStore,
         engines: services.engines,
@@ -53,6 +54,23 @@ export function metaRoutes(app: App, services: Services): void {
       });
     },
   );
+
+  app.get('/', { schema: { hide: true } }, async (req, reply) => {
+    // Browsers land on the gallery; curl and programs get a map of the service.
+    if (req.headers.accept?.includes('text/html')) return reply.redirect('/gallery');
+    const base = services.config.baseUrl;
+    return {
+      name: 'Quire',
+      version: API_VERSION,
+      compile: `${base}/api/v1/compile`,
+      docs: `${base}/docs`,
+      openapi: `${base}/openapi.json`,
+      gallery: `${base}/gallery`,
+      studio: `${base}/studio`,
+      mcp: `${base}/mcp`,
+      health: `${base}/health`,
+    };
+  });
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
     const body = await services.metrics.registry.metrics();

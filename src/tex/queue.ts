@@ -11,8 +11,14 @@ export interface JobQueue {
   close(): Promise<void>;
 }
 
-/** Each slot runs as its own unprivileged uid when the service is root, so RLIMIT_NPROC is per job. */
+/**
+ * Each slot runs as its own unprivileged uid when the service is root, so RLIMIT_NPROC is per
+ * job. The range is offset by the process id so that two services on one host (or parallel
+ * test processes) do not share uids.
+ */
 export const SLOT_UID_BASE = 200_000;
+const MAX_SLOTS = 256;
+export const slotUid = (slot: number) => SLOT_UID_BASE + (process.pid % 1000) * MAX_SLOTS + slot;
 const RETRY_AFTER_SECONDS = 5;
 
 export class LocalJobQueue implements JobQueue {
@@ -39,7 +45,7 @@ export class LocalJobQueue implements JobQueue {
   async run(job: TexJob): Promise<TexResult> {
     const slot = await this.acquire();
     try {
-      return await this.runner.run(job, this.asRoot ? SLOT_UID_BASE + slot : undefined);
+      return await this.runner.run(job, this.asRoot ? slotUid(slot) : undefined);
     } finally {
       this.releaseSlot(slot);
     }

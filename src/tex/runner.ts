@@ -4,8 +4,9 @@
 import { createHash } from 'node:crypto';
 import { chmod, chown, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { ServiceError } from '../errors.js';
 import type { Compiler } from '../quota/plans.js';
-import { prlimit, SANDBOX_LUA_CACHE, type ProcessLimits } from './sandbox.js';
+import { prlimit, type ProcessLimits } from './sandbox.js';
 import { Session, type Exec } from './session.js';
 
 export const MAIN = 'main';
@@ -77,6 +78,9 @@ const TEX_ENV: Record<string, string> = {
   TEXMFHOME: '/tmp/texmf',
 };
 
+/** Without the sandbox there is no private /tmp: TeX's variable tree goes into the workspace. */
+const HOST_TEXMFVAR = '.texmf-var';
+
 class Killed extends Error {
   constructor(
     readonly outcome: 'timeout' | 'file_too_large',
@@ -129,9 +133,11 @@ export class TexRunner {
     const started = performance.now();
     const session = await this.session(uid, job.compiler === 'lualatex');
     const state = { passes: 0 };
+    let stopped = true;
     try {
       await this.prepare(session, job);
       const result = await this.compile(session, job, state);
+      stopped = false;
       return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
       if (!(err instanceof Killed)) throw err;
@@ -144,11 +150,13 @@ export class TexRunner {
         ...(err.file ? { file: err.file } : {}),
       };
     } finally {
-      // Tearing the sandbox down is off the caller's path; the uid's next sandbox waits for it.
+      // A finished job's sandbox is torn down off the caller's path (the uid's next sandbox
+      // waits for it); a stopped job's is gone, every process of it, before we answer.
       const closing = session.close().catch(() => {});
       this.closing.add(closing);
       void closing.then(() => this.closing.delete(closing));
       this.warm(uid, closing);
+      if (stopped) await closing;
     }
   }
 
@@ -177,8 +185,10 @@ export class TexRunner {
     return Promise.all([this.rootReady, after]).then(() =>
       Session.open(this.options.workRoot, uid, {
         isolate: this.options.isolate,
-        env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: '.texmf-var', TEXMFCACHE: '.texmf-var', TEXMFHOME: '.texmf' },
-        ...(this.options.isolate && this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
+        env: this.options.isolate
+          ? TEX_ENV
+          : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
+        ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
       }),
     );
   }
@@ -195,7 +205,7 @@ export class TexRunner {
     const spare = this.spare.get(String(uid));
     this.spare.delete(String(uid));
     const session = await spare?.catch(() => undefined);
-    const usable = session?.alive && (!lua || !this.options.isolate || session.luaCache || !this.luaCacheDir);
+    const usable = session?.alive && (!lua || session.luaCache !== undefined || !this.luaCacheDir);
     if (session && usable) return session;
     if (session) await session.close();
     return this.open(uid);
@@ -204,7 +214,15 @@ export class TexRunner {
   private async prepare(session: Session, job: TexJob): Promise<void> {
     const dir = session.dir;
     await writeFile(join(dir, `${MAIN}.tex`), job.source);
-    for (const file of job.files ?? []) await writeFile(join(dir, file.name), file.data);
+    for (const file of job.files ?? []) {
+      // Plain names only, and none of the job's own files (main.*, preview.pdf).
+      if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
+        throw new ServiceError('invalid_asset_filename', `The asset name "${file.name}" is reserved or not a plain file name.`, {
+          name: file.name,
+        });
+      }
+      await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
+    }
     if (session.uid !== undefined) {
       for (const name of await readdir(dir)) await chown(join(dir, name), session.uid, session.uid);
     }
@@ -344,9 +362,10 @@ export class TexRunner {
       processes: PROCESSES,
     };
     let command = [...prlimit(limits), ...argv];
-    if (argv[0] === 'lualatex' && session.luaCache) {
+    if (argv[0] === 'lualatex' && session.luaCache !== undefined) {
       // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
-      command = ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', SANDBOX_LUA_CACHE, TEX_ENV.TEXMFVAR!, ...command];
+      const target = this.options.isolate ? TEX_ENV.TEXMFVAR! : HOST_TEXMFVAR;
+      command = ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', session.luaCache, target, ...command];
     }
 
     let killed: Killed | null = null;

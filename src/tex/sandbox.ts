@@ -86,7 +86,7 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
   for (const path of READ_ONLY) args.push('--ro-bind-try', path, path);
   for (const [target, link] of SYMLINKS) args.push('--symlink', target, link);
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp');
-  if (spec.luaCache) args.push('--ro-bind', spec.luaCache, SANDBOX_LUA_CACHE);
+  if (spec.luaCache !== undefined) args.push('--ro-bind', spec.luaCache, SANDBOX_LUA_CACHE);
   args.push('--bind', spec.workspace, SANDBOX_WORKDIR, '--chdir', SANDBOX_WORKDIR, '--clearenv');
   const env = { PATH: '/usr/bin', HOME: '/tmp', ...spec.env };
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);

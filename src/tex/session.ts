@@ -8,7 +8,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chown, mkdir, readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sandboxed, type SandboxSpec } from './sandbox.js';
+import { SANDBOX_LUA_CACHE, sandboxed, type SandboxSpec } from './sandbox.js';
 
 /** Output of a command kept for the caller (qpdf's answer, a helper's complaint). */
 const OUTPUT_CAP = 64 * 1024;
@@ -42,8 +42,8 @@ export class Session {
   private constructor(
     readonly dir: string,
     readonly uid: number | undefined,
-    /** Whether the prepared lualatex cache is mounted. */
-    readonly luaCache: boolean,
+    /** Where the job sees the prepared lualatex cache (mounted read-only, or on the host without isolation). */
+    readonly luaCache: string | undefined,
     private readonly child: ChildProcessWithoutNullStreams,
   ) {
     child.stdout.on('data', (chunk: Buffer) => {
@@ -79,7 +79,8 @@ export class Session {
     });
     // A warm sandbox waiting for work must not keep the process alive.
     child.unref();
-    return new Session(dir, uid, spec.luaCache !== undefined, child);
+    const luaCache = spec.luaCache === undefined ? undefined : spec.isolate ? SANDBOX_LUA_CACHE : spec.luaCache;
+    return new Session(dir, uid, luaCache, child);
   }
 
   get alive(): boolean {

@@ -32,8 +32,9 @@ describe('diagnosis corpus (real TeX)', () => {
     });
   });
 
-  after(() => {
+  after(async () => {
     outcomes = [];
+    await runner.close();
   });
 
   it('has at least 80 documents, 10+ for xelatex and for lualatex', () => {
@@ -107,6 +108,7 @@ describe('diagnosis corpus (real TeX)', () => {
       return { c, before: o, result, again };
     });
     const stuck: string[] = [];
+    const further: string[] = [];
     let compiled = 0;
     for (const { c, before, result, again } of results) {
       if (result.outcome === 'ok') {
@@ -114,10 +116,13 @@ describe('diagnosis corpus (real TeX)', () => {
         continue;
       }
       const sameError = again?.diagnosis?.error_class === before.diagnosis?.error_class && again?.diagnosis?.symbol === before.diagnosis?.symbol;
-      if (sameError) stuck.push(`${c.file}: still ${again?.diagnosis?.error_class} ${again?.diagnosis?.symbol} (${again?.message})`);
+      const now = `${again?.diagnosis?.error_class ?? 'unclassified'} ${again?.diagnosis?.symbol ?? ''} line ${again?.line} (${again?.message})`;
+      if (sameError) stuck.push(`${c.file}: still ${now}`);
+      else further.push(`${c.file}: now ${now}`);
     }
     console.log(`fix loop: ${results.length} package fixes applied; ${compiled} compile, ${results.length - compiled - stuck.length} get further, ${stuck.length} stuck`);
     for (const s of stuck) console.log(`  stuck ${s}`);
+    for (const f of further) console.log(`  further ${f}`);
     assert.deepEqual(stuck, []);
   });
 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Compiler } from '../../src/quota/plans.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
 import { TexRunner, type TexResult } from '../../src/tex/runner.js';
+import { probeSandbox } from '../../src/tex/sandbox.js';
 import type { Diagnosis } from '../../src/tex/diagnosis/index.js';
 
 export const CORPUS_DIR = new URL('../fixtures/broken/', import.meta.url).pathname;
@@ -28,11 +29,11 @@ export function loadCorpus(): Array<Case & { source: string }> {
   return manifest.map((c) => ({ ...c, source: readFileSync(join(CORPUS_DIR, c.file), 'utf8') }));
 }
 
-/** The real runner, outside the sandbox (same engine flags and environment). */
+/** The real runner, in the bubblewrap sandbox when this machine can run it (as in production). */
 export async function corpusRunner(): Promise<TexRunner> {
   const root = join(tmpdir(), 'quire-diagnosis-test');
   await mkdir(root, { recursive: true });
-  return new TexRunner({ workRoot: join(root, 'jobs'), isolate: false, luaCache: () => prepareLuaCache(root) });
+  return new TexRunner({ workRoot: join(root, 'jobs'), isolate: probeSandbox() === null, warm: false, luaCache: () => prepareLuaCache(root) });
 }
 
 export function compile(runner: TexRunner, source: string, compiler: Compiler): Promise<TexResult> {
@@ -77,10 +78,22 @@ export function applyFix(source: string, engine: Compiler, d: Diagnosis): { sour
     });
     return { source: lines.join('\n'), engine: compiler };
   }
+  const option = /change its \\usepackage on line (\d+) to (\\usepackage(?:\[[^\]]*\])?\{[^}]+\})/.exec(fix);
+  if (option?.[1] && option[2]) {
+    const lines = out.split('\n');
+    const at = Number(option[1]) - 1;
+    lines[at] = (lines[at] ?? '').replace(/\\usepackage(\[[^\]]*\])?\{[^}]+\}/, option[2]);
+    return { source: lines.join('\n'), engine: compiler };
+  }
   const replaceChar = /Replace (\S+) \(U\+[0-9A-F]+\)(?: on line \d+)? with (\\ensuremath\{.*?\}\}?)(?=,| and |$)/.exec(fix);
   if (replaceChar?.[1] && replaceChar[2]) out = out.split(replaceChar[1]).join(replaceChar[2]);
-  const add = /(\\usepackage(?:\[[^\]]*\])?\{[^}]+\})/.exec(fix);
-  const line = add?.[1] ?? (d.suggested_package ? `\\usepackage{${d.suggested_package}}` : undefined);
-  if (line) out = out.replace(/\\begin\{document\}/, `${line}\n\\begin{document}`);
+  const adds = [...fix.matchAll(/(\\usepackage(?:\[[^\]]*\])?\{[^}]+\})/g)].map((m) => m[1]);
+  const line = adds.length > 0 ? adds.join('\n') : d.suggested_package ? `\\usepackage{${d.suggested_package}}` : undefined;
+  const above = /above line (\d+)/.exec(fix)?.[1];
+  if (line && above) {
+    const lines = out.split('\n');
+    lines.splice(Number(above) - 1, 0, line);
+    out = lines.join('\n');
+  } else if (line) out = out.replace(/\\begin\{document\}/, `${line}\n\\begin{document}`);
   return { source: out, engine: compiler };
 }

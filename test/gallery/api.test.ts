@@ -79,6 +79,7 @@ describe('public gallery API', () => {
     let res = await render('invoice-classic', {});
     assert.equal(res.statusCode, 422);
     assert.equal(res.json().error, 'invalid_data');
+    assert.deepEqual(res.json().missing_fields, ['data']);
     for (const data of [[], 'text', 42, null]) {
       res = await render('invoice-classic', { data });
       assert.equal(res.statusCode, 422);

@@ -36,6 +36,16 @@ describe('health, metrics and API description', () => {
     assert.ok(!doc.paths['/metrics'], 'internal routes stay out of the document');
   });
 
+  test('the root maps the service for programs and sends browsers to the gallery', async () => {
+    const json = await t.app.inject({ url: '/' });
+    assert.equal(json.statusCode, 200);
+    assert.equal(json.json().compile, 'http://quire.test/api/v1/compile');
+    assert.equal(json.json().version, '1.5.0');
+    const html = await t.app.inject({ url: '/', headers: { accept: 'text/html,*/*' } });
+    assert.equal(html.statusCode, 302);
+    assert.equal(html.headers.location, '/gallery');
+  });
+
   test('API docs are served at /docs', async () => {
     const res = await t.app.inject({ url: '/docs/' });
     assert.equal(res.statusCode, 200);

@@ -12,7 +12,8 @@ import { prepareLuaCache } from '../../src/tex/luacache.js';
 import { TexRunner, type TexJob } from '../../src/tex/runner.js';
 import { probeSandbox } from '../../src/tex/sandbox.js';
 
-const UID = process.getuid?.() === 0 ? 200_150 : undefined;
+// Below the slot uid range, so no compile slot of another test process shares it.
+const UID = process.getuid?.() === 0 ? 199_999 : undefined;
 const MB = 1024 * 1024;
 
 function text(pdf: Buffer | undefined): string {
@@ -110,6 +111,15 @@ describe('TeX runner', () => {
     const result = await run(doc('\\undefinedcommand'));
     assert.equal(result.outcome, 'failed');
     assert.match(result.log, /main\.tex:4: Undefined control sequence/);
+  });
+
+  test("job files cannot take the job's own names or leave the workspace", async () => {
+    for (const name of ['main.pdf', 'main.tex', 'preview.pdf', '../x.png', '.hidden.png']) {
+      await assert.rejects(run(doc('x'), { files: [{ name, data: Buffer.from('x') }] }), (err: { code?: string }) => {
+        assert.equal(err.code, 'invalid_asset_filename', name);
+        return true;
+      });
+    }
   });
 
   describe('hostile documents', () => {
@@ -212,7 +222,7 @@ tex.print("WROTE:" .. (w and "yes" or "no"))
       const result = await run(doc('\\def\\loop{\\loop}\\loop'), { timeoutMs: 2000 }, () => cold);
       assert.equal(result.outcome, 'timeout');
       assert.ok(Date.now() - started < 6000, 'killed promptly');
-      assert.equal(leftovers(), '');
+      assert.equal(leftovers(), '', 'no process of the job is left');
     });
 
     test('a document writing a huge file is stopped at the file size cap', async () => {
@@ -224,9 +234,9 @@ tex.print("WROTE:" .. (w and "yes" or "no"))
         { maxFileBytes: 2 * MB },
         () => cold,
       );
-      assert.equal(result.outcome, 'file_too_large');
+      assert.equal(result.outcome, 'file_too_large', `${result.outcome} ${result.file} ${result.log.slice(-300)}`);
       assert.equal(result.file, 'big.txt');
-      assert.equal(leftovers(), '');
+      assert.equal(leftovers(), '', 'no process of the job is left');
     });
 
     test('a PDF over the size cap is stopped', async () => {
@@ -238,11 +248,12 @@ tex.print("WROTE:" .. (w and "yes" or "no"))
           ),
         { maxFileBytes: 1 * MB },
       );
-      assert.equal(result.outcome, 'file_too_large');
+      assert.equal(result.outcome, 'file_too_large', `${result.outcome} ${result.file} ${result.log.slice(-300)}`);
       assert.equal(result.file, 'main.pdf');
     });
 
     test('every workspace is deleted afterwards', async () => {
+      await Promise.all([runner.close(), cold.close()]);
       assert.deepEqual((await readdir(workRoot)).filter((name) => name !== 'texmf-var'), []);
     });
   });

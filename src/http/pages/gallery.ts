@@ -63,7 +63,9 @@ ${cards}
 <p class="lede">Business documents and personal papers, set with LaTeX. Send JSON, receive a PDF: every template takes the same data in each of its designs and colors, and needs no account to try.</p>
 <nav class="toc" aria-label="Categories">${toc}</nav>
 </div>
-${sections}`,
+<div class="categories">
+${sections}
+</div>`,
   });
 }
 
@@ -122,7 +124,6 @@ export function templatePage(
   t: GalleryTemplate,
   entry: GalleryEntry,
   siblings: GalleryTemplate[],
-  baseUrl: string,
 ): string {
   const rows = fieldRows(t.schema)
     .map(
@@ -130,7 +131,7 @@ export function templatePage(
     )
     .join('\n');
   const sample = JSON.stringify(t.sample_data, null, 2);
-  const body = JSON.stringify({ data: t.sample_data, color: t.default_color });
+  const body = JSON.stringify({ data: t.sample_data, color: t.default_color }, null, 2);
   const curl = `curl -s ${entry.render_url} \\
   -H 'Content-Type: application/json' \\
   -d @- <<'JSON'

@@ -26,30 +26,41 @@ export function missingGlyphs(log: string, engine: Compiler, source?: Source): (
   const font = chars.get(first) ?? 'the current font';
   const line = source ? findChar(source, list) : undefined;
   const where = line === undefined ? '' : ` (first on line ${line})`;
-  // A font that has every missing character, else one for the first.
+  // Group the characters by an installed font that has them, preferring one font for all.
   const perChar = list.map((c) => fontsWithChar(c.codePointAt(0) ?? 0));
-  const common = (perChar[0] ?? []).filter((f) => perChar.every((fonts) => fonts.includes(f)));
-  const fallback = common[0] ?? perChar[0]?.[0];
-  const missingEverywhere = list.filter((_, i) => (perChar[i] ?? []).length === 0);
+  const coverable = list.filter((_, i) => (perChar[i] ?? []).length > 0);
+  const gone = list.filter((_, i) => (perChar[i] ?? []).length === 0);
+  const shared = perChar.filter((f) => f.length > 0);
+  const common = (shared[0] ?? []).find((f) => shared.every((fonts) => fonts.includes(f)));
+  const byFont = new Map<string, string[]>();
+  list.forEach((c, i) => {
+    const font = common ?? perChar[i]?.[0];
+    if (font) byFont.set(font, [...(byFont.get(font) ?? []), c]);
+  });
   const summary = `The font ${font} has no glyph for ${named}${where}; ${engine} left ${list.length === 1 ? 'it' : 'them'} out of the PDF.`;
-  let fix: string;
+  const parts: string[] = [];
   let hint: string;
-  if (fallback && missingEverywhere.length === 0) {
-    const cover = common[0] ? '' : ` (it covers ${first}; check the other characters)`;
-    fix = `Add \\usepackage{fontspec} and \\newfontfamily\\fallbackfont{${fallback}} to the preamble and write the characters as {\\fallbackfont ${first}}${where}, or use the font for the whole document with \\setmainfont{${fallback}}${cover}.`;
-    hint = `Add \\usepackage{fontspec} and \\setmainfont{${fallback}} to the preamble (or wrap the characters in that font) and compile again.`;
+  if (byFont.size > 0) {
+    const families = [...byFont.entries()];
+    const declare = families.map(([f], i) => `\\newfontfamily\\fallback${'abcdefgh'[i] ?? ''}font{${f}}`).join(' ');
+    const use = families.map(([, cs], i) => `{\\fallback${'abcdefgh'[i] ?? ''}font ${cs.join('')}}`).join(', ');
+    const main = families.length === 1 ? `, or use the font for the whole document with \\setmainfont{${families[0]?.[0]}}` : '';
+    parts.push(`add \\usepackage{fontspec} and ${declare} to the preamble and write the characters as ${use}${where}${main}`);
+    hint = `Add \\usepackage{fontspec} and \\setmainfont{${families[0]?.[0]}} to the preamble${gone.length ? `, remove ${gone.join(' ')}` : ''} and compile again.`;
   } else {
-    const gone = missingEverywhere.map((c) => `${c} (${codepointOf(c)})`).join(', ');
-    fix = `Remove or replace ${gone}${where}: no font installed on this server has ${missingEverywhere.length === 1 ? 'this character' : 'these characters'}.`;
-    hint = `Remove ${gone}${where} from the source and compile again.`;
+    hint = `Remove ${gone.join(' ')}${where} from the source and compile again.`;
   }
+  if (gone.length) {
+    parts.push(`remove ${gone.map((c) => `${c} (${codepointOf(c)})`).join(', ')}: no font installed on this server has ${gone.length === 1 ? 'this character' : 'these characters'}`);
+  }
+  const fix = parts.join('; ').replace(/^./, (ch) => ch.toUpperCase()) + '.';
   return {
     error_class: 'unsupported_unicode',
     summary,
     suggested_fix: fix,
     symbol: codepointOf(first),
     line,
-    retryable: missingEverywhere.length === 0,
+    retryable: coverable.length > 0,
     hint,
   };
 }

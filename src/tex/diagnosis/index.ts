@@ -84,6 +84,17 @@ export function missingCharacters(log: string, engine: Compiler, options: Analyz
   return finding ? toDiagnosis(finding, finding.line) : undefined;
 }
 
+/**
+ * The same as missingCharacters, shaped like analyzeLog's result (message, line, agent_hint)
+ * for a compile service that turns lost glyphs into a compilation_failed answer.
+ */
+export function analyzeMissingCharacters(log: string, engine: Compiler, options: AnalyzeOptions = {}): LogAnalysis | undefined {
+  const finding = missingGlyphs(log, engine, options.source === undefined ? undefined : new Source(options.source));
+  if (!finding) return undefined;
+  const diagnosis = toDiagnosis(finding, finding.line);
+  return { line: diagnosis.line, message: finding.summary, diagnosis, agent_hint: finding.hint };
+}
+
 /** The main.tex line an error block points at: its own, or the stop that follows it. */
 function mainLine(block: ErrorBlock, blocks: ErrorBlock[]): number | undefined {
   if (block.file !== undefined) return isMain(block.file) ? block.line : undefined;

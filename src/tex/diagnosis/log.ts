@@ -33,9 +33,10 @@ const STOP = /^(Emergency stop|==> Fatal error occurred|\s*==> Fatal error occur
 /** Joins lines TeX broke at 79 columns (only when the log looks wrapped). */
 export function unwrap(log: string): string[] {
   const lines = log.replace(/\r\n?/g, '\n').split('\n');
-  const wrapped = lines.some((l) => l.length === WRAP_WIDTH) && !lines.some((l) => l.length > WRAP_WIDTH);
+  // The banner ("This is pdfTeX, ...") is written before wrapping applies.
+  const wrapped = lines.some((l) => l.length === WRAP_WIDTH) && !lines.some((l, i) => i > 0 && l.length > WRAP_WIDTH);
   if (!wrapped) return lines;
-  const out: string[] = [];
+  const out: string[] = lines.length > 0 && (lines[0]?.length ?? 0) > WRAP_WIDTH ? [lines.shift() ?? ''] : [];
   let current = '';
   for (const line of lines) {
     current += line;
@@ -52,6 +53,8 @@ function errorStart(line: string): { message: string; file?: string; line?: numb
   const fl = FILE_LINE.exec(line);
   if (fl) return { file: fl[1], line: Number(fl[2]), message: fl[3] ?? '' };
   if (line.startsWith('! ')) return { message: line.slice(2) };
+  // Engine errors outside TeX's error routine: "!pdfTeX error: pdflatex (file tcrm1095): Font ...".
+  if (/^!(pdfTeX|LuaTeX|XeTeX|xdvipdfmx)? ?error/i.test(line)) return { message: line.slice(1) };
   return undefined;
 }
 

@@ -56,28 +56,34 @@ export const INSTALLED_CLASSES = [
   'slides', 'proc', 'extarticle', 'extreport', 'extbook',
 ];
 
+/** Edit distance where swapping two neighbouring letters counts as one edit (a common typo). */
+/** Well-known classes that are not installed here: never "corrected" to a similar name. */
+export const UNINSTALLED_CLASSES = ['IEEEtran', 'llncs', 'elsarticle', 'revtex4', 'revtex4-1', 'revtex4-2', 'acmart', 'sigplanconf', 'aastex631', 'mnras', 'svjour3', 'jss', 'ctexart'];
+
 export function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0] ?? 0;
-    prev[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const up = prev[j] ?? 0;
-      prev[j] = Math.min(up + 1, (prev[j - 1] ?? 0) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const row = d[i] as number[];
+      const up = d[i - 1] as number[];
+      row[j] = Math.min((up[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (up[j - 1] ?? 0) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        row[j] = Math.min(row[j] ?? 0, ((d[i - 2] as number[])[j - 2] ?? 0) + 1);
+      }
     }
   }
-  return prev[b.length] ?? 0;
+  return (d[a.length] as number[])[b.length] ?? 0;
 }
 
 /**
- * The one candidate within a small edit distance of `name` (1 for names under 8 characters, 2
- * beyond), or undefined when there is none or more than one at the best distance. Names under
- * 4 characters are never matched: too many short names are one edit apart.
+ * The one candidate one edit (a letter added, dropped, changed, or two swapped) away from
+ * `name`, or undefined when there is none or more than one. Names under 4 characters are never
+ * matched: too many short names are one edit apart.
  */
 export function closest(name: string, candidates: Iterable<string>, options: { caseInsensitive?: boolean; max?: number } = {}): string | undefined {
   if (name.length < 4) return undefined;
-  const max = options.max ?? (name.length < 8 ? 1 : 2);
+  const max = options.max ?? 1;
   const norm = (s: string) => (options.caseInsensitive ? s.toLowerCase().replace(/\s+/g, '') : s);
   let best: string[] = [];
   let bestDistance = Infinity;

@@ -260,7 +260,7 @@ export const PACKAGE_REPLACEMENTS: Readonly<Record<string, { package?: string; c
   bbm: { package: 'amssymb', change: 'write \\mathbb{...} instead of \\mathbbm{...}' },
   fontawesome: { package: 'marvosym', change: 'replace \\fa... icons with marvosym symbols such as \\Letter or \\Mobilefone, or remove them' },
   fontawesome5: { package: 'marvosym', change: 'replace \\fa... icons with marvosym symbols such as \\Letter or \\Mobilefone, or remove them' },
-  libertine: { package: 'libertinus', change: 'keep the rest of the document as it is (Libertinus is the maintained successor of Linux Libertine)' },
+  libertine: { change: 'the document then uses Latin Modern; for another look use an installed font package such as tgpagella, tgtermes or mathpazo' },
   CJKutf8: { change: 'compile with xelatex and set a font that has the characters with \\setmainfont (fontspec); no CJK font is installed on this server, so such text cannot be typeset here' },
   xeCJK: { change: 'no CJK font is installed on this server, so CJK text cannot be typeset here; remove the CJK text or transliterate it' },
   ctex: { change: 'no CJK font is installed on this server, so CJK text cannot be typeset here; remove the CJK text or transliterate it' },

@@ -7,7 +7,7 @@ import { commandBefore, lastToken, type ErrorBlock } from './log.js';
 import { COMMAND_PACKAGES, ENVIRONMENT_PACKAGES, PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS, type Provider } from './packages.js';
 import type { Source } from './source.js';
 import { codepointOf, pdflatexAdvice, fontsWithChar, installedFonts } from './unicode.js';
-import { closest, KERNEL_COMMANDS, INSTALLED_CLASSES, KERNEL_ENVIRONMENTS } from './names.js';
+import { closest, KERNEL_COMMANDS, INSTALLED_CLASSES, KERNEL_ENVIRONMENTS, UNINSTALLED_CLASSES } from './names.js';
 
 export interface Finding {
   error_class: ErrorClass;
@@ -33,7 +33,8 @@ type Rule = (ctx: RuleContext) => Finding | undefined;
 
 const onLine = (line: number | undefined) => (line === undefined ? '' : ` on line ${line}`);
 const usepackage = (pkg: string, options?: string) => `\\usepackage${options ? `[${options}]` : ''}{${pkg}}`;
-const PREAMBLE = 'to the preamble (after \\documentclass, before \\begin{document})';
+const PREAMBLE_TEXT = 'to the preamble (after \\documentclass, before \\begin{document})';
+const PREAMBLE = PREAMBLE_TEXT;
 
 function otherEngine(engines: readonly Compiler[]): string {
   const names = engines.map((e) => `"${e}"`).join(' or ');
@@ -43,16 +44,16 @@ function otherEngine(engines: readonly Compiler[]): string {
 // ---------------------------------------------------------------- missing files
 
 const missingFile: Rule = ({ block, source, line, engine }) => {
-  const m = /File `([^']+)' not found/.exec(block.message);
-  if (!m?.[1]) return undefined;
-  const file = m[1];
+  const m = /File `([^']+)' not found|Unable to load picture or PDF file '([^']+)'/.exec(block.message);
+  const file = m?.[1] ?? m?.[2];
+  if (!file) return undefined;
   const dot = file.lastIndexOf('.');
   const ext = dot > 0 && !file.slice(dot).includes('/') ? file.slice(dot + 1).toLowerCase() : '';
   const base = ext ? file.slice(0, dot) : file;
 
   if (ext === 'cls') {
     const at = source?.find(/\\documentclass/) ?? line;
-    const near = closest(base, INSTALLED_CLASSES);
+    const near = UNINSTALLED_CLASSES.includes(base) ? undefined : closest(base, INSTALLED_CLASSES);
     const fix = near
       ? `Change \\documentclass{${base}}${onLine(at)} to \\documentclass{${near}}.`
       : `Change \\documentclass{${base}}${onLine(at)} to an installed class such as article, report, book, beamer, amsart or scrartcl.`;
@@ -98,17 +99,24 @@ const missingFile: Rule = ({ block, source, line, engine }) => {
 
   if (ext === '' || (ASSET_EXTENSIONS as readonly string[]).includes(ext)) {
     const at = line ?? source?.find(new RegExp(escape(file)));
-    const fix =
-      `Send the file "${file}" with the request (the "assets" map of file name to base64, or "use_stored_assets" for a stored asset) ` +
-      `and reference it by that exact name${ext ? '' : ' (assets need a png, jpg, jpeg, pdf or svg extension)'}, ` +
-      `or remove the line that includes it${onLine(at)}.`;
+    // Asset names are flat (no folders) and simple; graphicx finds `logo.png` for {logo}.
+    const valid = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9]+)?$/.test(file) && file.length <= 64;
+    const stem = (file.split('/').at(-1) ?? file).replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 59) || 'image';
+    const sendAs = ext ? `${stem}.${ext}` : `${stem}.png`;
+    const how = '"assets" (file name → base64) or "use_stored_assets" (a stored asset)';
+    let fix: string;
+    if (valid && ext) fix = `Send the file "${file}" in ${how}, or remove the line that uses it${onLine(at)}.`;
+    else if (valid) fix = `Send the image as "${file}.png" (or .pdf, .jpg) in ${how}; \\includegraphics{${file}} finds it without the extension. Or remove the line that uses it${onLine(at)}.`;
+    else fix = `Send the file as "${sendAs}" in ${how} and change the reference${onLine(at)} to {${sendAs}}: asset names cannot contain folders or other characters than letters, digits, _ and -. Or remove the line that uses it.`;
     return {
       error_class: 'missing_asset',
-      summary: `The file "${file}" is referenced but was not sent with the compile request.`,
+      summary: `The file "${file}" is referenced${onLine(at)} but was not sent with the compile request.`,
       suggested_fix: fix,
       symbol: file,
       line: at,
-      hint: `Add "${file}" to "assets" (or "use_stored_assets") in the request, or remove its use${onLine(at)}, and compile again.`,
+      hint: valid
+        ? `Add "${ext ? file : `${file}.png`}" to "assets" (or "use_stored_assets") in the request, or remove its use${onLine(at)}, and compile again.`
+        : `Send the file as "${sendAs}" in "assets", reference it as {${sendAs}}${onLine(at)}, and compile again.`,
     };
   }
 
@@ -235,7 +243,7 @@ const encoding: Rule = ({ block, line }) => {
   if (!m?.[1] || !T1_ONLY.includes(m[1])) return undefined;
   const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
   const typed = lctx ? [...lctx.read.replace(/ $/, '')].at(-1) : undefined;
-  const fix = `Add \\usepackage[T1]{fontenc} ${PREAMBLE}: the default OT1 font encoding has no \\${m[1]}.`;
+  const fix = `Add \\usepackage[T1]{fontenc} and \\usepackage{lmodern} ${PREAMBLE}: the default OT1 font encoding has no \\${m[1]}, and Latin Modern provides T1 fonts.`;
   const unicode = typed !== undefined && (typed.codePointAt(0) ?? 0) > 0x7f;
   return {
     error_class: unicode ? 'unsupported_unicode' : 'fatal_error',
@@ -246,7 +254,7 @@ const encoding: Rule = ({ block, line }) => {
     suggested_package: 'fontenc',
     symbol: unicode ? codepointOf(typed) : `\\${m[1]}`,
     line,
-    hint: 'Add \\usepackage[T1]{fontenc} to the preamble and compile again.',
+    hint: 'Add \\usepackage[T1]{fontenc} and \\usepackage{lmodern} to the preamble and compile again.',
   };
 };
 
@@ -273,18 +281,20 @@ const undefinedCommand: Rule = ({ block, engine, source, line }) => {
   const provider = COMMAND_PACKAGES.get(name) ?? (name in ONLY_INSIDE ? { package: ONLY_INSIDE[name] === 'axis' ? 'pgfplots' : ONLY_INSIDE[name] === 'algorithmic' ? 'algpseudocode' : ONLY_INSIDE[name] === 'tikzpicture' ? 'tikz' : 'tcolorbox' } : undefined);
   const summary = `The command ${symbol}${onLine(at)} is not defined.`;
 
+  if (provider?.options && source?.loads(provider.package)) return withOption(provider, symbol, at, source, summary, 'undefined_command');
   if (provider && source?.loads(provider.package)) {
     const env = ONLY_INSIDE[name];
     if (!env) return undefined; // loaded yet undefined: not something we can explain for sure
     const fix = `Move ${symbol}${onLine(at)} inside a \\begin{${env}} ... \\end{${env}} environment: ${provider.package} defines it only there.`;
     return { error_class: 'undefined_command', summary, suggested_fix: fix, symbol, line: at, hint: fix.replace(/:.*$/, ' and compile again.') };
   }
-  if (provider) return withPackage(provider, symbol, at, engine, summary, 'command');
+  if (provider) return withPackage(provider, symbol, at, engine, summary, 'command', source);
 
   const near = closest(name, [...COMMAND_PACKAGES.keys(), ...KERNEL_COMMANDS]);
+  const nearPackage = near ? COMMAND_PACKAGES.get(near)?.package : undefined;
   const defineAt = source?.beginDocument;
   const fix = near
-    ? `Change ${symbol}${onLine(at)} to \\${near}${COMMAND_PACKAGES.has(near) ? ` (and add ${usepackage(COMMAND_PACKAGES.get(near)?.package ?? '')} ${PREAMBLE})` : ''}; if you meant a command of your own, define it with \\newcommand{${symbol}}{...} in the preamble.`
+    ? `Change ${symbol}${onLine(at)} to \\${near}${nearPackage && !source?.loads(nearPackage) ? ` and add ${usepackage(nearPackage)} to the preamble` : ''}; if you meant a command of your own, define it with \\newcommand{${symbol}}{...} in the preamble.`
     : `Define ${symbol} in the preamble with \\newcommand{${symbol}}{...}${defineAt ? ` (before line ${defineAt})` : ''}, or remove or correct it${onLine(at)}; no package we know provides it.`;
   const hint = near
     ? `Change ${symbol}${onLine(at)} to \\${near} (or define ${symbol} with \\newcommand) and compile again.`
@@ -292,8 +302,11 @@ const undefinedCommand: Rule = ({ block, engine, source, line }) => {
   return { error_class: 'undefined_command', summary, suggested_fix: fix, symbol, line: at, hint };
 };
 
-function withPackage(provider: Provider, symbol: string, at: number | undefined, engine: Compiler, summary: string, kind: 'command' | 'environment'): Finding {
+function withPackage(provider: Provider, symbol: string, at: number | undefined, engine: Compiler, summary: string, kind: 'command' | 'environment', source?: Source): Finding {
   const line = usepackage(provider.package, provider.options);
+  // Used in the preamble itself: the package must be loaded above that line.
+  const begin = source?.beginDocument;
+  const PREAMBLE = at !== undefined && begin !== undefined && at < begin ? `to the preamble above line ${at}` : PREAMBLE_TEXT;
   const needsEngine = provider.engines && !provider.engines.includes(engine);
   const what = kind === 'command' ? symbol : `the ${symbol} environment`;
   if (needsEngine && provider.engines) {
@@ -305,7 +318,7 @@ function withPackage(provider: Provider, symbol: string, at: number | undefined,
       suggested_package: provider.package,
       symbol,
       line: at,
-      hint: `Set "compiler" to "${provider.engines[0]}", add ${line} to the preamble and compile again.`,
+      hint: `Set "compiler" to "${provider.engines[0]}", add ${line} ${PREAMBLE.replace(/ \(.*\)$/, '')} and compile again.`,
     };
   }
   const fix = `Add ${line} ${PREAMBLE}: it provides ${what}.`;
@@ -316,7 +329,23 @@ function withPackage(provider: Provider, symbol: string, at: number | undefined,
     suggested_package: provider.package,
     symbol,
     line: at,
-    hint: `Add ${line} to the preamble and compile again.`,
+    hint: `Add ${line} ${PREAMBLE.replace(/ \(.*\)$/, '')} and compile again.`,
+  };
+}
+
+/** The package is loaded, but without the option that defines the name (xcolor's `table`). */
+function withOption(provider: Provider, symbol: string, at: number | undefined, source: Source, summary: string, error_class: ErrorClass): Finding {
+  const loadedAt = source.usePackageLine(provider.package);
+  const wanted = usepackage(provider.package, provider.options);
+  const fix = `Load ${provider.package} with the ${provider.options} option: change its \\usepackage${onLine(loadedAt)} to ${wanted} (it provides ${symbol} only with that option).`;
+  return {
+    error_class,
+    summary: `${summary} ${provider.package} is loaded without the ${provider.options} option that defines it.`,
+    suggested_fix: fix,
+    suggested_package: provider.package,
+    symbol,
+    line: at,
+    hint: `Change the \\usepackage of ${provider.package}${onLine(loadedAt)} to ${wanted} and compile again.`,
   };
 }
 
@@ -362,11 +391,12 @@ const undefinedEnvironment: Rule = ({ block, engine, source, line }) => {
     return { ...base, summary, suggested_fix: fix, hint: 'Use the report class (or a \\chapter*{Abstract}) instead of the abstract environment and compile again.' };
   }
   const provider = ENVIRONMENT_PACKAGES.get(name);
-  if (provider && source?.loads(provider.package) && !provider.options) return undefined;
-  if (provider) return withPackage(provider, name, line, engine, summary, 'environment');
+  if (provider?.options && source?.loads(provider.package)) return withOption(provider, name, line, source, summary, 'undefined_environment');
+  if (provider && source?.loads(provider.package)) return undefined;
+  if (provider) return withPackage(provider, name, line, engine, summary, 'environment', source);
   const near = closest(name, [...ENVIRONMENT_PACKAGES.keys(), ...KERNEL_ENVIRONMENTS]);
   const fix = near
-    ? `Change "${name}"${onLine(line)} to "${near}" in both \\begin and \\end${ENVIRONMENT_PACKAGES.has(near) ? ` (and add ${usepackage(ENVIRONMENT_PACKAGES.get(near)?.package ?? '')} ${PREAMBLE})` : ''}; if it is your own environment, define it with \\newenvironment{${name}}{...}{...} in the preamble.`
+    ? `Change "${name}"${onLine(line)} to "${near}" in both \\begin and \\end${ENVIRONMENT_PACKAGES.has(near) && !source?.loads(ENVIRONMENT_PACKAGES.get(near)?.package ?? '') ? ` and add ${usepackage(ENVIRONMENT_PACKAGES.get(near)?.package ?? '')} to the preamble` : ''}; if it is your own environment, define it with \\newenvironment{${name}}{...}{...} in the preamble.`
     : `Define it with \\newenvironment{${name}}{...}{...} in the preamble, or replace \\begin{${name}}/\\end{${name}}${onLine(line)}; no package we know provides it.`;
   return {
     ...base,
@@ -379,7 +409,7 @@ const undefinedEnvironment: Rule = ({ block, engine, source, line }) => {
 };
 
 const mismatchedEnvironment: Rule = ({ block, source, line }) => {
-  if (/^Extra \}, or forgotten \\endgroup/.test(block.message) && source && line !== undefined) {
+  if (/^(Extra \}, or forgotten \\endgroup|Missing \} inserted)/.test(block.message) && source && line !== undefined) {
     // \end{X} closed X's group while an environment opened inside X was still open.
     const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
     const closer = lctx ? /\\end\s*\{([^}]+)\}\s*$/.exec(lctx.read)?.[1] : undefined;
@@ -504,8 +534,20 @@ const runaway: Rule = ({ block, source, line }) => {
   let symbol: string | undefined = /@/.test(internal) ? undefined : internal;
   let at = line;
   if (source && block.runaway) {
-    const needle = block.runaway.split('\\')[0]?.replace(/\s+/g, ' ').trim().slice(0, 40) ?? '';
-    const found = needle.length >= 2 ? source.locate(needle, line) : undefined;
+    // TeX prints tokens with a space after control words: `\mathbb {R}` is `\mathbb{R}` in the source.
+    const printed = block.runaway.replace(/(\\[A-Za-z@]+) (?=[^A-Za-z\s])/g, '$1').replace(/\s+/g, ' ').trim();
+    const firstLine = printed.split(/ \\par\b/)[0] ?? printed;
+    const candidates = [firstLine.slice(0, 40), firstLine.split(' ')[0] ?? ''];
+    let needle = '';
+    let found: number | undefined;
+    for (const candidate of candidates) {
+      if (candidate.length < 2) continue;
+      found = source.locate(candidate, line);
+      if (found !== undefined) {
+        needle = candidate;
+        break;
+      }
+    }
     if (found !== undefined) {
       at = found;
       const text = source.line(found);
@@ -520,7 +562,7 @@ const runaway: Rule = ({ block, source, line }) => {
   }
   const what = symbol ? `the argument of ${symbol}` : 'an argument';
   const ended = m[1] ? 'a blank line (paragraph end)' : 'the end of the file';
-  const fix = `Add the missing } that closes ${what} starting${onLine(at)}; TeX reached ${ended} before it.`;
+  const fix = `Add the missing } that closes ${what}${at === undefined ? '' : ` starting on line ${at}`}; TeX reached ${ended} before it.`;
   return {
     error_class: 'runaway_argument',
     summary: `${what.charAt(0).toUpperCase() + what.slice(1)}${onLine(at)} is never closed.`,
@@ -555,14 +597,15 @@ const unbalanced: Rule = ({ block, line }) => {
 
 // ---------------------------------------------------------------- other certain errors
 
-const other: Rule = ({ block, source, line, blocks }) => {
+const other: Rule = ({ block, source, line, blocks, engine: ctxEngine }) => {
   const msg = block.message;
   const fatal = (symbol: string | undefined, summary: string, fix: string, hint: string, at = line): Finding => ({ error_class: 'fatal_error', symbol, summary, suggested_fix: fix, line: at, hint });
 
   if (/^LaTeX Error: Can be used only in preamble/.test(msg)) {
     const lctx = block.context.find((c) => /^l\.\d+/.test(c.read));
     const cmd = lctx ? lastToken(lctx.read) : undefined;
-    const what = cmd?.startsWith('\\') ? cmd : 'the command';
+    const written = line !== undefined && cmd?.startsWith('\\') ? new RegExp(`${escape(cmd)}\\s*(\\[[^\\]]*\\])?\\s*(\\{[^}]*\\})?`).exec(source?.line(line) ?? '')?.[0] : undefined;
+    const what = written ?? (cmd?.startsWith('\\') ? cmd : 'the command');
     return fatal(cmd?.startsWith('\\') ? cmd : undefined, `${what}${onLine(line)} is only allowed in the preamble.`, `Move ${what}${onLine(line)} above \\begin{document}${source?.beginDocument ? ` (line ${source.beginDocument})` : ''}.`, `Move ${what}${onLine(line)} into the preamble and compile again.`);
   }
   const clash = /^LaTeX Error: Option clash for package (\S+)\./.exec(msg);
@@ -572,6 +615,16 @@ const other: Rule = ({ block, source, line, blocks }) => {
     return fatal(pkg, `The package ${pkg} is loaded a second time${onLine(at)} with options the first load did not have.`, `Load ${pkg} once, with all options in a single \\usepackage[...]{${pkg}} (remove the one${onLine(at)} and move its options to the first), or put \\PassOptionsToPackage{...}{${pkg}} before \\documentclass when a class loads it.`, `Merge the \\usepackage lines of ${pkg} into one with all options and compile again.`, at);
   }
   if (/^Misplaced alignment tab character &/.test(msg)) {
+    const open = line !== undefined ? source?.openEnvironments(line, '&') : undefined;
+    const env = open?.at(-1);
+    if (env && env.name !== 'document') {
+      // LaTeX has plain-TeX \pmatrix and \cases, so \begin{pmatrix} without amsmath fails only at the first &.
+      const provider = ENVIRONMENT_PACKAGES.get(env.name);
+      if (provider && !source?.loads(provider.package)) {
+        return withPackage(provider, env.name, line, ctxEngine, `The ${env.name} environment${onLine(env.line)} is not defined by LaTeX itself (its first & fails).`, 'environment', source);
+      }
+      return undefined; // an & inside an environment: not certainly a literal ampersand
+    }
     return fatal('&', `A & outside a table or alignment${onLine(line)}.`, `Write \\& for a literal ampersand${onLine(line)}, or put the & inside a tabular/align environment.`, `Replace & with \\&${onLine(line)} and compile again.`);
   }
   if (/^Extra alignment tab has been changed to \\cr/.test(msg)) {
@@ -620,6 +673,15 @@ const other: Rule = ({ block, source, line, blocks }) => {
     if (source && !source.find(/\\end\s*\{document\}/)) {
       return fatal('\\end{document}', 'The document never ends: \\end{document} is missing.', 'Add \\end{document} as the last line of main.tex.', 'Add \\end{document} at the end of main.tex and compile again.', undefined);
     }
+  }
+  const font = /Font (\S+) at \d+ not found|Font \\\S+=(\S+) at [\d.]+pt not loadable/.exec(msg);
+  const fontName = font?.[1] ?? font?.[2];
+  if (fontName && /^(ec|tc)[a-z]{2}\d{3,4}$/.test(fontName)) {
+    // T1/TS1 Computer Modern (EC) fonts exist here only as METAFONT sources; Latin Modern has them as Type 1.
+    return {
+      ...fatal(fontName, `The T1/TS1 Computer Modern font ${fontName} could not be loaded on this server.`, `Add \\usepackage{lmodern} ${PREAMBLE}: Latin Modern provides the same fonts in the T1 and TS1 encodings.`, 'Add \\usepackage{lmodern} to the preamble and compile again.', source?.find(/\\usepackage\s*\[[^\]]*T1[^\]]*\]\s*\{fontenc\}/) ?? line),
+      suggested_package: 'lmodern',
+    };
   }
   if (/^TeX capacity exceeded/.test(msg)) {
     const rec = block.context.map((c) => /^(\\[A-Za-z@]+) ?->(.*)$/.exec(c.read)).find((r) => r?.[1] && r[2]?.includes(r[1]));

@@ -53,12 +53,18 @@ export class Source {
     return this.usePackageLine(name) !== undefined;
   }
 
-  /** Stack of environments still open at the start of `line` (outermost first). */
-  openEnvironments(line: number): Array<{ name: string; line: number }> {
+  /**
+   * Stack of environments still open at the start of `line` (outermost first); with `upTo`,
+   * also those opened on `line` itself before the first occurrence of `upTo`.
+   */
+  openEnvironments(line: number, upTo?: string): Array<{ name: string; line: number }> {
     const stack: Array<{ name: string; line: number }> = [];
     const re = /\\(begin|end)\s*\{([^}]+)\}/g;
-    for (let i = 0; i < Math.min(line - 1, this.lines.length); i++) {
-      for (const m of (this.lines[i] ?? '').matchAll(re)) {
+    const last = Math.min(upTo === undefined ? line - 1 : line, this.lines.length);
+    for (let i = 0; i < last; i++) {
+      let text = this.lines[i] ?? '';
+      if (upTo !== undefined && i === line - 1) text = text.split(upTo)[0] ?? '';
+      for (const m of text.matchAll(re)) {
         if (m[1] === 'begin') stack.push({ name: m[2] ?? '', line: i + 1 });
         else if (stack.at(-1)?.name === m[2]) stack.pop();
       }
