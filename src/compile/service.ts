@@ -268,6 +268,13 @@ export class CompileService {
         agent_hint: 'Remove the code that writes large files (\\write or \\openout loops) and compile again.',
       });
     }
+    if (result.outcome === 'unmeasurable') {
+      throw new ServiceError('pdf_size_unknown', 'The PDF was produced but its size and pages could not be measured; retry the same request.', {
+        plan: tier,
+        retryable: true,
+        agent_hint: 'Send the same request again; nothing was charged.',
+      });
+    }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
       const analysis = analyzeLog(result.log, compiler);
       throw new ServiceError('compilation_failed', analysis.message ? `LaTeX error: ${analysis.message}` : 'Compilation failed; see the log.', {

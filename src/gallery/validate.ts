@@ -95,8 +95,8 @@ function resolve(schema: JsonSchema, root: JsonSchema): JsonSchema {
 }
 
 /**
- * The caller's data with blank optional strings removed, so `"due_date": ""` means "no due
- * date" rather than an invalid date. Required fields are left alone for the schema to judge.
+ * The caller's data with blank optional values (null, "" or spaces) removed, so
+ * `"due_date": ""` means "no due date" rather than an invalid date. Required fields are left alone for the schema to judge.
  */
 export function dropBlankOptionals(schema: JsonSchema, data: unknown, root: JsonSchema = schema): unknown {
   const s = resolve(schema, root);
@@ -110,7 +110,8 @@ export function dropBlankOptionals(schema: JsonSchema, data: unknown, root: Json
   const out: Record<string, unknown> = { ...(data as Record<string, unknown>) };
   for (const [key, sub] of Object.entries(properties)) {
     const value = out[key];
-    if (typeof value === 'string' && value.trim() === '' && !required.has(key)) delete out[key];
+    const blank = value === null || (typeof value === 'string' && value.trim() === '');
+    if (blank && !required.has(key)) delete out[key];
     else if (value !== undefined) out[key] = dropBlankOptionals(sub, value, root);
   }
   return out;

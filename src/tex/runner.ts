@@ -29,7 +29,8 @@ export interface TexJob {
   signal?: AbortSignal;
 }
 
-export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large';
+/** `unmeasurable`: TeX wrote a PDF but its pages and size could not be read back. */
+export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable';
 
 export interface TexResult {
   outcome: TexOutcome;
@@ -263,7 +264,7 @@ export class TexRunner {
     const counted = await exec(['qpdf', '--show-npages', `${MAIN}.pdf`]);
     const pages = Number(counted.output.trim());
     if (counted.code !== 0 || !Number.isInteger(pages) || pages < 1) {
-      return { outcome: 'failed' as const, log: `${log}\nThe PDF could not be read: ${counted.output.slice(0, 500)}` };
+      return { outcome: 'unmeasurable' as const, log: `${log}\nThe PDF could not be measured: ${counted.output.slice(0, 500)}` };
     }
     if (job.keepPages !== undefined && pages > job.keepPages) {
       const cut = await exec(['qpdf', `${MAIN}.pdf`, '--pages', '.', `1-${job.keepPages}`, '--', 'preview.pdf']);
