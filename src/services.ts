@@ -97,9 +97,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const assets = new AssetService(db, blobs, clock, config);
   const previews = new SqlPreviewStore(db.kysely, counters);
   const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, assets: new LibraryAssetResolver(assets, config) });
-  const templates = new TemplateService(db.kysely, clock, config, counters, compile, {
-    names: async (caller) => (await assets.list(caller)).assets.map((asset) => asset.name),
-  });
+  const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({
     templates: loadCatalog(),

@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { limitsOf } from '../quota/plans.js';
 import type { BlobStore } from '../storage/blobs.js';
-import type { Db } from '../storage/db.js';
+import { lockAccount, type Db } from '../storage/db.js';
 import type { AssetRow, Database } from '../storage/schema.js';
 import { convertSvg } from './convert.js';
 import { CONTENT_TYPES, quoteName, sanitisedSvg, validateAsset, type AssetFormat } from './validate.js';
@@ -147,7 +147,7 @@ export class AssetService {
     let row: AssetRow;
     try {
       row = await this.kysely.transaction().execute(async (trx) => {
-        await this.lockAccount(trx, account.id);
+        await lockAccount(this.db, trx, account.id);
         await this.lockBlob(trx, sha256);
         replaced = await trx
           .selectFrom('assets')
@@ -213,7 +213,7 @@ export class AssetService {
   async delete(caller: Caller, idOrName: string): Promise<void> {
     const { account } = this.libraryOwner(caller);
     const row = await this.kysely.transaction().execute(async (trx) => {
-      await this.lockAccount(trx, account.id);
+      await lockAccount(this.db, trx, account.id);
       const found = await this.find(trx, account.id, idOrName);
       await trx.deleteFrom('assets').where('id', '=', found.id).execute();
       return found;
@@ -289,11 +289,6 @@ export class AssetService {
   }
 
   /** Serialises writers of one account (PostgreSQL; SQLite runs one transaction at a time). */
-  private async lockAccount(trx: Kysely<Database>, accountId: number): Promise<void> {
-    if (this.db.dialect !== 'postgres') return;
-    await sql`select id from accounts where id = ${accountId} for update`.execute(trx);
-  }
-
   /** Serialises blob writes and collection for one hash until the transaction ends. */
   private async lockBlob(trx: Kysely<Database>, sha256: string): Promise<void> {
     if (this.db.dialect !== 'postgres') return;

@@ -192,6 +192,10 @@ export class CompileService {
       'compile',
     );
     const { pdf, pages, totalPages } = this.accept(result, plan, request.compiler, upgradeUrl);
+    if (context.deadline !== undefined && Date.now() > context.deadline) {
+      // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
+      throw new ServiceError('compilation_timeout', 'The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
+    }
 
     const jobId = randomUUID();
     const expiresAt = new Date(clock.now().getTime() + limits.pdfLinkSeconds * 1000);

@@ -54,6 +54,15 @@ export async function migrate(db: Db): Promise<void> {
   }
 }
 
+/**
+ * Serialises one account's writes until the transaction ends, so checks such as "under the
+ * plan's cap" and the insert that follows them are one step. SQLite transactions are serial.
+ */
+export async function lockAccount(db: Db, trx: Kysely<Database>, accountId: number): Promise<void> {
+  if (db.dialect !== 'postgres') return;
+  await sql`select id from accounts where id = ${accountId} for update`.execute(trx);
+}
+
 export async function pingDb(db: Db): Promise<void> {
   await sql`select 1`.execute(db.kysely);
 }

@@ -2,6 +2,7 @@
 // SPEC §3, and render. Every check runs before anything is written, so a refused save or
 // promote leaves the stored template exactly as it was.
 import type { Kysely } from 'kysely';
+import { lockAccount, type Db } from '../storage/db.js';
 import { requireAccount, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { CompileSuccess } from '../compile/types.js';
@@ -87,8 +88,12 @@ export class TemplateService {
   /** Wall clock of one render call; tests shorten it. */
   renderWallClockMs = RENDER_WALL_CLOCK_SECONDS * 1000;
 
+  private get db(): Kysely<Database> {
+    return this.store.kysely;
+  }
+
   constructor(
-    private readonly db: Kysely<Database>,
+    private readonly store: Db,
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly counters: Counters,
@@ -180,11 +185,11 @@ export class TemplateService {
     return row;
   }
 
-  private async checkCount(caller: AccountCaller): Promise<void> {
+  private async checkCount(trx: Kysely<Database>, caller: AccountCaller): Promise<void> {
     const plan = caller.account.plan;
     const limit = limitsOf(plan).templates;
     if (limit === null) return;
-    const row = await this.db
+    const row = await trx
       .selectFrom('templates')
       .select((eb) => eb.fn.countAll<number>().as('count'))
       .where('account_id', '=', caller.account.id)
@@ -199,7 +204,16 @@ export class TemplateService {
     }
   }
 
-  private async insert(values: {
+  /** Inserts a new template unless the plan's count is reached, as one step per account. */
+  private async insertCounted(owner: AccountCaller, values: Parameters<TemplateService['insert']>[1]): Promise<TemplateRow> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockAccount(this.store, trx, owner.account.id);
+      await this.checkCount(trx, owner);
+      return this.insert(trx, values);
+    });
+  }
+
+  private async insert(trx: Kysely<Database>, values: {
     account_id: number;
     name: string;
     kind: 'raw' | 'liquid';
@@ -210,7 +224,7 @@ export class TemplateService {
   }): Promise<TemplateRow> {
     const now = this.clock.now().toISOString();
     try {
-      return await this.db
+      return await trx
         .insertInto('templates')
         .values({
           account_id: values.account_id,
@@ -282,8 +296,7 @@ export class TemplateService {
       const kind = engine === 'liquid' ? 'liquid' : 'raw';
       if (engine === undefined && hasLiquidMarkup(source)) throw placeholdersInV1();
       const derived = kind === 'liquid' ? this.derive(source) : null;
-      await this.checkCount(owner);
-      const row = await this.insert({
+      const row = await this.insertCounted(owner, {
         account_id: owner.account.id,
         name: input.name,
         kind,
@@ -368,8 +381,7 @@ export class TemplateService {
     this.checkFields(owner, input, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
     if (await this.find(owner.account.id, input.name)) throw this.nameTaken(input.name);
     const derived = this.derive(input.latex_with_placeholders);
-    await this.checkCount(owner);
-    const row = await this.insert({
+    const row = await this.insertCounted(owner, {
       account_id: owner.account.id,
       name: input.name,
       kind: 'liquid',

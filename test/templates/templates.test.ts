@@ -139,6 +139,15 @@ for (const db of DB_KINDS) {
       assert.deepEqual(usage.templates, { count: 10, limit: 10, remaining: 0 });
     });
 
+    it('concurrent creates never pass the plan template count', async () => {
+      const account = await createAccount(t.services, 'starter');
+      for (let i = 0; i < 8; i++) assert.equal((await v1(account, { name: `c${i}`, latex_content: HELLO })).statusCode, 201);
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => v1(account, { name: `race${i}`, latex_content: HELLO })));
+      assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 201, 403, 403, 403, 403]);
+      const usage = (await call('GET', '/api/v1/usage', account)).json();
+      assert.deepEqual(usage.templates, { count: 10, limit: 10, remaining: 0 });
+    });
+
     it('(none) → raw: Liquid placeholders without placeholder_engine are refused; none stores raw', async () => {
       const refused = await v1(pro, { name: 'placeholders', latex_content: LIQUID });
       assert.equal(refused.statusCode, 422);

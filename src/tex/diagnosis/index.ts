@@ -3,7 +3,7 @@
 // still gets its line and message, and the caller reads the log.
 import type { Compiler } from '../../quota/plans.js';
 import { parseErrors, primaryError, type ErrorBlock } from './log.js';
-import { RULES, type Finding } from './rules.js';
+import { RULES, RULES_ANYWHERE, type Finding } from './rules.js';
 import { Source } from './source.js';
 import { missingGlyphs } from './glyphs.js';
 
@@ -60,14 +60,18 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
   const line = mainLine(primary, blocks);
   const message = primary.message;
   const source = options.source === undefined ? undefined : new Source(options.source);
-  for (const rule of RULES) {
+  // An error inside a package or class file is about code the caller did not write: only
+  // rules that do not depend on where TeX was can explain it.
+  const rules = primary.file !== undefined && !isMain(primary.file) ? RULES_ANYWHERE : RULES;
+  for (const rule of rules) {
     const finding = rule({ block: primary, blocks, engine, source, line });
     if (finding) {
       const diagnosis = toDiagnosis(finding, line);
       return { line: diagnosis.line, message, diagnosis, agent_hint: finding.hint };
     }
   }
-  const where = line === undefined ? '' : ` at line ${line} of main.tex`;
+  const elsewhere = primary.file !== undefined && !isMain(primary.file) ? ` in ${primary.file.replace(/^\.\//, '')}${primary.line === undefined ? '' : ` line ${primary.line}`} (a file main.tex loads)` : '';
+  const where = line === undefined ? elsewhere : ` at line ${line} of main.tex`;
   return {
     line,
     message,

@@ -694,6 +694,9 @@ const other: Rule = ({ block, source, line, blocks, engine: ctxEngine }) => {
   return undefined;
 };
 
+/** Rules that hold wherever TeX was when it failed, even inside a package or class file. */
+export const RULES_ANYWHERE: readonly Rule[] = [missingFile, engineRequirement, fontNotFound, unicodeCharacter];
+
 export const RULES: readonly Rule[] = [
   missingFile,
   engineRequirement,
