@@ -2,7 +2,7 @@
 // `Authorization: Bearer <key>` or `X-API-Key: <key>`; a key that is present but bad is a
 // 401, never a downgrade to anonymous.
 import { ServiceError } from '../errors.js';
-import type { Tier } from '../quota/plans.js';
+import { limitsOf, type Tier } from '../quota/plans.js';
 import type { Account, AccountService, KeyInfo } from './accounts.js';
 
 export type Caller =
@@ -67,4 +67,20 @@ export function requireAccount(caller: Caller): AccountCaller {
     throw new ServiceError('missing_api_key', 'This operation needs an API key.');
   }
   return caller;
+}
+
+/**
+ * Saved templates, stored assets and render need a paid plan (SPEC §5.7). `feature` names
+ * what was asked for, so the message says what the upgrade buys.
+ */
+export function requirePaidPlan(caller: Caller, feature: string, upgradeUrl: string): AccountCaller {
+  const owner = requireAccount(caller);
+  const plan = owner.account.plan;
+  if (!limitsOf(plan).paid) {
+    throw new ServiceError('plan_required', `${feature} need a paid plan (Starter or above); this account is on ${plan}.`, {
+      plan,
+      upgrade_url: upgradeUrl,
+    });
+  }
+  return owner;
 }

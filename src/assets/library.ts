@@ -4,10 +4,11 @@
 // (and the blob's hash) so concurrent uploads cannot pass the plan's caps together.
 import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { requireAccount, type AccountCaller, type Caller } from '../accounts/caller.js';
+import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { links } from '../links.js';
 import { limitsOf } from '../quota/plans.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { lockAccount, type Db } from '../storage/db.js';
@@ -88,16 +89,9 @@ export class AssetService {
 
   /** The caller's account, if its plan has a stored asset library. */
   libraryOwner(caller: Caller): AccountCaller {
-    const account = requireAccount(caller);
-    if (!limitsOf(account.account.plan).paid) {
-      throw new ServiceError(
-        'plan_required',
-        `Stored assets need a paid plan (Starter or above); this account is on ${account.account.plan}. Send files inline in "assets" instead, or upgrade.`,
-        { plan: account.account.plan, upgrade_url: `${this.config.baseUrl}/pricing` },
-      );
-    }
-    return account;
+    return requirePaidPlan(caller, 'Stored assets', links(this.config).upgradeUrl);
   }
+
 
   async list(caller: Caller): Promise<AssetList> {
     const { account } = this.libraryOwner(caller);
@@ -166,7 +160,7 @@ export class AssetService {
           throw new ServiceError(
             'asset_limit_reached',
             `The ${account.plan} plan stores at most ${limits.maxStoredAssets} assets and this account has ${count}; delete one or upgrade.`,
-            { limit: limits.maxStoredAssets, count, plan: account.plan, upgrade_url: `${this.config.baseUrl}/pricing` },
+            { limit: limits.maxStoredAssets, count, plan: account.plan, upgrade_url: links(this.config).upgradeUrl },
           );
         }
         const after = total - Number(replaced?.size_bytes ?? 0) + data.length;
@@ -182,7 +176,7 @@ export class AssetService {
               size_bytes: data.length,
               remaining_bytes: remaining,
               plan: account.plan,
-              upgrade_url: `${this.config.baseUrl}/pricing`,
+              upgrade_url: links(this.config).upgradeUrl,
             },
           );
         }

@@ -5,6 +5,7 @@
 import { tierOf, type Caller } from '../accounts/caller.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { links } from '../links.js';
 import type { AssetResolver, NextStep, ResolvedAssets } from '../compile/types.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import { convertedName, convertSvg, svgGraphicsConfig } from './convert.js';
@@ -35,7 +36,7 @@ export class LibraryAssetResolver implements AssetResolver {
   ) {}
 
   private get upgradeUrl(): string {
-    return `${this.config.baseUrl}/pricing`;
+    return links(this.config).upgradeUrl;
   }
 
   async forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown }): Promise<ResolvedAssets> {
@@ -160,7 +161,7 @@ export class LibraryAssetResolver implements AssetResolver {
     const open = this.config.signup === 'open';
     const next_step: NextStep = {
       action: open ? 'obtain_api_key' : 'retry_without_assets',
-      ...(open ? { signup_url: `${this.config.baseUrl}/signup`, card_required: false } : {}),
+      ...(open ? { signup_url: links(this.config).signupUrl, card_required: false } : {}),
       env_var: 'QUIRE_API_KEY',
       header: 'Authorization: Bearer <key>',
       remove_fields: sent,

@@ -9,7 +9,8 @@ import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { CompileQuota, links, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
+import { links } from '../links.js';
+import { CompileQuota, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
 import type { Counters } from '../quota/counters.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
 import { graceAllowance, limitsOf, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
@@ -339,7 +340,7 @@ export class CompileService {
       remaining_today: remaining,
       note: `Compiled on the keyless tier: ${remaining} compilation(s) left today, pdflatex only, 3 pages, links valid for 1 hour. A free API key gives 50 compilations a month, xelatex and assets.`,
       next_step: obtainKeyStep(this.deps.config),
-      upgrade_url: `${this.deps.config.baseUrl}/signup`,
+      upgrade_url: links(this.deps.config).signupUrl,
     };
   }
 

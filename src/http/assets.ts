@@ -9,7 +9,7 @@ export function assetRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/assets',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Upload an asset to the library (upsert by name)',
         description: '201 when the name is new, 200 when an asset of that name (any case) is replaced. Paid plans.',
@@ -27,7 +27,7 @@ export function assetRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/assets',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: "List the account's stored assets with totals and limits",
         tags: ['assets'],
@@ -40,7 +40,7 @@ export function assetRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/assets/:id_or_name',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Fetch one asset with its content',
         tags: ['assets'],
@@ -54,7 +54,7 @@ export function assetRoutes(app: App, services: Services): void {
   app.delete(
     '/api/v1/assets/:id_or_name',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Delete an asset; later compiles naming it fail with asset_not_found',
         tags: ['assets'],

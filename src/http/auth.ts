@@ -1,11 +1,14 @@
-// Authentication is declared per route (`config: { auth: 'required' | 'optional' }`) and
-// resolved in onRequest, before the body is parsed: a bad key is a 401 whatever the body.
+// Authentication is declared per route (`config: { auth: 'optional' | 'required' | 'paid' }`)
+// and resolved in onRequest, before the body is parsed: a bad key is a 401 and a Free key on a
+// paid feature a 403, whatever the body.
 import type { FastifyRequest } from 'fastify';
-import { identify, type AccountCaller, type Caller } from '../accounts/caller.js';
+import { identify, requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
+import { links } from '../links.js';
 import type { Services } from '../services.js';
 import type { App } from './types.js';
 
-export type AuthMode = 'required' | 'optional';
+/** `paid`: a key of a paid plan (saved templates, stored assets, render; SPEC §5.7). */
+export type AuthMode = 'required' | 'optional' | 'paid';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,6 +21,7 @@ declare module 'fastify' {
 
 const SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
   required: [{ bearer: [] }, { apiKey: [] }],
+  paid: [{ bearer: [] }, { apiKey: [] }],
   // `{}` first: the route also works with no credentials.
   optional: [{}, { bearer: [] }, { apiKey: [] }],
 };
@@ -31,7 +35,8 @@ export function installAuth(app: App, services: Services): void {
   app.addHook('onRequest', async (req) => {
     const mode = req.routeOptions.config.auth;
     if (!mode) return;
-    req.caller = await identify(services.accounts, req.headers, req.ip, { required: mode === 'required' });
+    const caller = await identify(services.accounts, req.headers, req.ip, { required: mode !== 'optional' });
+    req.caller = mode === 'paid' ? requirePaidPlan(caller, 'Saved templates, stored assets and render', links(services.config).upgradeUrl) : caller;
   });
 }
 
@@ -41,7 +46,7 @@ export function callerOf(req: FastifyRequest): Caller {
   return req.caller;
 }
 
-/** The account calling a route declared `auth: 'required'`. */
+/** The account calling a route declared `auth: 'required'` or `'paid'`. */
 export function accountOf(req: FastifyRequest): AccountCaller {
   const caller = callerOf(req);
   if (caller.kind !== 'account') throw new Error(`route ${req.routeOptions.url} must declare auth: 'required'`);

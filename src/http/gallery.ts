@@ -7,7 +7,7 @@ import { repoRoot } from '../gallery/catalog.js';
 import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, SlugParam } from '../gallery/schemas.js';
 import type { Services } from '../services.js';
 import { callerOf } from './auth.js';
-import { indexPage, templatePage } from './pages/gallery.js';
+import { indexPage, notFoundPage, templatePage } from './pages/gallery.js';
 import { errors } from './schemas.js';
 import type { App } from './types.js';
 
@@ -95,7 +95,8 @@ export function galleryRoutes(app: App, services: Services): void {
       .send(indexPage(gallery.templates, gallery.list(), services.config.baseUrl)),
   );
   app.get<{ Params: { slug: string } }>('/gallery/:slug', hidden, async (req, reply) => {
-    const t = gallery.find(req.params.slug);
+    const t = gallery.templates.find((candidate) => candidate.slug === req.params.slug);
+    if (!t) return reply.code(404).type(HTML).send(notFoundPage(req.params.slug, services.config.baseUrl));
     const siblings = gallery.templates.filter((other) => other.document === t.document);
     return reply
       .type(HTML)

@@ -35,7 +35,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/templates',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Save a template (upsert by name)',
         description:
@@ -54,7 +54,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/templates',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: "List the account's templates (without source and instructions)",
         tags: ['templates'],
@@ -67,7 +67,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/templates/:id',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Fetch one template with its source and instructions',
         tags: ['templates'],
@@ -81,7 +81,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.delete(
     '/api/v1/templates/:id',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Delete a template',
         tags: ['templates'],
@@ -98,7 +98,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.post(
     '/api/v2/templates',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Create a placeholder (Liquid) template',
         description: 'The source must pass the 14-rule security policy and parse as Liquid. Returns the derived `schema` and `sample_data`.',
@@ -113,7 +113,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.get(
     '/api/v2/templates',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: "List the account's placeholder templates",
         tags: ['templates v2'],
@@ -126,7 +126,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.get(
     '/api/v2/templates/:id',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Fetch one placeholder template with its schema and sample data',
         tags: ['templates v2'],
@@ -140,7 +140,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.patch(
     '/api/v2/templates/:id',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Change a placeholder template',
         description: 'A new `latex_with_placeholders` re-derives the schema and increments `version`; other fields do not.',
@@ -156,7 +156,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.delete(
     '/api/v2/templates/:id',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Delete a template',
         tags: ['templates v2'],
@@ -173,7 +173,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.post(
     '/api/v2/templates/:id/promote',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Turn a raw template into a placeholder template',
         description: 'Id, name, instructions and creation date are kept.',
@@ -189,7 +189,7 @@ export function templateRoutes(app: App, services: Services): void {
   app.post(
     '/api/v2/templates/:id/render',
     {
-      config: { auth: 'required' },
+      config: { auth: 'paid' },
       schema: {
         summary: 'Render a placeholder template with data into a PDF',
         description:

@@ -4,6 +4,7 @@ import type { Caller } from '../accounts/caller.js';
 import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { links } from '../links.js';
 import type { Counters } from './counters.js';
 import { anonymousDailyKey, anonymousHourlyKey, monthlyCompilesKey } from './keys.js';
 import { graceAllowance, limitsOf, type PlanName } from './plans.js';
@@ -17,15 +18,6 @@ export interface Ticket {
   release(): Promise<void>;
   /** Present when this compile runs in the paid-plan grace buffer. */
   grace?: { remaining: number };
-}
-
-export interface Links {
-  upgradeUrl: string;
-  signupUrl: string;
-}
-
-export function links(config: Config): Links {
-  return { upgradeUrl: `${config.baseUrl}/pricing`, signupUrl: `${config.baseUrl}/signup` };
 }
 
 export function obtainKeyStep(config: Config) {

@@ -3,11 +3,12 @@
 // promote leaves the stored template exactly as it was.
 import type { Kysely } from 'kysely';
 import { lockAccount, type Db } from '../storage/db.js';
-import { requireAccount, type AccountCaller, type Caller } from '../accounts/caller.js';
+import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { CompileSuccess } from '../compile/types.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { links } from '../links.js';
 import type { FieldError } from '../http/errors.js';
 import type { Counters } from '../quota/counters.js';
 import { renderMinuteKey } from '../quota/keys.js';
@@ -104,16 +105,9 @@ export class TemplateService {
   // ---- shared checks -------------------------------------------------------------------
 
   private owner(caller: Caller): AccountCaller {
-    const account = requireAccount(caller);
-    if (!limitsOf(account.account.plan).paid) {
-      throw new ServiceError(
-        'plan_required',
-        `Saved templates and render need a paid plan (Starter or above); this account is on ${account.account.plan}.`,
-        { plan: account.account.plan, upgrade_url: `${this.config.baseUrl}/pricing` },
-      );
-    }
-    return account;
+    return requirePaidPlan(caller, 'Saved templates and render', links(this.config).upgradeUrl);
   }
+
 
   private checkFields(
     caller: AccountCaller,
@@ -199,7 +193,7 @@ export class TemplateService {
       throw new ServiceError(
         'template_limit_reached',
         `The ${plan} plan stores up to ${limit} templates and this account has ${count}. Delete one or upgrade.`,
-        { limit, count, plan, upgrade_url: `${this.config.baseUrl}/pricing` },
+        { limit, count, plan, upgrade_url: links(this.config).upgradeUrl },
       );
     }
   }

@@ -102,6 +102,14 @@ describe('unclassifiable and engine-specific', () => {
     assert.match(a.agent_hint, /line 7/);
   });
 
+  it('an undefined command inside a package file gets no guessed fix', () => {
+    const synthetic = './mypkg.sty:2: Undefined control sequence.\n\\hello ->\\undefinedinsidepkg\n\nl.2 \\hello\n\n./mypkg.sty:2:  ==> Fatal error occurred, no output PDF file produced!\n';
+    const a = analyzeLog(synthetic, 'pdflatex', { source: '\\documentclass{article}\n\\usepackage{mypkg}\n' });
+    assert.equal(a.diagnosis, undefined);
+    assert.equal(a.line, undefined, 'line 2 is in mypkg.sty, not main.tex');
+    assert.match(a.agent_hint, /mypkg\.sty line 2/);
+  });
+
   it('an empty log gets a generic hint', () => {
     const a = analyzeLog('', 'pdflatex');
     assert.equal(a.diagnosis, undefined);

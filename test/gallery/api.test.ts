@@ -67,7 +67,6 @@ describe('public gallery API', () => {
       ['GET', '/api/v1/public_templates/no-such-thing'],
       ['POST', '/api/v1/public_templates/no-such-thing/render'],
       ['GET', '/api/v1/public_templates/no-such-thing/preview.png'],
-      ['GET', '/gallery/no-such-thing'],
     ] as const) {
       const res = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: { data: {} } } : {}) });
       assert.equal(res.statusCode, 404, url);
@@ -161,6 +160,14 @@ describe('public gallery API', () => {
       headers: { 'if-none-match': String(first.headers.etag) },
     });
     assert.equal(again.statusCode, 304);
+  });
+
+  test('an unknown template page is an HTML 404 with the slug escaped', async () => {
+    const res = await t.app.inject({ url: '/gallery/%3Cscript%3Ealert(1)%3C%2Fscript%3E' });
+    assert.equal(res.statusCode, 404);
+    assert.match(String(res.headers['content-type']), /^text\/html/);
+    assert.match(res.body, /&lt;script&gt;alert\(1\)&lt;\/script&gt;/);
+    assert.doesNotMatch(res.body, /<script>alert/);
   });
 
   test('pages are HTML with every value escaped', async () => {

@@ -45,6 +45,12 @@ for (const db of DB_KINDS) {
         const res = await call(method, url, free, body);
         assert.equal(res.statusCode, 403, `${method} ${url}`);
         assert.equal(res.json().error, 'plan_required');
+        // The plan is checked before the body: a malformed body is still a 403, not a 422.
+        if (method === 'POST') {
+          const malformed = await call(method, url, free, { name: 42, data: 'x' });
+          assert.equal(malformed.statusCode, 403, `${method} ${url} with a malformed body`);
+          assert.equal(malformed.json().error, 'plan_required');
+        }
       }
     });
 

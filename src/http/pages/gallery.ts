@@ -204,3 +204,15 @@ ${rows}
 <script src="/gallery/static/gallery.js" defer></script>`,
   });
 }
+
+export function notFoundPage(slug: string, baseUrl: string): string {
+  return layout({
+    title: 'No such template — Quire gallery',
+    description: 'The template you asked for is not in the gallery.',
+    canonical: `${baseUrl}/gallery`,
+    body: `<div class="intro">
+<h1>No such template</h1>
+<p class="lede">The gallery has no template called <code>${h(slug)}</code>. <a href="/gallery">See all templates</a>.</p>
+</div>`,
+  });
+}

@@ -1,0 +1,11 @@
+// Addresses the service hands out in bodies, built from QUIRE_BASE_URL in one place.
+import type { Config } from './config.js';
+
+export interface Links {
+  upgradeUrl: string;
+  signupUrl: string;
+}
+
+export function links(config: Pick<Config, 'baseUrl'>): Links {
+  return { upgradeUrl: `${config.baseUrl}/pricing`, signupUrl: `${config.baseUrl}/signup` };
+}
