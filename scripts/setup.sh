@@ -8,7 +8,7 @@ PACKAGES=(
   texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
   texlive-pictures texlive-science texlive-bibtex-extra texlive-xetex texlive-luatex
   texlive-lang-european texlive-lang-german texlive-plain-generic lmodern tex-gyre
-  fonts-dejavu-core fonts-liberation2 fonts-noto-core biber latexmk
+  fonts-dejavu-core fonts-liberation2 fonts-noto-core cm-super-minimal biber latexmk
   qpdf poppler-utils bubblewrap librsvg2-bin
 )
 # Only the test suite needs a browser.

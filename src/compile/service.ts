@@ -15,7 +15,7 @@ import type { Counters } from '../quota/counters.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
 import { graceAllowance, limitsOf, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 import type { PreviewStore } from '../quota/previews.js';
-import { analyzeLog } from '../tex/diagnosis/index.js';
+import { analyzeLog, analyzeMissingCharacters, type LogAnalysis } from '../tex/diagnosis/index.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { TexResult } from '../tex/runner.js';
 import { signedPdfUrl } from './links.js';
@@ -192,7 +192,7 @@ export class CompileService {
       { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const { pdf, pages, totalPages } = this.accept(result, plan, request.compiler, upgradeUrl);
+    const { pdf, pages, totalPages } = this.accept(result, plan, request, upgradeUrl);
     if (context.deadline !== undefined && Date.now() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw new ServiceError('compilation_timeout', 'The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
@@ -249,8 +249,9 @@ export class CompileService {
   }
 
   /** The PDF and its page count, or the 422 that explains why there is none. */
-  private accept(result: TexResult, plan: Plan, compiler: Compiler, upgradeUrl: string) {
+  private accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string) {
     const { tier, timeoutSeconds } = plan;
+    const { compiler, latex: source } = request;
     const limits = limitsOf(tier);
     if (result.outcome === 'timeout') {
       throw new ServiceError('compilation_timeout', `Compilation did not finish within ${timeoutSeconds} seconds and was stopped.`, {
@@ -281,16 +282,12 @@ export class CompileService {
       });
     }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
-      const analysis = analyzeLog(result.log, compiler);
-      throw new ServiceError('compilation_failed', analysis.message ? `LaTeX error: ${analysis.message}` : 'Compilation failed; see the log.', {
-        log: capLog(result.log),
-        ...(analysis.line !== undefined ? { line: analysis.line } : {}),
-        retryable: analysis.diagnosis?.retryable ?? true,
-        ...(analysis.diagnosis ? { diagnosis: analysis.diagnosis } : {}),
-        agent_hint: analysis.agent_hint,
-        plan: tier,
-      });
+      throw compilationFailed(analyzeLog(result.log, compiler, { source }), result.log, tier);
     }
+    // xelatex and lualatex leave out glyphs their font lacks and still write a PDF; a document
+    // that silently lost text is a failure the caller can fix, so it is reported as one.
+    const missing = analyzeMissingCharacters(result.log, compiler, { source });
+    if (missing) throw compilationFailed(missing, result.log, tier);
     if (result.pdf.length > limits.maxPdfBytes) throw this.pdfTooLarge(tier, upgradeUrl);
     if (result.pages > limits.maxPages) {
       // Previews off, or the slice could not be cut.
@@ -356,4 +353,15 @@ export class CompileService {
       upgrade_url: links(this.deps.config).upgradeUrl,
     };
   }
+}
+
+function compilationFailed(analysis: LogAnalysis, log: string, tier: Tier): ServiceError {
+  return new ServiceError('compilation_failed', analysis.message ? `LaTeX error: ${analysis.message}` : 'Compilation failed; see the log.', {
+    log: capLog(log),
+    ...(analysis.line !== undefined ? { line: analysis.line } : {}),
+    retryable: analysis.diagnosis?.retryable ?? true,
+    ...(analysis.diagnosis ? { diagnosis: analysis.diagnosis } : {}),
+    agent_hint: analysis.agent_hint,
+    plan: tier,
+  });
 }

@@ -62,7 +62,7 @@ describe('public gallery API', () => {
     assert.deepEqual(classic.sample_data, body.sample_data);
   });
 
-  test('an unknown slug is a 404 not_found, on detail, render, preview and page', async () => {
+  test('an unknown slug is a 404 not_found on detail, render and preview', async () => {
     for (const [method, url] of [
       ['GET', '/api/v1/public_templates/no-such-thing'],
       ['POST', '/api/v1/public_templates/no-such-thing/render'],

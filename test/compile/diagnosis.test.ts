@@ -1,0 +1,51 @@
+// The compile service hands a failed compile's log and source to the diagnosis, and treats
+// glyphs that xelatex/lualatex silently dropped as a failure the caller can fix.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
+
+describe('compile failures carry the diagnosis', () => {
+  let t: TestApp;
+  let account: TestAccount;
+  before(async () => {
+    t = await testApp();
+    account = await createAccount(t.services, 'starter');
+  });
+  after(() => t.close());
+
+  const compile = (payload: object) => t.app.inject({ method: 'POST', url: '/api/v1/compile', payload, headers: account.headers });
+
+  test('a missing glyph under xelatex is unsupported_unicode at its line, and free', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\nDone \u2713 here.\n\\end{document}\n';
+    const res = await compile({ latex, compiler: 'xelatex' });
+    assert.equal(res.statusCode, 422);
+    const body = res.json();
+    assert.equal(body.error, 'compilation_failed');
+    assert.equal(body.diagnosis.error_class, 'unsupported_unicode');
+    assert.equal(body.diagnosis.symbol, 'U+2713');
+    assert.equal(body.line, 3);
+    assert.equal(typeof body.agent_hint, 'string');
+    const usage = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json();
+    assert.equal(usage.usage.used_this_month, 0);
+  });
+
+  test('an undefined command names its package and the line of the source', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\n\\textcolor{red}{Hi}\n\\end{document}\n';
+    const body = (await compile({ latex })).json();
+    assert.equal(body.error, 'compilation_failed');
+    assert.equal(body.line, 3);
+    assert.equal(body.diagnosis.error_class, 'undefined_command');
+    assert.equal(body.diagnosis.symbol, '\\textcolor');
+    assert.equal(body.diagnosis.suggested_package, 'xcolor');
+    assert.match(body.agent_hint, /xcolor/);
+  });
+
+  test('an unclassifiable failure has no diagnosis but still a log and a line', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\n\\errmessage{custom stop}\n\\end{document}\n';
+    const body = (await compile({ latex })).json();
+    assert.equal(body.error, 'compilation_failed');
+    assert.equal(body.diagnosis, undefined);
+    assert.equal(body.line, 3);
+    assert.match(body.log, /custom stop/);
+  });
+});
