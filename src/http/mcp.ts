@@ -25,7 +25,7 @@ export function mcpRoutes(app: App, services: Services): void {
       '/mcp',
       {
         schema: {
-          summary: 'MCP endpoint: one JSON-RPC 2.0 request or a batch (auth optional; see docs/mcp.md)',
+          summary: 'MCP endpoint: one JSON-RPC 2.0 request or a batch (auth optional)',
           description:
             'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage.',
           tags: ['mcp'],

@@ -1,6 +1,7 @@
 // Health, metrics and the API description.
 import { Type } from '@sinclair/typebox';
 import { pingDb } from '../storage/db.js';
+import { pricingPage } from './pages/pricing.js';
 import type { Services } from '../services.js';
 import { API_VERSION } from '../version.js';
 import type { App } from './types.js';
@@ -71,6 +72,10 @@ export function metaRoutes(app: App, services: Services): void {
       health: `${base}/health`,
     };
   });
+
+  app.get('/pricing', { schema: { hide: true } }, async (_req, reply) =>
+    reply.type('text/html; charset=utf-8').header('cache-control', 'public, max-age=300').send(pricingPage(services.config.baseUrl)),
+  );
 
   app.get('/metrics', { schema: { hide: true } }, async (_req, reply) => {
     const body = await services.metrics.registry.metrics();

@@ -46,6 +46,14 @@ describe('health, metrics and API description', () => {
     assert.equal(html.headers.location, '/gallery');
   });
 
+  test('every upgrade_url leads to a pricing page drawn from the plan table', async () => {
+    const res = await t.app.inject({ url: '/pricing' });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.headers['content-type'] as string, /text\/html/);
+    assert.match(res.body, /<td>50 per month<\/td><td>500 per month<\/td><td>2,000 per month<\/td><td>10,000 per month<\/td>/);
+    assert.match(res.body, /<td>3 per day<\/td>/);
+  });
+
   test('API docs are served at /docs', async () => {
     const res = await t.app.inject({ url: '/docs/' });
     assert.equal(res.statusCode, 200);

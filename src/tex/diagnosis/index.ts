@@ -81,7 +81,7 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
 
 /**
  * Characters xelatex/lualatex skipped because the font lacks them. Those engines still write
- * a PDF, so this is separate from analyzeLog: see docs/diagnosis.md for when to fail.
+ * a PDF, so this is separate from analyzeLog: the compile service fails such a compile as unsupported_unicode.
  */
 export function missingCharacters(log: string, engine: Compiler, options: AnalyzeOptions = {}): Diagnosis | undefined {
   const finding = missingGlyphs(log, engine, options.source === undefined ? undefined : new Source(options.source));
