@@ -94,15 +94,18 @@ function resolve(schema: JsonSchema, root: JsonSchema): JsonSchema {
   return { ...(target as JsonSchema), ...schema, $ref: undefined };
 }
 
-/**
- * The caller's data with blank optional values (null, "" or spaces) removed, so
- * `"due_date": ""` means "no due date" rather than an invalid date. Required fields are left alone for the schema to judge.
- */
-export function dropBlankOptionals(schema: JsonSchema, data: unknown, root: JsonSchema = schema): unknown {
+/** Walks `data` along `schema` and lets `blank` decide what an optional field left blank becomes. */
+function mapOptionals(
+  schema: JsonSchema,
+  data: unknown,
+  root: JsonSchema,
+  isBlank: (value: unknown) => boolean,
+  blank: (out: Record<string, unknown>, key: string) => void,
+): unknown {
   const s = resolve(schema, root);
   if (Array.isArray(data)) {
     const items = s.items as JsonSchema | undefined;
-    return items ? data.map((item) => dropBlankOptionals(items, item, root)) : data;
+    return items ? data.map((item) => mapOptionals(items, item, root, isBlank, blank)) : data;
   }
   if (data === null || typeof data !== 'object') return data;
   const properties = (s.properties ?? {}) as Record<string, JsonSchema>;
@@ -110,11 +113,20 @@ export function dropBlankOptionals(schema: JsonSchema, data: unknown, root: Json
   const out: Record<string, unknown> = { ...(data as Record<string, unknown>) };
   for (const [key, sub] of Object.entries(properties)) {
     const value = out[key];
-    const blank = value === null || (typeof value === 'string' && value.trim() === '');
-    if (blank && !required.has(key)) delete out[key];
-    else if (value !== undefined) out[key] = dropBlankOptionals(sub, value, root);
+    if (isBlank(value) && !required.has(key)) blank(out, key);
+    else if (value !== undefined) out[key] = mapOptionals(sub, value, root, isBlank, blank);
   }
   return out;
+}
+
+const blankString = (value: unknown) => typeof value === 'string' && value.trim() === '';
+
+/**
+ * The caller's data with blank optional values (null, "" or spaces) removed, so
+ * `"due_date": ""` means "no due date" rather than an invalid date. Required fields are left alone for the schema to judge.
+ */
+export function dropBlankOptionals(schema: JsonSchema, data: unknown): unknown {
+  return mapOptionals(schema, data, schema, (v) => v === null || blankString(v), (out, key) => delete out[key]);
 }
 
 /**
@@ -122,21 +134,6 @@ export function dropBlankOptionals(schema: JsonSchema, data: unknown, root: Json
  * blank becomes null, so `{% if field %}` works under strict variables and an empty string
  * never prints an empty section.
  */
-export function normaliseData(schema: JsonSchema, data: unknown, root: JsonSchema = schema): unknown {
-  const s = resolve(schema, root);
-  if (Array.isArray(data)) {
-    const items = s.items as JsonSchema | undefined;
-    return items ? data.map((item) => normaliseData(items, item, root)) : data;
-  }
-  if (data === null || typeof data !== 'object') return data;
-  const properties = (s.properties ?? {}) as Record<string, JsonSchema>;
-  const required = new Set((s.required ?? []) as string[]);
-  const out: Record<string, unknown> = { ...(data as Record<string, unknown>) };
-  for (const [key, sub] of Object.entries(properties)) {
-    const value = out[key];
-    const blank = value === undefined || (typeof value === 'string' && value.trim() === '');
-    if (blank && !required.has(key)) out[key] = null;
-    else if (value !== undefined) out[key] = normaliseData(sub, value, root);
-  }
-  return out;
+export function normaliseData(schema: JsonSchema, data: unknown): unknown {
+  return mapOptionals(schema, data, schema, (v) => v === undefined || blankString(v), (out, key) => (out[key] = null));
 }

@@ -78,22 +78,28 @@ export function templateRoutes(app: App, services: Services): void {
     async (req) => templates.getV1(accountOf(req), req.params.id),
   );
 
-  app.delete(
-    '/api/v1/templates/:id',
-    {
-      config: { auth: 'paid' },
-      schema: {
-        summary: 'Delete a template',
-        tags: ['templates'],
-        params: IdParam,
-        response: { ...Deleted, ...errors(401, 403, 404) },
+  // V1 and V2 delete are one operation: a template of either kind goes, 204.
+  for (const [path, tag] of [
+    ['/api/v1/templates/:id', 'templates'],
+    ['/api/v2/templates/:id', 'templates v2'],
+  ] as const) {
+    app.delete(
+      path,
+      {
+        config: { auth: 'paid' },
+        schema: {
+          summary: 'Delete a template',
+          tags: [tag],
+          params: IdParam,
+          response: { ...Deleted, ...errors(401, 403, 404) },
+        },
       },
-    },
-    async (req, reply) => {
-      await templates.delete(accountOf(req), req.params.id);
-      return reply.code(204).send();
-    },
-  );
+      async (req, reply) => {
+        await templates.delete(accountOf(req), req.params.id);
+        return reply.code(204).send();
+      },
+    );
+  }
 
   app.post(
     '/api/v2/templates',
@@ -153,22 +159,6 @@ export function templateRoutes(app: App, services: Services): void {
     async (req) => templates.patchV2(accountOf(req), req.params.id, req.body),
   );
 
-  app.delete(
-    '/api/v2/templates/:id',
-    {
-      config: { auth: 'paid' },
-      schema: {
-        summary: 'Delete a template',
-        tags: ['templates v2'],
-        params: IdParam,
-        response: { ...Deleted, ...errors(401, 403, 404) },
-      },
-    },
-    async (req, reply) => {
-      await templates.delete(accountOf(req), req.params.id);
-      return reply.code(204).send();
-    },
-  );
 
   app.post(
     '/api/v2/templates/:id/promote',

@@ -106,6 +106,9 @@ async function answer(message: unknown, dispatch: Dispatch): Promise<RpcResponse
   }
 }
 
+/** Messages one batch may hold: enough for any agent, too few to fan out into a flood of compiles. */
+export const MAX_BATCH = 50;
+
 /**
  * Answers a raw request body. Returns the reply (an object, or an array for a batch), or
  * undefined when nothing is owed (only notifications): the HTTP door then sends 202.
@@ -137,6 +140,9 @@ export async function handleBody(
 
   if (!Array.isArray(parsed)) return one(parsed);
   if (parsed.length === 0) return errorResponse(null, RPC.INVALID_REQUEST, 'Invalid Request: an empty batch');
+  if (parsed.length > MAX_BATCH) {
+    return errorResponse(null, RPC.INVALID_REQUEST, `Invalid Request: a batch of ${parsed.length} messages; send at most ${MAX_BATCH} at once`);
+  }
   const replies = await Promise.all(parsed.map(one));
   const owed = replies.filter((reply): reply is RpcResponse => reply !== undefined);
   return owed.length === 0 ? undefined : owed;

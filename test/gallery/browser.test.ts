@@ -1,28 +1,15 @@
 // The gallery pages in headless Chromium against a real listening server: no console errors,
 // every preview image loads, and "try it" yields a PDF. Screenshots land in test-output/.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { buildApp } from '../../src/http/app.js';
 import type { App } from '../../src/http/types.js';
+import { freePort, launchBrowser, SHOTS } from '../browser.js';
 import { testServices, type TestServices } from '../helpers.js';
 
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-output');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** Console errors, uncaught exceptions and failed or 4xx/5xx requests of a page. */
 function watch(page: Page): string[] {
@@ -57,8 +44,7 @@ describe('gallery pages in Chromium', () => {
     services = await testServices({ env: { QUIRE_BASE_URL: base } });
     app = await buildApp(services);
     await app.listen({ port, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
-    mkdirSync(SHOTS, { recursive: true });
+    browser = await launchBrowser();
   });
   after(async () => {
     await browser?.close();

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { handleBody, type RpcCall } from '../../src/mcp/jsonrpc.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
+import { MAX_BATCH } from '../../src/mcp/jsonrpc.js';
 
 const PUBLIC_TOOLS = ['compile', 'get_public_template', 'list_public_templates', 'render_public_template'];
 const ALL_TOOLS = [
@@ -120,6 +121,17 @@ describe('POST /mcp (JSON-RPC)', () => {
     const reply = res.json<Reply>();
     assert.equal(reply.id, null);
     assert.equal(reply.error?.code, -32600);
+  });
+
+  test('a batch over the cap is one -32600; a batch at the cap is answered whole', async () => {
+    const pings = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }));
+    const over = (await post(pings(MAX_BATCH + 1))).json<Reply>();
+    assert.equal(over.id, null);
+    assert.equal(over.error?.code, -32600);
+    assert.match(over.error?.message ?? '', new RegExp(`at most ${MAX_BATCH}`));
+    const full = (await post(pings(MAX_BATCH))).json<Reply[]>();
+    assert.equal(full.length, MAX_BATCH);
+    assert.deepEqual(full.map((r) => r.id), pings(MAX_BATCH).map((p) => p.id));
   });
 
   test('invalid requests are -32600, carrying the id when it is usable', async () => {

@@ -2,30 +2,17 @@
 // Screenshots land in test-output/ for review.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/http/app.js';
 import type { App } from '../../src/http/types.js';
+import { freePort, launchBrowser, SHOTS } from '../browser.js';
 import { createAccount, testServices, type TestServices } from '../helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const SHOTS = join(ROOT, 'test-output');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** A solid-colour RGB PNG, built by hand so the test needs no image files. */
 function png(width: number, height: number, rgb: [number, number, number]): Buffer {
@@ -77,13 +64,12 @@ describe('studio, sign-up and dashboard in Chromium', () => {
 
   before(async () => {
     execFileSync(process.execPath, [join(ROOT, 'scripts', 'build-web.mjs')], { cwd: ROOT, stdio: 'pipe' });
-    mkdirSync(SHOTS, { recursive: true });
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     services = await testServices({ env: { QUIRE_SIGNUP: 'open', QUIRE_BASE_URL: base, PORT: String(port) } });
     app = await buildApp(services);
     await app.listen({ host: '127.0.0.1', port });
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchBrowser();
   });
 
   after(async () => {

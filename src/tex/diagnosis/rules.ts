@@ -2,23 +2,15 @@
 // error block and returns a Finding (the Diagnosis plus an agent hint) or nothing.
 import type { Compiler } from '../../quota/plans.js';
 import { ASSET_EXTENSIONS } from '../../quota/plans.js';
-import type { ErrorClass } from './index.js';
+import type { Diagnosis, ErrorClass } from './index.js';
 import { commandBefore, lastToken, type ErrorBlock } from './log.js';
 import { COMMAND_PACKAGES, ENVIRONMENT_PACKAGES, PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS, type Provider } from './packages.js';
 import type { Source } from './source.js';
 import { codepointOf, pdflatexAdvice, fontsWithChar, installedFonts } from './unicode.js';
 import { closest, KERNEL_COMMANDS, INSTALLED_CLASSES, KERNEL_ENVIRONMENTS, UNINSTALLED_CLASSES } from './names.js';
 
-export interface Finding {
-  error_class: ErrorClass;
-  summary: string;
-  suggested_fix: string;
-  suggested_package?: string;
-  symbol?: string;
-  line?: number;
-  retryable?: boolean;
-  hint: string;
-}
+/** A rule's answer: a Diagnosis (retryable defaults to true) and the hint for the agent. */
+export type Finding = Omit<Diagnosis, 'retryable'> & { retryable?: boolean; hint: string };
 
 export interface RuleContext {
   block: ErrorBlock;
