@@ -1,0 +1,104 @@
+// The server process as an operator runs it: it starts, serves, stops cleanly on SIGTERM,
+// and refuses to start when the TeX sandbox cannot run unless told to run without it.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { freePort } from './browser.js';
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+const children: ChildProcess[] = [];
+
+function start(env: Record<string, string>): Run {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function healthy(port: number, run: Run): Promise<Response> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      return await fetch(`http://127.0.0.1:${port}/health`);
+    } catch {
+      if (run.child.exitCode !== null) throw new Error(`server exited early:\n${run.output()}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  throw new Error(`server did not answer:\n${run.output()}`);
+}
+
+// A server that fails to stop must fail the test, not hang the suite.
+const LIMIT = { timeout: 60_000 };
+
+describe('the server process', () => {
+  let dir: string;
+  let fakeBin: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'quire-server-'));
+    // The probe runs as an unprivileged job uid when we are root: it must be able to see the fake.
+    await chmod(dir, 0o755);
+    fakeBin = join(dir, 'bin');
+    await mkdir(fakeBin);
+    // A bubblewrap that cannot create namespaces, as on a locked-down host.
+    await writeFile(join(fakeBin, 'bwrap'), '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n');
+    await chmod(join(fakeBin, 'bwrap'), 0o755);
+  });
+  after(async () => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('serves, then on SIGTERM finishes and exits 0', LIMIT, async () => {
+    const port = await freePort();
+    const run = start({ PORT: String(port), HOST: '127.0.0.1', QUIRE_DATA_DIR: join(dir, 'a') });
+    const res = await healthy(port, run);
+    assert.equal(res.status, 200);
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0, run.output());
+    assert.match(run.output(), /shutting down/);
+    assert.match(run.output(), /"msg":"stopped"/);
+  });
+
+  test('refuses to start when the sandbox cannot run', LIMIT, async () => {
+    const run = start({ PORT: String(await freePort()), QUIRE_DATA_DIR: join(dir, 'b'), PATH: `${fakeBin}:${process.env.PATH}` });
+    assert.notEqual(await run.exited, 0);
+    assert.match(run.output(), /sandbox \(bubblewrap\) cannot run/);
+    assert.match(run.output(), /QUIRE_SANDBOX=off/);
+  });
+
+  test('with QUIRE_SANDBOX=off it starts and warns loudly', LIMIT, async () => {
+    const port = await freePort();
+    const run = start({
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      QUIRE_DATA_DIR: join(dir, 'c'),
+      QUIRE_SANDBOX: 'off',
+      PATH: `${fakeBin}:${process.env.PATH}`,
+    });
+    const res = await healthy(port, run);
+    assert.equal((await res.json()).sandbox, false);
+    assert.match(run.output(), /WARNING: QUIRE_SANDBOX=off/);
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0);
+  });
+
+  test('a bad setting stops it with a message naming the variable', LIMIT, async () => {
+    const run = start({ PORT: 'eighty', QUIRE_DATA_DIR: join(dir, 'd') });
+    assert.equal(await run.exited, 2);
+    assert.match(run.output(), /configuration error: PORT must be a whole number/);
+  });
+});
