@@ -8,6 +8,7 @@ import type { Services } from '../services.js';
 import { API_VERSION } from '../version.js';
 import { assetRoutes } from './assets.js';
 import { installAuth } from './auth.js';
+import { installCors } from './cors.js';
 import { compileRoutes } from './compile.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { galleryRoutes } from './gallery.js';
@@ -67,6 +68,7 @@ export async function buildApp(services: Services): Promise<App> {
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  installCors(app);
   installAuth(app, services);
 
   for (const register of ROUTES) register(app, services);

@@ -65,4 +65,20 @@ describe('HTTP conventions', () => {
     const res = await app.inject({ url: '/health' });
     assert.match(res.headers['x-request-id'] as string, /^[0-9a-f-]{36}$/);
   });
+
+  test('CORS: the API and /mcp answer preflights and tag responses for browser origins', async () => {
+    for (const url of ['/api/v1/compile', '/mcp']) {
+      const pre = await app.inject({ method: 'OPTIONS', url, headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' } });
+      assert.equal(pre.statusCode, 204, url);
+      assert.equal(pre.headers['access-control-allow-origin'], '*');
+      assert.match(pre.headers['access-control-allow-headers'] as string, /Authorization, X-API-Key/);
+    }
+    const withOrigin = await app.inject({ url: '/api/v1/usage', headers: { origin: 'https://agent.example' } });
+    assert.equal(withOrigin.statusCode, 401);
+    assert.equal(withOrigin.headers['access-control-allow-origin'], '*', 'errors are readable cross-origin too');
+    const page = await app.inject({ url: '/health', headers: { origin: 'https://agent.example' } });
+    assert.equal(page.headers['access-control-allow-origin'], undefined, 'only the API and /mcp');
+    const elsewhere = await app.inject({ method: 'OPTIONS', url: '/health' });
+    assert.equal(elsewhere.statusCode, 404);
+  });
 });
