@@ -65,7 +65,10 @@ async function main(): Promise<void> {
 
     // Interleaved, so both see the same machine load.
     const samples = { bare: [] as number[], service: [] as number[] };
+    let rssBefore = 0;
     for (let i = 0; i < WARMUP + RUNS; i++) {
+      // Memory from the first measured run, so warm-up allocations don't count as growth.
+      if (i === WARMUP) rssBefore = process.memoryUsage().rss;
       const b = await time(() => bare(bareDir));
       const s = await time(service);
       if (i >= WARMUP) {
@@ -83,7 +86,15 @@ async function main(): Promise<void> {
     for (const [name, s] of rows) console.log(`${name.padEnd(38)}${ms(s.median)}${ms(s.p90)}${ms(s.min)}${ms(s.mean)}`);
     const ratio = rows[1][1].median / rows[0][1].median;
     console.log(`\nload average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (other work on the machine skews both columns)`);
-    console.log(`ratio (median service / median bare): ${ratio.toFixed(2)}  goal ≤ 1.20  ${ratio <= 1.2 ? 'MET' : 'NOT MET'}\n`);
+    console.log(`ratio (median service / median bare): ${ratio.toFixed(2)}  goal ≤ 1.20  ${ratio <= 1.2 ? 'MET' : 'NOT MET'}`);
+    // The service process (HTTP, database, PDF store, pool) over the measured compiles: TeX itself
+    // runs in child processes, so growth here would be a leak in the service.
+    const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+    const growth = process.memoryUsage().rss - rssBefore;
+    console.log(
+      `service process memory: RSS ${mb(rssBefore)} → ${mb(process.memoryUsage().rss)} over ${RUNS} compiles ` +
+        `(peak ${mb(process.resourceUsage().maxRSS * 1024)}); growth ${mb(growth)}  goal < 20 MB  ${growth < 20 * 1024 * 1024 ? 'MET' : 'NOT MET'}\n`,
+    );
   } finally {
     await app.close();
     await services.close();
