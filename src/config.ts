@@ -10,6 +10,10 @@ export interface Config {
   dataDir: string;
   baseUrl: string;
   databaseUrl: string;
+  /** When set, quota counters live in Redis (shared by API nodes) instead of the database. */
+  redisUrl: string | null;
+  /** Prefix of every Redis key, so several installations can share one Redis. */
+  redisPrefix: string;
   secret: string;
   keyPrefix: string;
   trustProxy: boolean | string;
@@ -105,6 +109,11 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('QUIRE_DATABASE_URL must start with sqlite:// or postgres://');
   }
 
+  const redisUrl = env.QUIRE_REDIS_URL || null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    throw new ConfigError('QUIRE_REDIS_URL must start with redis:// or rediss://');
+  }
+
   const keyPrefix = env.QUIRE_KEY_PREFIX ?? 'svc_';
   if (!/^[A-Za-z0-9_]{1,16}$/.test(keyPrefix)) {
     throw new ConfigError('QUIRE_KEY_PREFIX must be 1 to 16 letters, digits or underscores');
@@ -122,6 +131,8 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     baseUrl,
     databaseUrl,
+    redisUrl,
+    redisPrefix: env.QUIRE_REDIS_PREFIX || 'quire:',
     secret: loadSecret(env, dataDir),
     keyPrefix,
     trustProxy: trustProxy(env.QUIRE_TRUST_PROXY),

@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { Metrics } from './metrics.js';
 import { SqlCounters, type Counters } from './quota/counters.js';
+import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
 import { TemplateService } from './templates/service.js';
@@ -65,13 +66,13 @@ export async function createServices(config: Config, options: ServiceOptions = {
   await migrate(db);
 
   const blobs = options.overrides?.blobs ?? new LocalBlobStore(join(config.dataDir, 'blobs'));
-  const counters = options.overrides?.counters ?? new SqlCounters(db.kysely);
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const counters = options.overrides?.counters ?? sharedCounters(config, db, cleanups);
   // In the embedded default no other node can hold a reservation, so any left are from a crash.
-  if (db.dialect === 'sqlite') await counters.clearReservations();
+  if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
   const engines = options.overrides?.engines ?? (await probeEngines());
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
   const usage = new UsageService(db.kysely, counters, clock);
-  const cleanups: Array<() => Promise<void> | void> = [];
   const metrics = new Metrics();
   const jobs =
     options.overrides?.jobs ??
@@ -130,4 +131,12 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await db.close();
     },
   };
+}
+
+/** Quota counters: in Redis when QUIRE_REDIS_URL is set, else in the database. */
+function sharedCounters(config: Config, db: Db, cleanups: Array<() => Promise<void> | void>): Counters {
+  if (!config.redisUrl) return new SqlCounters(db.kysely);
+  const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix);
+  cleanups.push(() => redis.close());
+  return redis;
 }

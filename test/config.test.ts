@@ -35,6 +35,7 @@ test('bad values are refused with a message naming the variable', async () => {
       [{ QUIRE_KEY_PREFIX: 'a-b' }, /QUIRE_KEY_PREFIX/],
       [{ QUIRE_SECRET: 'short' }, /QUIRE_SECRET/],
       [{ QUIRE_SANDBOX: 'maybe' }, /QUIRE_SANDBOX/],
+      [{ QUIRE_REDIS_URL: 'http://cache:6379' }, /QUIRE_REDIS_URL/],
     ];
     for (const [env, message] of cases) {
       assert.throws(() => loadConfig({ QUIRE_DATA_DIR: dir, ...env }), (e: Error) => e instanceof ConfigError && message.test(e.message));
