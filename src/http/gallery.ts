@@ -76,13 +76,17 @@ export function galleryRoutes(app: App, services: Services): void {
         tags: ['gallery'],
         params: SlugParam,
         produces: ['image/png'],
-        response: { ...errors(404, 503) },
+        response: {
+          200: Type.Unknown({ description: 'The PNG (image/png), with an ETag' }),
+          304: Type.Null({ description: 'Not modified (If-None-Match matched the ETag)' }),
+          ...errors(404, 503),
+        },
       },
     },
     async (req, reply) => {
       const image = await gallery.preview(req.params.slug);
       void reply.header('etag', image.etag).header('cache-control', 'public, max-age=86400');
-      if (req.headers['if-none-match'] === image.etag) return reply.code(304).send();
+      if (req.headers['if-none-match'] === image.etag) return reply.code(304).send(null);
       return reply.type('image/png').send(image.png);
     },
   );
