@@ -100,3 +100,6 @@ export class ServiceError extends Error {
 export function isServiceError(err: unknown): err is ServiceError {
   return err instanceof ServiceError;
 }
+
+/** The body of an unexpected failure: nothing internal leaks to the caller. */
+export const INTERNAL_ERROR_BODY = { error: 'internal_error', message: 'Something went wrong on our side; retry later.' } as const;

@@ -1,6 +1,7 @@
 // Browsers may call the API and /mcp from any origin: credentials travel only in the
 // Authorization or X-API-Key header, never in cookies, so a wildcard origin grants nothing
 // a page could not already do with the key it holds.
+import { notFoundHandler } from './errors.js';
 import type { App } from './types.js';
 
 const CORS_PATHS = /^\/(api\/|mcp(\?|$))/;
@@ -18,7 +19,7 @@ export function installCors(app: App): void {
   });
   // Preflight: answered before auth, body parsing or routing to the real method.
   app.options('/*', { schema: { hide: true } }, async (req, reply) => {
-    if (!CORS_PATHS.test(req.url)) return reply.code(404).send({ error: 'not_found', message: `No route for OPTIONS ${req.url.split('?')[0]}` });
+    if (!CORS_PATHS.test(req.url)) return notFoundHandler(req, reply);
     return reply.code(204).headers(HEADERS).send();
   });
 }

@@ -1,6 +1,6 @@
 // Every error leaves as JSON `{error, message, ...}` with the catalogue's status.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ServiceError } from '../errors.js';
+import { INTERNAL_ERROR_BODY, ServiceError } from '../errors.js';
 
 interface AjvError {
   instancePath?: string;
@@ -65,7 +65,7 @@ export function errorHandler(err: FastifyError, req: FastifyRequest, reply: Fast
     return;
   }
   req.log.error({ err }, 'unhandled error');
-  void reply.code(500).send({ error: 'internal_error', message: 'Something went wrong on our side; retry later.' });
+  void reply.code(500).send(INTERNAL_ERROR_BODY);
 }
 
 export function notFoundHandler(req: FastifyRequest, reply: FastifyReply): void {

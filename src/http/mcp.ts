@@ -2,6 +2,7 @@
 // plain JSON replies. It parses its own bodies so malformed JSON is a JSON-RPC parse error
 // (-32700), not the app's 400 invalid_json; keys are checked per tool call, so a bad key is a
 // tool error and never an HTTP 401.
+import { ServiceError } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { createMcpServer } from '../mcp/index.js';
 import { handleBody } from '../mcp/jsonrpc.js';
@@ -48,11 +49,9 @@ export function mcpRoutes(app: App, services: Services): void {
       method: ['GET', 'DELETE', 'PUT', 'PATCH'],
       url: '/mcp',
       schema: { hide: true },
-      handler: async (req, reply) =>
-        reply
-          .code(405)
-          .header('allow', 'POST')
-          .send({ error: 'method_not_allowed', message: `${req.method} /mcp is not supported: POST JSON-RPC messages (nothing to stream).` }),
+      handler: async (req) => {
+        throw new ServiceError('method_not_allowed', `${req.method} /mcp is not supported: POST JSON-RPC messages (nothing to stream).`, {}, { allow: 'POST' });
+      },
     });
   });
 }

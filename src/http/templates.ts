@@ -159,7 +159,6 @@ export function templateRoutes(app: App, services: Services): void {
     async (req) => templates.patchV2(accountOf(req), req.params.id, req.body),
   );
 
-
   app.post(
     '/api/v2/templates/:id/promote',
     {

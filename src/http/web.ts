@@ -1,5 +1,6 @@
 // The browser side: the studio, sign-up and dashboard pages, and the bundles under /build/
 // (written by scripts/build-web.mjs with content hashes, so they are cached for good).
+import { ServiceError } from '../errors.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
@@ -93,7 +94,7 @@ export function webRoutes(app: App, services: Services): void {
   app.get<{ Params: { '*': string } }>('/build/*', { schema: { hide: true } }, async (req, reply) => {
     const path = req.params['*'];
     const type = CONTENT_TYPES[extname(path)];
-    if (!SAFE_PATH.test(path) || !type) return notFound(reply, path);
+    if (!SAFE_PATH.test(path) || !type) return notFound(path);
     const accepts = String(req.headers['accept-encoding'] ?? '');
     // The build writes .br and .gz twins of every text file; send the smallest one accepted.
     for (const [encoding, suffix] of [['br', '.br'], ['gzip', '.gz'], [null, '']] as const) {
@@ -114,10 +115,10 @@ export function webRoutes(app: App, services: Services): void {
         .header('x-content-type-options', 'nosniff')
         .send(body);
     }
-    return notFound(reply, path);
+    return notFound(path);
   });
 }
 
-function notFound(reply: FastifyReply, path: string) {
-  return reply.code(404).send({ error: 'not_found', message: `No file /build/${path}` });
+function notFound(path: string): never {
+  throw new ServiceError('not_found', `No file /build/${path}`);
 }

@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import AjvModule, { type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { identify } from '../accounts/caller.js';
-import { ServiceError, isServiceError } from '../errors.js';
+import { INTERNAL_ERROR_BODY, ServiceError, isServiceError } from '../errors.js';
 import { fieldErrors } from '../http/errors.js';
 import { ErrorBody } from '../http/schemas.js';
 import type { Services } from '../services.js';
@@ -104,7 +104,7 @@ export class ToolRegistry {
       }
       outcome = 'internal_error';
       this.services.log.error({ err, tool: tool.name }, 'MCP tool failed');
-      return failure({ error: 'internal_error', message: 'Something went wrong on our side; retry later.' }, 500);
+      return failure({ ...INTERNAL_ERROR_BODY }, 500);
     } finally {
       this.services.log.info({ tool: tool.name, outcome, ms: Math.round(performance.now() - started) }, 'MCP tool call');
     }

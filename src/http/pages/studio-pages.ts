@@ -1,6 +1,7 @@
 // HTML shells of the studio, sign-up and dashboard pages. The markup works before any
 // script runs (labels, headings, landmarks); the bundles in public/build add behaviour.
 import { COMPILERS } from '../../quota/plans.js';
+import { h } from './html.js';
 
 export interface WebManifest {
   entries: Record<string, { js: string; preload: string[] }>;
@@ -10,15 +11,9 @@ export interface WebManifest {
 
 export type PageName = 'studio' | 'signup' | 'dashboard';
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c]!);
-}
-
 function dataAttributes(data: Record<string, string | number>): string {
   return Object.entries(data)
-    .map(([name, value]) => ` data-${name}="${escapeHtml(String(value))}"`)
+    .map(([name, value]) => ` data-${name}="${h(String(value))}"`)
     .join('');
 }
 
@@ -44,17 +39,17 @@ function layout(input: {
   const nav = NAV.map(
     (item) => `<a href="${item.href}"${item.page === page ? ' aria-current="page"' : ''}>${item.label}</a>`,
   ).join('');
-  const preloads = entry.preload.map((file) => `<link rel="modulepreload" href="/build/${escapeHtml(file)}">`).join('');
+  const preloads = entry.preload.map((file) => `<link rel="modulepreload" href="/build/${h(file)}">`).join('');
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light">
-<title>${escapeHtml(input.title)} · Quire</title>
+<title>${h(input.title)} · Quire</title>
 <link rel="icon" href="${FAVICON}">
-<link rel="stylesheet" href="/build/${escapeHtml(manifest.css)}">
-<script type="module" src="/build/${escapeHtml(entry.js)}"></script>${preloads}
+<link rel="stylesheet" href="/build/${h(manifest.css)}">
+<script type="module" src="/build/${h(entry.js)}"></script>${preloads}
 </head>
 <body class="page-${page}"${dataAttributes(input.data ?? {})}>
 <a class="skip-link" href="#main">Skip to content</a>
@@ -119,7 +114,7 @@ export function studioPage(manifest: WebManifest, data: { anonLimit: number; ano
     <h2 id="editor-heading" class="pane-title">Source</h2>
     <div id="editor" class="editor">
       <label for="source" class="visually-hidden">LaTeX source</label>
-      <textarea id="source" class="source-fallback" spellcheck="false">${escapeHtml(SAMPLE)}</textarea>
+      <textarea id="source" class="source-fallback" spellcheck="false">${h(SAMPLE)}</textarea>
     </div>
     <section id="diagnosis" class="diagnosis" aria-labelledby="diagnosis-title" tabindex="-1" hidden></section>
   </section>
