@@ -10,10 +10,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
 import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { probeSandbox } from '../../src/tex/sandbox.js';
 
 // Below the slot uid range, so no compile slot of another test process shares it.
-const UID = process.getuid?.() === 0 ? 199_999 : undefined;
+// Not CONVERTER_UID either: SVG conversions of tests running in parallel would count as leftovers.
+const UID = process.getuid?.() === 0 ? CONVERTER_UID - 1 : undefined;
 const MB = 1024 * 1024;
 
 function text(pdf: Buffer | undefined): string {
