@@ -131,7 +131,7 @@ export const TEMPLATE_NAME_MAX = 100;
 export const TEMPLATE_DESCRIPTION_MAX = 500;
 export const TEMPLATE_INSTRUCTIONS_MAX = 50_000;
 export const ASSET_NAME_MAX = 64;
-/** Self-service sign-ups per client IP per hour (not in SPEC; see the README, "Sign-up"). */
+/** Self-service sign-ups per client IP per hour (not in SPEC; see docs/api.md, "Sign-up"). */
 export const SIGNUPS_PER_IP_PER_HOUR = 5;
 export const ASSET_EXTENSIONS = ['png', 'jpg', 'jpeg', 'pdf', 'svg'] as const;
 

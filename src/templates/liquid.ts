@@ -216,7 +216,7 @@ function syntaxHint(message: string): string {
   if (/undefined filter/i.test(message)) {
     return 'Available filters: the Liquid standard filters plus currency, date, asset and raw.';
   }
-  return 'See the Quire README, "Writing templates: Liquid inside LaTeX".';
+  return 'See the Quire documentation, docs/api.md, "Writing templates: Liquid inside LaTeX".';
 }
 
 function toError(err: unknown, code: ErrorCode): ServiceError {
