@@ -74,6 +74,14 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/** One broken field rule in the `fields` list of a `validation_failed` body. */
+export interface FieldError {
+  field: string;
+  rule: string;
+  limit?: number;
+  message: string;
+}
+
 /** Extra body fields an error carries next to `error` and `message`. */
 export type ErrorDetails = Record<string, unknown>;
 

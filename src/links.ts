@@ -9,3 +9,8 @@ export interface Links {
 export function links(config: Pick<Config, 'baseUrl'>): Links {
   return { upgradeUrl: `${config.baseUrl}/pricing`, signupUrl: `${config.baseUrl}/signup` };
 }
+
+/** The sign-up page as a next step, only while it is open: a closed page leads nowhere. */
+export function openSignupUrl(config: Pick<Config, 'baseUrl' | 'signup'>): string | undefined {
+  return config.signup === 'open' ? links(config).signupUrl : undefined;
+}

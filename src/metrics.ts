@@ -34,7 +34,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { defaults?: boolean } = {}) {
-    if (options.defaults) collectDefaultMetrics({ register: this.registry, prefix: 'quire_' });
+  constructor() {
+    // Process metrics (CPU, memory, event-loop lag, handles) of this service, read at scrape time.
+    collectDefaultMetrics({ register: this.registry, prefix: 'quire_' });
   }
 }

@@ -3,13 +3,14 @@ import type { Kysely } from 'kysely';
 import { nextMonthStart, type Clock } from '../clock.js';
 import type { Counters } from '../quota/counters.js';
 import { monthlyCompilesKey } from '../quota/keys.js';
-import { limitsOf } from '../quota/plans.js';
+import { limitsOf, monthlyUse } from '../quota/plans.js';
 import type { Database } from '../storage/schema.js';
 import type { AccountCaller } from './caller.js';
 
 export interface Usage {
   user: { email: string; plan: string };
-  usage: { monthly_limit: number; used_this_month: number; resets_at: string };
+  /** `used_this_month` counts charged compiles only; grace compiles are not charged (SPEC §8.1). */
+  usage: { monthly_limit: number; used_this_month: number; grace_used: number; resets_at: string };
   stored_assets: {
     count: number;
     total_bytes: number;
@@ -39,7 +40,7 @@ export class UsageService {
     private readonly clock: Clock,
   ) {}
 
-  /** Compiles counted this month and when the count resets. */
+  /** Compiles counted this month (grace ones included) and when the count resets. */
   async monthly(accountId: number): Promise<{ used: number; resets_at: string }> {
     const now = this.clock.now();
     const { used } = await this.counters.get(monthlyCompilesKey(accountId, now));
@@ -74,7 +75,7 @@ export class UsageService {
     ]);
     return {
       user: { email: account.email, plan: account.plan },
-      usage: { monthly_limit: limits.compilesPerPeriod, used_this_month: monthly.used, resets_at: monthly.resets_at },
+      usage: { monthly_limit: limits.compilesPerPeriod, ...monthlyUse(account.plan, monthly.used), resets_at: monthly.resets_at },
       stored_assets: {
         count: assets.count,
         total_bytes: assets.total_bytes,

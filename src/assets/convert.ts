@@ -109,7 +109,7 @@ function run(
 // Loaded by graphics.sty from the job directory before the system's own graphics.cfg (the
 // working directory comes first in TEXINPUTS); it defines the SVG rule and then carries on
 // with the system file's driver selection, appended below.
-const SVG_RULE = String.raw`% Quire: SVG assets arrive converted to PDF as <name>.svg.pdf (see the Quire README, "SVG").
+const SVG_RULE = String.raw`% Quire: SVG assets arrive converted to PDF as <name>.svg.pdf (see the Quire docs, docs/api.md, "SVG").
 % Graphics type "quiresvg" reads and includes that PDF with the engine's own PDF code;
 % it switches \Gin@ext to .svg.pdf first because xetex.def reads \Gin@base\Gin@ext.
 % Compared as strings: a parsed file name has other-catcode letters, the extension list not.

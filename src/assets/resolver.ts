@@ -5,7 +5,7 @@
 import { tierOf, type Caller } from '../accounts/caller.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { links } from '../links.js';
+import { links, openSignupUrl } from '../links.js';
 import type { AssetResolver, NextStep, ResolvedAssets } from '../compile/types.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import { convertedName, convertSvg, svgGraphicsConfig } from './convert.js';
@@ -158,10 +158,11 @@ export class LibraryAssetResolver implements AssetResolver {
   }
 
   private anonymous(sent: string[]): ServiceError {
-    const open = this.config.signup === 'open';
+    const signupUrl = openSignupUrl(this.config);
+    const open = signupUrl !== undefined;
     const next_step: NextStep = {
       action: open ? 'obtain_api_key' : 'retry_without_assets',
-      ...(open ? { signup_url: links(this.config).signupUrl, card_required: false } : {}),
+      ...(open ? { signup_url: signupUrl, card_required: false } : {}),
       env_var: 'QUIRE_API_KEY',
       header: 'Authorization: Bearer <key>',
       remove_fields: sent,

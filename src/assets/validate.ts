@@ -80,16 +80,6 @@ function badEncoding(name: string, why: string): ServiceError {
   return new ServiceError('invalid_asset_encoding', `Asset ${quoteName(name)}: ${why}`, { asset: name });
 }
 
-/**
- * Decoded size of a base64 string without decoding it, so an oversize request is refused
- * before any large allocation. Exact for well-formed input.
- */
-export function decodedLength(base64: string): number {
-  const compact = base64.replace(WHITESPACE, '');
-  const padding = compact.endsWith('==') ? 2 : compact.endsWith('=') ? 1 : 0;
-  return Math.floor((compact.length * 3) / 4) - padding;
-}
-
 /** Strict base64 (standard alphabet; padding optional; line breaks allowed) to bytes. */
 export function decodeBase64(name: string, value: unknown): Buffer {
   if (typeof value !== 'string') {

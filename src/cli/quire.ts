@@ -4,6 +4,7 @@ import pino from 'pino';
 import type { Account } from '../accounts/accounts.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
+import { monthlyUse } from '../quota/plans.js';
 import { createServices, type Services } from '../services.js';
 
 const USAGE = `usage: quire <command> [options] [--json]
@@ -47,11 +48,11 @@ async function run(services: Services, command: string, values: Record<string, s
     case 'account show': {
       const account = await services.accounts.byEmail(email());
       const key = await services.accounts.activeKey(account.id);
-      const monthly = await services.usage.monthly(account.id);
-      const json = { ...account, api_key: key, used_this_month: monthly.used };
+      const monthly = monthlyUse(account.plan, (await services.usage.monthly(account.id)).used);
+      const json = { ...account, api_key: key, ...monthly };
       return {
         json,
-        text: `${accountText(account)}\nkey: ${key ? `${key.prefix}… created ${key.created_at}` : 'none (revoked)'}\ncompiles this month: ${monthly.used}`,
+        text: `${accountText(account)}\nkey: ${key ? `${key.prefix}… created ${key.created_at}` : 'none (revoked)'}\ncompiles this month: ${monthly.used_this_month}${monthly.grace_used ? ` (+${monthly.grace_used} in the grace buffer, not charged)` : ''}`,
       };
     }
     case 'account set-plan': {

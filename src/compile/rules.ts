@@ -1,6 +1,6 @@
 // Request rules checked before anything costs a slot (SPEC §2.1, §7.1).
 import { ServiceError } from '../errors.js';
-import { HARD_LATEX_CAP_BYTES, isCompiler, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
+import { SIZE_PREVIEW_MAX_BYTES, isCompiler, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 
 export const LATEX_MARKERS = ['\\documentclass', '\\begin{document}', '\\input{', '\\include{'];
 
@@ -37,14 +37,15 @@ export function checkRequest(
 
   const bytes = Buffer.byteLength(latex, 'utf8');
   const limits = limitsOf(tier);
-  const sizePreview = previews && bytes > limits.maxLatexBytes && bytes <= HARD_LATEX_CAP_BYTES;
-  if (!sizePreview && (bytes > HARD_LATEX_CAP_BYTES || bytes > limits.maxLatexBytes)) {
-    const limit = Math.min(HARD_LATEX_CAP_BYTES, limits.maxLatexBytes);
-    throw new ServiceError('latex_too_large', `The source is ${bytes} bytes; the limit here is ${limit} bytes.`, {
+  const sizePreview = previews && bytes > limits.maxLatexBytes && bytes <= SIZE_PREVIEW_MAX_BYTES;
+  if (bytes > limits.maxLatexBytes && !sizePreview) {
+    const limit = limits.maxLatexBytes;
+    const window = previews && limits.maxLatexBytes < SIZE_PREVIEW_MAX_BYTES ? ` Size previews take sources up to ${SIZE_PREVIEW_MAX_BYTES} bytes.` : '';
+    throw new ServiceError('latex_too_large', `The source is ${bytes} bytes; the limit here is ${limit} bytes.${window}`, {
       limit,
       size_bytes: bytes,
       plan: tier,
-      ...(bytes <= HARD_LATEX_CAP_BYTES ? { plan_required: smallestPlan((l) => l.maxLatexBytes >= bytes) } : {}),
+      plan_required: smallestPlan((l) => l.maxLatexBytes >= bytes),
       upgrade_url: upgradeUrl,
       retryable: false,
     });

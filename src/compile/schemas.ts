@@ -63,6 +63,7 @@ export const CompileFailureBody = Type.Object(
     diagnosis: Type.Optional(Type.Object({}, { additionalProperties: true })),
     agent_hint: Type.Optional(Type.String()),
     plan: Type.Optional(Type.String()),
+    usage: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'As in CompileSuccess: the counters after this failure, which cost nothing' })),
   },
   { additionalProperties: true, description: 'CompileFailure' },
 );

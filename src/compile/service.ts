@@ -9,11 +9,11 @@ import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
 import type { Metrics } from '../metrics.js';
-import { links } from '../links.js';
+import { links, openSignupUrl } from '../links.js';
 import { CompileQuota, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
 import type { Counters } from '../quota/counters.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
-import { graceAllowance, limitsOf, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
+import { graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 import type { PreviewStore } from '../quota/previews.js';
 import { analyzeLog, analyzeMissingCharacters, type LogAnalysis } from '../tex/diagnosis/index.js';
 import type { JobQueue } from '../tex/queue.js';
@@ -106,12 +106,26 @@ export class CompileService {
         const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes));
         delivered = true;
         return body;
-      } finally {
-        if (!delivered) await ticket.release();
+      } catch (err) {
+        await ticket.release();
+        throw await this.withUsage(err, caller);
       }
     } finally {
       await preview?.finish(delivered);
     }
+  }
+
+  /** A 422 CompileFailure carries the caller's usage (SPEC §2.3), read after the slot went back. */
+  private async withUsage(err: unknown, caller: Caller): Promise<unknown> {
+    if (!(err instanceof ServiceError) || err.status !== 422) return err;
+    let usage;
+    try {
+      usage = await this.usage(caller);
+    } catch (lookup) {
+      this.deps.log.warn({ err: lookup }, 'usage unavailable for a compile failure body');
+      return err;
+    }
+    return new ServiceError(err.code, err.message, { ...err.details, usage }, err.headers);
   }
 
   /** A size preview compiles under the smallest plan that takes the source; pages and PDF stay the caller's. */
@@ -325,8 +339,9 @@ export class CompileService {
     }
     const { plan, id } = caller.account;
     const { used } = await this.deps.counters.get(monthlyCompilesKey(id, now));
+    const { used_this_month, grace_used } = monthlyUse(plan, used);
     const monthly_limit = limitsOf(plan).compilesPerPeriod;
-    return { plan, monthly_limit, used_this_month: used, compilations_this_month: used, resets_at: nextMonthStart(now).toISOString() };
+    return { plan, monthly_limit, used_this_month, compilations_this_month: used_this_month, grace_used, resets_at: nextMonthStart(now).toISOString() };
   }
 
   private anonymousExtras(body: CompileSuccess): CompileSuccess {
@@ -337,7 +352,7 @@ export class CompileService {
       remaining_today: remaining,
       note: `Compiled on the keyless tier: ${remaining} compilation(s) left today, pdflatex only, 3 pages, links valid for 1 hour. A free API key gives 50 compilations a month, xelatex and assets.`,
       next_step: obtainKeyStep(this.deps.config),
-      upgrade_url: links(this.deps.config).signupUrl,
+      upgrade_url: openSignupUrl(this.deps.config) ?? links(this.deps.config).upgradeUrl,
     };
   }
 

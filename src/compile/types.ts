@@ -41,8 +41,11 @@ export interface NextStep {
 export interface AccountUsage {
   plan: PlanName;
   monthly_limit: number;
+  /** Charged compiles: never more than monthly_limit. */
   used_this_month: number;
   compilations_this_month: number;
+  /** Compiles run in the grace buffer this month, not charged. */
+  grace_used: number;
   resets_at: string;
 }
 

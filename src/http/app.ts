@@ -66,6 +66,7 @@ export async function buildApp(services: Services): Promise<App> {
         },
       },
     },
+    transformObject: (documents) => ('openapiObject' in documents ? markOptionalBodies(documents.openapiObject) : documents.swaggerObject),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   installCors(app);
@@ -73,4 +74,19 @@ export async function buildApp(services: Services): Promise<App> {
 
   for (const register of ROUTES) register(app, services);
   return app;
+}
+
+/**
+ * @fastify/swagger marks every request body required; a route whose body may be left out
+ * (promote) says so with `x-body-optional: true` in its schema.
+ */
+function markOptionalBodies<T extends { paths?: object }>(doc: T): T {
+  for (const path of Object.values(doc.paths ?? {}) as Array<Record<string, Record<string, unknown>>>) {
+    for (const operation of Object.values(path)) {
+      if (!operation['x-body-optional']) continue;
+      delete operation['x-body-optional'];
+      (operation.requestBody as { required?: boolean }).required = false;
+    }
+  }
+  return doc;
 }

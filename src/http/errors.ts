@@ -1,6 +1,6 @@
 // Every error leaves as JSON `{error, message, ...}` with the catalogue's status.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { INTERNAL_ERROR_BODY, ServiceError } from '../errors.js';
+import { INTERNAL_ERROR_BODY, ServiceError, type FieldError } from '../errors.js';
 
 interface AjvError {
   instancePath?: string;
@@ -9,12 +9,7 @@ interface AjvError {
   params?: Record<string, unknown>;
 }
 
-export interface FieldError {
-  field: string;
-  rule: string;
-  limit?: number;
-  message: string;
-}
+export type { FieldError };
 
 function fieldName(error: AjvError, context?: string): string {
   const path = (error.instancePath ?? '').split('/').filter(Boolean).join('.');

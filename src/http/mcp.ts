@@ -8,11 +8,17 @@ import { createMcpServer } from '../mcp/index.js';
 import { handleBody } from '../mcp/jsonrpc.js';
 import type { Services } from '../services.js';
 import { API_VERSION } from '../version.js';
+import { ErrorBody } from './schemas.js';
 import type { App } from './types.js';
 
 // Described, not validated: the handler reads the raw text and answers JSON-RPC errors itself.
 const JsonRpcBody = Type.Unknown({ description: 'A JSON-RPC 2.0 request or notification, or an array of them (batch)' });
 const JsonRpcReply = Type.Unknown({ description: 'A JSON-RPC 2.0 response, or an array of them for a batch' });
+const MethodNotAllowed = Type.Object(ErrorBody.properties, {
+  additionalProperties: true,
+  description: '`method_not_allowed`: send JSON-RPC messages with POST',
+  headers: { Allow: Type.Literal('POST', { description: 'The one method /mcp answers' }) },
+});
 
 export function mcpRoutes(app: App, services: Services): void {
   const server = createMcpServer(services, API_VERSION);
@@ -45,13 +51,20 @@ export function mcpRoutes(app: App, services: Services): void {
       },
     );
 
-    scope.route({
-      method: ['GET', 'DELETE', 'PUT', 'PATCH'],
-      url: '/mcp',
-      schema: { hide: true },
-      handler: async (req) => {
-        throw new ServiceError('method_not_allowed', `${req.method} /mcp is not supported: POST JSON-RPC messages (nothing to stream).`, {}, { allow: 'POST' });
+    const notAllowed = async (req: { method: string }) => {
+      throw new ServiceError('method_not_allowed', `${req.method} /mcp is not supported: POST JSON-RPC messages (nothing to stream).`, {}, { allow: 'POST' });
+    };
+    scope.get(
+      '/mcp',
+      {
+        schema: {
+          summary: 'Not supported: the endpoint is stateless and streams nothing (SPEC §4.7)',
+          tags: ['mcp'],
+          response: { 405: MethodNotAllowed },
+        },
       },
-    });
+      notAllowed,
+    );
+    scope.route({ method: ['DELETE', 'PUT', 'PATCH'], url: '/mcp', schema: { hide: true }, handler: notAllowed });
   });
 }

@@ -5,6 +5,7 @@ import type { Services } from '../services.js';
 import {
   CreateV2Body,
   PatchV2Body,
+  PromoteBody,
   PromoteResponse,
   RenderBody,
   SaveTemplateBody,
@@ -168,7 +169,10 @@ export function templateRoutes(app: App, services: Services): void {
         description: 'Id, name, instructions and creation date are kept.',
         tags: ['templates v2'],
         params: IdParam,
-        // The body is optional, so it is checked by the service rather than by a body schema.
+        // The body is optional: only a JSON body is checked here; a request without one
+        // promotes the saved source (the service reads an absent body as {}).
+        body: { content: { 'application/json': { schema: PromoteBody } } },
+        'x-body-optional': true,
         response: { 200: PromoteResponse, ...errors(401, 403, 404, 422) },
       },
     },

@@ -9,7 +9,12 @@ const NullableInt = Type.Union([Type.Integer(), Type.Null()]);
 
 export const UsageBody = Type.Object({
   user: Type.Object({ email: Type.String(), plan: Type.String() }),
-  usage: Type.Object({ monthly_limit: Int, used_this_month: Int, resets_at: Type.String({ format: 'date-time' }) }),
+  usage: Type.Object({
+    monthly_limit: Int,
+    used_this_month: Type.Integer({ description: 'Charged compiles this month; never more than monthly_limit' }),
+    grace_used: Type.Integer({ description: "Compiles run in the paid plans' grace buffer this month; not charged" }),
+    resets_at: Type.String({ format: 'date-time' }),
+  }),
   stored_assets: Type.Object({
     count: Int,
     total_bytes: Int,

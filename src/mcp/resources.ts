@@ -2,7 +2,7 @@
 // writing for Quire, the plan limits, and the public gallery (each template's schema, sample
 // data, instructions and Liquid source).
 import { isServiceError } from '../errors.js';
-import { HARD_LATEX_CAP_BYTES, PLANS, type Tier } from '../quota/plans.js';
+import { SIZE_PREVIEW_MAX_BYTES, PLANS, type Tier } from '../quota/plans.js';
 import { RpcError } from './jsonrpc.js';
 import { GUIDE } from './guide.js';
 
@@ -34,7 +34,7 @@ const GALLERY_PREFIX = 'quire://gallery/';
 function limitsDocument(): object {
   const tiers: Tier[] = ['anonymous', 'free', 'starter', 'pro', 'business'];
   return {
-    hard_latex_cap_bytes: HARD_LATEX_CAP_BYTES,
+    size_preview_max_bytes: SIZE_PREVIEW_MAX_BYTES,
     plans: Object.fromEntries(
       tiers.map((tier) => {
         const l = PLANS[tier];

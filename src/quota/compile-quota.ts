@@ -4,10 +4,10 @@ import type { Caller } from '../accounts/caller.js';
 import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { ServiceError } from '../errors.js';
-import { links } from '../links.js';
+import { links, openSignupUrl } from '../links.js';
 import type { Counters } from './counters.js';
 import { anonymousDailyKey, anonymousHourlyKey, monthlyCompilesKey } from './keys.js';
-import { graceAllowance, limitsOf, type PlanName } from './plans.js';
+import { graceAllowance, limitsOf, monthlyUse, type PlanName } from './plans.js';
 
 const HOUR_MS = 3600_000;
 
@@ -20,10 +20,12 @@ export interface Ticket {
   grace?: { remaining: number };
 }
 
+/** How a keyless caller gets a key: the sign-up page when it is open, else the operator. */
 export function obtainKeyStep(config: Config) {
+  const signupUrl = openSignupUrl(config);
   return {
     action: 'obtain_api_key' as const,
-    signup_url: links(config).signupUrl,
+    ...(signupUrl ? { signup_url: signupUrl } : {}),
     env_var: 'QUIRE_API_KEY',
     header: 'Authorization: Bearer <key>',
     card_required: false,
@@ -64,6 +66,7 @@ export class CompileQuota {
     const taken = await this.counters.tryReserve(key, limit + grace, new Date(resetsAt.getTime() + 40 * 24 * HOUR_MS));
     if (!taken.ok) {
       const upgradeUrl = links(this.config).upgradeUrl;
+      const { used_this_month, grace_used } = monthlyUse(plan, taken.used);
       throw new ServiceError(
         'rate_limit',
         grace > 0
@@ -72,9 +75,10 @@ export class CompileQuota {
         {
           plan,
           limit,
-          used: taken.used,
+          used: used_this_month,
           monthly_limit: limit,
-          used_this_month: taken.used,
+          used_this_month,
+          grace_used,
           resets_at: resetsAt.toISOString(),
           grace_allowance: grace,
           retryable: false,

@@ -116,8 +116,12 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
   },
 };
 
-/** Source above this is refused outright (SPEC §4.1, §7.1), whatever the plan. */
-export const HARD_LATEX_CAP_BYTES = 300 * KB;
+/**
+ * The size-preview window (SPEC §4.1, §7.1): a source over the plan's own limit is previewed
+ * only up to this size; above it, the plan's limit refuses it. It never lowers a plan's own
+ * limit: Business compiles sources up to its 1 MB.
+ */
+export const SIZE_PREVIEW_MAX_BYTES = 300 * KB;
 /** Size previews per rolling day per account (SPEC §8.4). */
 export const PREVIEWS_PER_DAY = 5;
 /** Wall clock of a whole render call (SPEC §4.5). */
@@ -127,7 +131,7 @@ export const TEMPLATE_NAME_MAX = 100;
 export const TEMPLATE_DESCRIPTION_MAX = 500;
 export const TEMPLATE_INSTRUCTIONS_MAX = 50_000;
 export const ASSET_NAME_MAX = 64;
-/** Self-service sign-ups per client IP per hour (not in SPEC; see the README, "Sign-up"). */
+/** Self-service sign-ups per client IP per hour (not in SPEC; see docs/api.md, "Sign-up"). */
 export const SIGNUPS_PER_IP_PER_HOUR = 5;
 export const ASSET_EXTENSIONS = ['png', 'jpg', 'jpeg', 'pdf', 'svg'] as const;
 
@@ -146,6 +150,15 @@ export function isCompiler(value: unknown): value is Compiler {
 /** Smallest plan whose limit satisfies `fits`, or null when even business does not. */
 export function smallestPlan(fits: (limits: Limits) => boolean): PlanName | null {
   return PLAN_NAMES.find((plan) => fits(PLANS[plan])) ?? null;
+}
+
+/**
+ * A month's counted compiles, split into those charged (never past the monthly limit) and
+ * those that ran in the grace buffer, which are not charged (SPEC §8.1).
+ */
+export function monthlyUse(plan: PlanName, counted: number): { used_this_month: number; grace_used: number } {
+  const limit = PLANS[plan].compilesPerPeriod;
+  return { used_this_month: Math.min(counted, limit), grace_used: Math.max(0, counted - limit) };
 }
 
 /** Compiles a paid plan may run beyond its monthly limit before 429. */

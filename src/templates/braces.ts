@@ -3,7 +3,7 @@
 // LaTeX rather than Liquid is rewritten into a Liquid output of a literal string, so Liquid
 // prints it back unchanged. Only braces move; line breaks stay, so error lines stay true.
 //
-// The rules (documented for template authors in the README, "Writing templates"):
+// The rules (documented for template authors in docs/api.md, "Writing templates"):
 // - `{{` opens a placeholder when what follows (after an optional `-` and blanks) can start a
 //   Liquid expression: a letter, `_`, a quote, a digit, `(` or `[`. In a longer run of braces
 //   the LAST two are the placeholder: `\textbf{{{ name }}}` is `\textbf{` + `{{ name }}` + `}`.

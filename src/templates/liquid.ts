@@ -118,8 +118,12 @@ function currency(this: { context: Context }, value: unknown, code: unknown = 'U
 
 function date(this: { context: Context }, value: unknown, format: unknown = DEFAULT_DATE_FORMAT): unknown {
   if (value === null || value === undefined || value === '') throw new Error('date expects a date, got nothing');
-  const out: unknown = (builtinFilters.date as (this: unknown, ...args: unknown[]) => unknown).call(this, value, format);
-  if (out === value && !(typeof value === 'string' && value === String(format))) {
+  const builtin = builtinFilters.date as (this: unknown, ...args: unknown[]) => unknown;
+  const out = builtin.call(this, value, format);
+  // The builtin hands back its input when it cannot read a date, but a date can also format
+  // to itself ("2026-12-01" with "%Y-%m-%d"). An empty format tells the two apart: it turns
+  // every readable date into "" and leaves anything else as it was.
+  if (out === value && builtin.call(this, value, '') !== '') {
     throw new Error(`date expects an ISO 8601 date such as "2026-01-15", got ${JSON.stringify(value)}`);
   }
   return out;
@@ -212,7 +216,7 @@ function syntaxHint(message: string): string {
   if (/undefined filter/i.test(message)) {
     return 'Available filters: the Liquid standard filters plus currency, date, asset and raw.';
   }
-  return 'See the Quire README, "Writing templates: Liquid inside LaTeX".';
+  return 'See the Quire documentation, docs/api.md, "Writing templates: Liquid inside LaTeX".';
 }
 
 function toError(err: unknown, code: ErrorCode): ServiceError {

@@ -7,9 +7,8 @@ import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/ca
 import type { Clock } from '../clock.js';
 import type { CompileSuccess } from '../compile/types.js';
 import type { Config } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, type FieldError } from '../errors.js';
 import { links } from '../links.js';
-import type { FieldError } from '../http/errors.js';
 import type { Counters } from '../quota/counters.js';
 import { renderMinuteKey } from '../quota/keys.js';
 import {

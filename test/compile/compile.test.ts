@@ -47,7 +47,7 @@ describe('compile', () => {
 
   before(async () => {
     t = await testApp({ clock, env: { QUIRE_ANON_HOURLY_CEILING: '1000' } });
-    for (const plan of ['free', 'starter', 'pro'] as const) accounts[plan] = await createAccount(t.services, plan);
+    for (const plan of ['free', 'starter', 'pro', 'business'] as const) accounts[plan] = await createAccount(t.services, plan);
   });
   after(() => t.close());
 
@@ -62,7 +62,9 @@ describe('compile', () => {
     assert.equal(body.remaining_today, 2);
     assert.equal(typeof body.note, 'string');
     assert.equal(body.next_step.action, 'obtain_api_key');
-    assert.equal(body.next_step.signup_url, 'http://quire.test/signup');
+    // Sign-up is closed by default: no step points at a page that would turn the caller away.
+    assert.equal(body.next_step.signup_url, undefined);
+    assert.equal(body.upgrade_url, 'http://quire.test/pricing');
     assert.equal(body.next_step.env_var, 'QUIRE_API_KEY');
     assert.equal(body.studio_url, undefined);
     assert.equal(body.expires_at, '2026-03-10T11:00:00.000Z');
@@ -151,6 +153,7 @@ describe('compile', () => {
         monthly_limit: 2000,
         used_this_month: i + 1,
         compilations_this_month: i + 1,
+        grace_used: 0,
         resets_at: '2026-04-01T00:00:00.000Z',
       });
       const fragment = new URL(body.studio_url).hash.slice(1);
@@ -175,6 +178,15 @@ describe('compile', () => {
       assert.equal(typeof body.retryable, 'boolean');
       assert.equal(body.plan, 'pro');
       if (body.diagnosis) assert.equal(body.diagnosis.error_class, 'undefined_command');
+      // SPEC §2.3: a CompileFailure carries usage, and the failure cost nothing.
+      assert.deepEqual(body.usage, {
+        plan: 'pro',
+        monthly_limit: 2000,
+        used_this_month: before,
+        compilations_this_month: before,
+        grace_used: 0,
+        resets_at: '2026-04-01T00:00:00.000Z',
+      });
     }
     assert.equal((await t.services.usage.monthly(pro.id)).used, before);
   });
@@ -217,6 +229,31 @@ describe('compile', () => {
     assert.equal(anon.json().remaining_today, 2, 'refusals did not use the anonymous quota');
   });
 
+  test('Business compiles sources up to its own 1 MB; 300 KB only bounds the smaller plans\' size previews', async () => {
+    const { business, pro } = accounts;
+    // Comment lines of 1 KiB: TeX reads a line into a buffer of limited size.
+    const padded = (kib: number) => HELLO + ('%'.repeat(1023) + '\n').repeat(kib);
+    const large = padded(700);
+    const res = await compile({ latex: large }, { headers: business.headers });
+    assert.equal(res.statusCode, 200, res.body.slice(0, 300));
+    const body = res.json();
+    assert.equal(body.pages, 1);
+    assert.equal(body.preview, undefined, 'within the plan: a full compile, not a preview');
+
+    const over = await compile({ latex: padded(1024) }, { headers: business.headers });
+    assert.equal(over.statusCode, 413);
+    assert.equal(over.json().error, 'latex_too_large');
+    assert.equal(over.json().limit, 1024 * 1024);
+    assert.equal(over.json().plan_required, null);
+
+    const proOver = (await compile({ latex: large }, { headers: pro.headers })).json();
+    assert.equal(proOver.error, 'latex_too_large');
+    assert.equal(proOver.limit, 300 * 1024);
+    assert.equal(proOver.plan_required, 'business');
+    const usage = (await t.app.inject({ url: '/api/v1/usage', headers: business.headers })).json();
+    assert.equal(usage.limits.max_latex_bytes_per_document, 1024 * 1024);
+  });
+
   test('page limit: 422 page_limit_exceeded with pages, limit, plan and upgrade_url', async () => {
     const res = await compile({ latex: pagesDoc(4) }, { ip: '192.0.2.60' });
     assert.equal(res.statusCode, 422);
@@ -226,6 +263,7 @@ describe('compile', () => {
     assert.equal(body.limit, 3);
     assert.equal(body.plan, 'anonymous');
     assert.equal(body.upgrade_url, 'http://quire.test/pricing');
+    assert.deepEqual(body.usage, { daily_limit: 3, used_today: 0, remaining_today: 3, resets_at: '2026-03-11T00:00:00.000Z' });
     const ok = await compile({ latex: HELLO }, { ip: '192.0.2.60' });
     assert.equal(ok.json().remaining_today, 2);
   });
@@ -261,7 +299,6 @@ describe('compile', () => {
     assert.equal(body.resets_at, '2026-03-11T00:00:00.000Z');
     assert.deepEqual(body.next_step, {
       action: 'obtain_api_key',
-      signup_url: 'http://quire.test/signup',
       env_var: 'QUIRE_API_KEY',
       header: 'Authorization: Bearer <key>',
       card_required: false,
@@ -285,6 +322,12 @@ describe('compile', () => {
     assert.equal(body.grace_remaining, 49);
     assert.equal(typeof body.warning, 'string');
     assert.equal(body.upgrade_url, 'http://quire.test/pricing');
+    // Grace compiles are not charged: the charged count stops at the limit, grace is its own.
+    assert.equal(body.usage.used_this_month, 500);
+    assert.equal(body.usage.compilations_this_month, 500);
+    assert.equal(body.usage.grace_used, 1);
+    const usage = (await t.app.inject({ url: '/api/v1/usage', headers: starter.headers })).json().usage;
+    assert.deepEqual(usage, { monthly_limit: 500, used_this_month: 500, grace_used: 1, resets_at: '2026-04-01T00:00:00.000Z' });
 
     await setMonthlyUsed(t, starter, 550, clock);
     const refused = await compile({ latex: HELLO }, { headers: starter.headers });
@@ -293,7 +336,9 @@ describe('compile', () => {
     assert.equal(error.error, 'rate_limit');
     assert.equal(error.grace_allowance, 50);
     assert.equal(error.monthly_limit, 500);
-    assert.equal(error.used_this_month, 550);
+    assert.equal(error.used_this_month, 500);
+    assert.equal(error.used, 500);
+    assert.equal(error.grace_used, 50);
     assert.equal(error.resets_at, '2026-04-01T00:00:00.000Z');
     assert.equal(error.upgrade_url, 'http://quire.test/pricing');
     assert.equal(error.next_step.action, 'obtain_api_key');
@@ -345,5 +390,24 @@ describe('compile capacity', () => {
       return true;
     });
     assert.equal((await t.services.usage.monthly(pro.id)).used, 1);
+  });
+});
+
+describe('anonymous next_step on a server with open sign-up', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await testApp({ env: { QUIRE_SIGNUP: 'open' } });
+  });
+  after(() => t.close());
+
+  test('points at the sign-up page, which is open', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/compile', payload: { latex: HELLO }, remoteAddress: '198.51.100.30' });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.next_step.action, 'obtain_api_key');
+    assert.equal(body.next_step.signup_url, 'http://quire.test/signup');
+    assert.equal(body.upgrade_url, 'http://quire.test/signup');
+    const page = await t.app.inject({ url: '/api/v1/signup', method: 'POST', payload: { email: 'next-step@example.com' } });
+    assert.equal(page.statusCode, 201, 'the page the step names takes sign-ups');
   });
 });

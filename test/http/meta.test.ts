@@ -36,6 +36,27 @@ describe('health, metrics and API description', () => {
     assert.ok(!doc.paths['/metrics'], 'internal routes stay out of the document');
   });
 
+  test('OpenAPI documents the promote body and GET /mcp → 405 with Allow: POST', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    const promote = doc.paths['/api/v2/templates/{id}/promote'].post;
+    const body = promote.requestBody.content['application/json'].schema;
+    assert.equal(body.type, 'object');
+    assert.deepEqual(Object.keys(body.properties), ['latex_with_placeholders']);
+    assert.equal(body.properties.latex_with_placeholders.type, 'string');
+    assert.equal(body.required, undefined, 'latex_with_placeholders is optional');
+    assert.notEqual(promote.requestBody.required, true, 'the body itself is optional');
+
+    const getMcp = doc.paths['/mcp'].get;
+    assert.deepEqual(Object.keys(getMcp.responses), ['405']);
+    assert.deepEqual(getMcp.responses['405'].headers.Allow.schema, { const: 'POST', type: 'string' });
+    assert.equal(getMcp.responses['405'].content['application/json'].schema.properties.error.type, 'string');
+    // What the document says is what the route does.
+    const res = await t.app.inject({ method: 'GET', url: '/mcp' });
+    assert.equal(res.statusCode, 405);
+    assert.equal(res.headers.allow, 'POST');
+    assert.equal(res.json().error, 'method_not_allowed');
+  });
+
   test('the root maps the service for programs and sends browsers to the gallery', async () => {
     const json = await t.app.inject({ url: '/' });
     assert.equal(json.statusCode, 200);
@@ -66,6 +87,15 @@ describe('health, metrics and API description', () => {
     assert.equal(res.statusCode, 200);
     assert.match(res.headers['content-type'] as string, /text\/plain/);
     assert.match(res.body, /quire_http_requests_total\{method="GET",route="\/health",status="200"\} \d+/);
+  });
+
+  test('metrics include the process metrics of the service', async () => {
+    const res = await t.app.inject({ url: '/metrics' });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.body, /^quire_process_resident_memory_bytes \d+/m);
+    assert.match(res.body, /^quire_process_cpu_seconds_total \d/m);
+    assert.match(res.body, /^quire_nodejs_eventloop_lag_seconds \d/m);
+    assert.match(res.body, /^quire_nodejs_heap_size_used_bytes \d+/m);
   });
 });
 

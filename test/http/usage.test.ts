@@ -23,6 +23,7 @@ for (const db of DB_KINDS) {
         assert.deepEqual(body.user, { email: account.email, plan });
         assert.equal(body.usage.monthly_limit, limits.compilesPerPeriod);
         assert.equal(body.usage.used_this_month, 0);
+        assert.equal(body.usage.grace_used, 0);
         assert.equal(body.usage.resets_at, nextMonthStart(new Date()).toISOString());
         assert.deepEqual(body.stored_assets, {
           count: 0,
@@ -59,6 +60,17 @@ for (const db of DB_KINDS) {
       await t.services.counters.tryReserve(key, 100, expires); // in flight: not yet used
       const body = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json();
       assert.equal(body.usage.used_this_month, 2);
+      assert.equal(body.usage.grace_used, 0);
+    });
+
+    test('grace compiles are reported on their own and never push used_this_month past the limit', async () => {
+      const account = await createAccount(t.services, 'pro');
+      const key = monthlyCompilesKey(account.id, new Date());
+      await t.services.db.kysely.insertInto('counters').values({ key, used: 2150, reserved: 0, expires_at: '2099-01-01T00:00:00.000Z' }).execute();
+      const body = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json();
+      assert.equal(body.usage.monthly_limit, 2000);
+      assert.equal(body.usage.used_this_month, 2000);
+      assert.equal(body.usage.grace_used, 150);
     });
   });
 }

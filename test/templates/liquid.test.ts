@@ -120,6 +120,14 @@ describe('Liquid inside LaTeX', () => {
     await rejects(() => renderTemplate('{{ a | currency }}', { a: 'abc' }), 'render_failed');
     await rejects(() => renderTemplate('{{ a | currency: "NOPE1" }}', { a: 1 }), 'render_failed');
     await rejects(() => renderTemplate('{{ d | date }}', { d: 'not a date' }), 'render_failed');
+    // A format whose output equals the input is still a date (issue #14): the most common one.
+    const same = await renderTemplate('{{ d | date: "%Y-%m-%d" }}|{{ t | date: "%Y-%m-%dT%H:%M:%S" }}', {
+      d: '2026-12-01',
+      t: '2026-12-01T08:30:00',
+    });
+    assert.equal(same.latex, '2026-12-01|2026-12-01T08:30:00');
+    await rejects(() => renderTemplate('{{ d | date: "%Y-%m-%d" }}', { d: '2026-13-45' }), 'render_failed');
+    await rejects(() => renderTemplate('{{ d | date: "not a date" }}', { d: 'not a date' }), 'render_failed');
 
     const assets = await renderTemplate('\\includegraphics{{{ logo | asset }}} \\includegraphics[width=1cm]{Photo}', { logo: 'my_logo.PNG' }, { assetNames: ['My_Logo.png', 'photo.jpg'] });
     assert.equal(assets.latex, '\\includegraphics{My_Logo.png} \\includegraphics[width=1cm]{Photo}');

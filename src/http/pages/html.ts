@@ -7,11 +7,6 @@ export function h(value: unknown): string {
   return String(value ?? '').replace(/[&<>"']/g, (c) => ENTITIES[c]!);
 }
 
-/** JSON for a <script type="application/json"> block: no sequence can close the element. */
-export function jsonScript(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e').replace(/&/g, '\\u0026');
-}
-
 /**
  * A tiny Markdown subset for trusted instructions: headings, bullet lists, paragraphs and
  * `code` spans. The text is escaped first, so nothing in it can become markup.

@@ -5,7 +5,7 @@ import { accountOf, defineTool } from '../tool.js';
 
 interface UsageView {
   user: { plan: string };
-  usage: { monthly_limit: number; used_this_month: number; resets_at: string };
+  usage: { monthly_limit: number; used_this_month: number; grace_used: number; resets_at: string };
   templates: { count: number; limit: number | null };
   stored_assets: { count: number; total_bytes: number; total_bytes_limit: number };
 }
@@ -24,7 +24,8 @@ export const usageTool = defineTool({
   summarize: (body) => {
     const u = body as unknown as UsageView;
     return [
-      `Plan ${u.user.plan}: ${u.usage.used_this_month} of ${u.usage.monthly_limit} compilations used this month (resets ${u.usage.resets_at}).`,
+      `Plan ${u.user.plan}: ${u.usage.used_this_month} of ${u.usage.monthly_limit} compilations used this month (resets ${u.usage.resets_at}).` +
+        (u.usage.grace_used > 0 ? ` ${u.usage.grace_used} more ran in the grace buffer (not charged); tell the user to upgrade.` : ''),
       `Templates: ${u.templates.count} of ${u.templates.limit ?? 'unlimited'}. Stored assets: ${u.stored_assets.count} (${u.stored_assets.total_bytes} of ${u.stored_assets.total_bytes_limit} bytes).`,
     ].join('\n');
   },

@@ -1,0 +1,31 @@
+// The README is the front door (issue #14): short, linking every page of docs/, and the
+// documented error catalogue says what src/errors.ts does.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { ERROR_STATUS } from '../../src/errors.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const read = (path: string) => readFileSync(`${root}/${path}`, 'utf8');
+
+describe('documentation', () => {
+  test('the README stays under 30 KB and links every page of docs/', () => {
+    assert.ok(statSync(`${root}/README.md`).size < 30 * 1024, 'README.md is under 30 KB');
+    const readme = read('README.md');
+    const pages = readdirSync(`${root}/docs`).filter((name) => name.endsWith('.md'));
+    assert.ok(pages.length >= 5);
+    for (const page of pages) assert.ok(readme.includes(`](docs/${page})`), `README links docs/${page}`);
+    assert.ok(readme.includes('](SECURITY.md)'), 'README links SECURITY.md');
+  });
+
+  test('docs/errors.md lists every code of the catalogue with its status, and no other', () => {
+    const rows = [...read('docs/errors.md').matchAll(/^\| (\d{3}) \| `([a-z0-9_]+)` \|/gm)].map((m) => [m[2]!, Number(m[1])] as const);
+    const documented = new Map<string, number>();
+    for (const [code, status] of rows) {
+      assert.equal(documented.get(code) ?? status, status, `${code} is documented with one status`);
+      documented.set(code, status);
+    }
+    assert.deepEqual(Object.fromEntries([...documented].sort()), Object.fromEntries(Object.entries(ERROR_STATUS).sort()));
+  });
+});

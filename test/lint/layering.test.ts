@@ -1,0 +1,98 @@
+// The layering lint rule (eslint/layering.js, configured in eslint.config.js) run through
+// ESLint's own Node API on the project's real config: a wrong import fails, a right one passes.
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import { ESLint } from 'eslint';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const eslint = new ESLint({ cwd: root });
+
+/** Messages of the layering rule for `code` linted as if it were the file `filePath`. */
+async function layering(code: string, filePath: string) {
+  const [result] = await eslint.lintText(code, { filePath });
+  assert.ok(result, 'ESLint returned no result');
+  assert.deepEqual(
+    result.messages.filter((m) => m.fatal),
+    [],
+    'the snippet must parse',
+  );
+  return result.messages.filter((m) => m.ruleId === 'quire/layering');
+}
+
+describe('layering lint rule', () => {
+  test('a domain module importing http/ is an error naming both modules', async () => {
+    const messages = await layering("import { fieldErrors } from '../http/errors.js';\nexport const f = fieldErrors;\n", 'src/quota/x.ts');
+    assert.equal(messages.length, 1);
+    assert.equal(messages[0]!.severity, 2);
+    assert.equal(messages[0]!.line, 1);
+    assert.match(messages[0]!.message, /^src\/quota\/x must not import src\/http\/errors: domain modules never import http\/, mcp\/ or cli\//);
+  });
+
+  test('type-only imports, re-exports and dynamic imports of a door are errors too', async () => {
+    const cases: Array<[string, string]> = [
+      ["import type { App } from '../http/types.js';\nexport type A = App;\n", 'src/compile/x.ts'],
+      ["export { registry } from '../../mcp/registry.js';\n", 'src/storage/migrations/x.ts'],
+      ["export const load = () => import('../cli/quire.js');\n", 'src/gallery/x.ts'],
+      ["export * from '../mcp/index.js';\n", 'src/accounts/x.ts'],
+    ];
+    for (const [code, file] of cases) {
+      const messages = await layering(code, file);
+      assert.equal(messages.length, 1, `${file}: ${code}`);
+      assert.equal(messages[0]!.severity, 2);
+    }
+  });
+
+  test('a domain module importing another domain module or a shared module is fine', async () => {
+    const code = [
+      "import type { Database } from '../storage/schema.js';",
+      "import { limitsOf } from '../quota/plans.js';",
+      "import { ServiceError } from '../errors.js';",
+      'export const x: [Database | null, typeof limitsOf, typeof ServiceError] = [null, limitsOf, ServiceError];',
+      '',
+    ].join('\n');
+    assert.deepEqual(await layering(code, 'src/quota/x.ts'), []);
+    assert.deepEqual(await layering(code, 'src/templates/x.ts'), []);
+  });
+
+  test('the doors may import the domain', async () => {
+    const code = "import { limitsOf } from '../quota/plans.js';\nexport const f = limitsOf;\n";
+    assert.deepEqual(await layering(code, 'src/http/x.ts'), []);
+    assert.deepEqual(await layering(code, 'src/mcp/x.ts'), []);
+  });
+
+  test('tex/ imports no domain module and not the HTTP error catalogue, at any depth', async () => {
+    const cases: Array<[string, string]> = [
+      ["import { ServiceError } from '../errors.js';\nexport const e = ServiceError;\n", 'src/tex/x.ts'],
+      ["import type { Compiler } from '../quota/plans.js';\nexport type C = Compiler;\n", 'src/tex/x.ts'],
+      ["import type { Compiler } from '../../quota/plans.js';\nexport type C = Compiler;\n", 'src/tex/diagnosis/x.ts'],
+      ["import type { CompileService } from '../compile/service.js';\nexport type S = CompileService;\n", 'src/tex/x.ts'],
+      ["import { links } from '../links.js';\nexport const l = links;\n", 'src/tex/x.ts'],
+    ];
+    for (const [code, file] of cases) {
+      const messages = await layering(code, file);
+      assert.equal(messages.length, 1, `${file}: ${code}`);
+      assert.match(messages[0]!.message, /tex\/ is the bottom layer/);
+    }
+  });
+
+  test('tex/ may import inside tex/ and the shared utilities', async () => {
+    const code = [
+      "import { sandboxed } from './sandbox.js';",
+      "import type { Clock } from '../clock.js';",
+      "import type { Config } from '../config.js';",
+      'export const x: [typeof sandboxed, Clock | null, Config | null] = [sandboxed, null, null];',
+      '',
+    ].join('\n');
+    assert.deepEqual(await layering(code, 'src/tex/x.ts'), []);
+    // '../errors.js' from tex/diagnosis/ is tex's own errors module, not src/errors.ts.
+    const own = "import { TexError } from '../errors.js';\nexport const e = TexError;\n";
+    assert.deepEqual(await layering(own, 'src/tex/diagnosis/x.ts'), []);
+  });
+
+  test('the waivers of imports that predate the rule cover only those files', async () => {
+    const code = "import { ServiceError } from '../errors.js';\nexport const e = ServiceError;\n";
+    assert.deepEqual(await layering(code, 'src/tex/queue.ts'), []);
+    assert.equal((await layering(code, 'src/tex/sandbox.ts')).length, 1);
+  });
+});
