@@ -43,6 +43,9 @@ export function installHardening(app: App): void {
   // After parsing, before Ajv: nothing recursive has touched the body yet.
   app.addHook('preValidation', async (req) => {
     const assetNameAt = req.routeOptions.config.assetNames;
+    // A wildcard path names a file to serve (/build/*): with a NUL it names none.
+    const wildcard = (req.params as Record<string, unknown> | undefined)?.['*'];
+    if (typeof wildcard === 'string' && wildcard.includes('\0')) throw new ServiceError('not_found', 'No such file.');
     assertSafeJson(req.params, { what: 'The URL path', assetNameAt });
     assertSafeJson(req.query, { what: 'The query string', assetNameAt });
     const body: unknown = req.body;
