@@ -9,6 +9,7 @@ import { handleBody } from '../mcp/jsonrpc.js';
 import { checkMcpOrigin } from './origins.js';
 import type { Services } from '../services.js';
 import { API_VERSION } from '../version.js';
+import { errors } from './schemas.js';
 import type { App } from './types.js';
 
 // Described, not validated: the handler reads the raw text and answers JSON-RPC errors itself.
@@ -31,11 +32,12 @@ export function mcpRoutes(app: App, services: Services): void {
         schema: {
           summary: 'MCP endpoint: one JSON-RPC 2.0 request or a batch (auth optional)',
           description:
-            'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage.',
+            'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage. ' +
+            'A request carrying an Origin header (a browser) is refused with 403 origin_not_allowed unless that origin is allowed (QUIRE_MCP_ALLOWED_ORIGINS, by default the base URL).',
           tags: ['mcp'],
           security: [{}, { bearer: [] }, { apiKey: [] }],
           body: JsonRpcBody,
-          response: { 200: JsonRpcReply, 202: Type.Null({ description: 'Only notifications: nothing to answer' }) },
+          response: { 200: JsonRpcReply, 202: Type.Null({ description: 'Only notifications: nothing to answer' }), ...errors(403) },
         },
       },
       async (req, reply) => {
