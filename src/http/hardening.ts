@@ -92,17 +92,22 @@ function clientError(err: ConnectionError): ServiceError {
  * so the answer is written to the socket by hand, in the catalogue shape, and the socket closed.
  */
 export function clientErrorHandler(err: ConnectionError, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // Node's parser may report again on the bytes that follow: the first answer stands.
+  if (err.code === 'ECONNRESET' || socket.destroyed || socket.writableEnded) return;
   const error = clientError(err);
   const body = JSON.stringify(error.body());
-  if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
-        'Content-Type: application/json; charset=utf-8\r\n' +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        'Connection: close\r\n\r\n' +
-        body,
-    );
+  if (!socket.writable) {
+    socket.destroy();
+    return;
   }
-  socket.destroy();
+  socket.end(
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+  // Destroying at once would reset a connection whose client is still sending (a 100 KB URL)
+  // and could lose the answer; give it a moment to read it, then close for good.
+  setTimeout(() => socket.destroy(), 1000).unref();
 }

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { inspectJson, MAX_JSON_DEPTH } from '../../src/http/edge.js';
 import { MAX_URL_LENGTH } from '../../src/http/hardening.js';
+import { deriveSchema, MAX_DATA_DEPTH } from '../../src/templates/schema.js';
 import { createAccount, DB_KINDS, HELLO, testApp, type TestAccount, type TestApp } from '../helpers.js';
 
 const arrays = (levels: number, inner = '') => '['.repeat(levels) + inner + ']'.repeat(levels);
@@ -121,6 +122,24 @@ describe('edge: JSON nested 100,000 deep is 400 json_too_deep, and the process l
     assert.equal(nul.json().error.data.error, 'validation_failed');
     const health = await t.app.inject({ url: '/health' });
     assert.equal(health.statusCode, 200);
+  });
+
+  test('schema derivation: a path too deep to render is refused, the deepest allowed renders, samples stay small', async () => {
+    assert.equal(MAX_DATA_DEPTH, MAX_JSON_DEPTH - 1, 'data sits one level inside the request body');
+    for (const source of [`{{ ${'a.'.repeat(20_000)}b }}`, `{{ x${'[0]'.repeat(MAX_DATA_DEPTH)} }}`]) {
+      const res = await t.app.inject({ method: 'POST', url: '/api/v2/templates', headers: pro.headers, payload: { name: 'deep', latex_with_placeholders: V2_SOURCE.replace('{{ who }}', source) } });
+      assert.equal(res.statusCode, 422, res.body);
+      assert.equal(res.json().error, 'liquid_syntax_error');
+      assert.equal(res.json().limit, MAX_DATA_DEPTH);
+    }
+    // The deepest path accepted derives sample data that passes the edge.
+    const deepest = deriveSchema(`{{ x${'[0]'.repeat(MAX_DATA_DEPTH - 1)} }}`);
+    assert.equal(inspectJson({ data: deepest.sample_data }), null);
+    // Nested arrays used to double the sample at every level (2^30 values for 30 levels).
+    const started = performance.now();
+    const wide = deriveSchema(`{{ x${'[0]'.repeat(30)} }}`);
+    assert.ok(JSON.stringify(wide.sample_data).length < 1000);
+    assert.ok(performance.now() - started < 1000);
   });
 
   test('the inspector itself is iterative: a million levels cost no stack', () => {
