@@ -12,7 +12,7 @@ import { installCors } from './cors.js';
 import { compileRoutes } from './compile.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { galleryRoutes } from './gallery.js';
-import { clientErrorHandler, frameworkErrors, installHardening, MAX_PARAM_LENGTH } from './hardening.js';
+import { clientErrorHandler, frameworkErrors, installHardening } from './hardening.js';
 import { mcpRoutes } from './mcp.js';
 import { metaRoutes } from './meta.js';
 import { pdfRoutes } from './pdfs.js';
@@ -31,7 +31,6 @@ export async function buildApp(services: Services): Promise<App> {
     trustProxy: services.config.trustProxy,
     bodyLimit: services.config.bodyLimit,
     genReqId: () => randomUUID(),
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,
     ajv: {

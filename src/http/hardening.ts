@@ -11,8 +11,6 @@ import type { App } from './types.js';
 
 /** Longest request target (path and query) served; Node itself stops at 16 KB for the whole head. */
 export const MAX_URL_LENGTH = 8192;
-/** Longest raw path segment: a 100-character template name with every character percent-encoded UTF-8. */
-export const MAX_PARAM_LENGTH = 1024;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
