@@ -44,8 +44,8 @@ function pathOf(stack: Cursor[], last: string | number): JsonPath {
 }
 
 /**
- * The first thing wrong with a parsed JSON value, or null. Iterative with memory in the depth
- * only, so it is itself safe on any input; it stops at the first level past `maxDepth`.
+ * The first thing wrong with a parsed JSON value, or null. Iterative, holding only the containers
+ * on the current path, so it is itself safe on any input; it stops at the first level past `maxDepth`.
  */
 export function inspectJson(value: unknown, maxDepth = MAX_JSON_DEPTH): Problem | null {
   if (typeof value === 'string') return value.includes('\0') ? { kind: 'nul', path: [], inKey: false, text: value } : null;
