@@ -35,6 +35,8 @@ export interface Config {
   previews: boolean;
   /** `open` lets anyone create a Free account at /signup. */
   signup: 'open' | 'closed';
+  /** Browser origins allowed to call /mcp (`*`: any); a request without Origin always passes. */
+  mcpAllowedOrigins: string[];
   logLevel: string;
 }
 
@@ -75,6 +77,32 @@ function trustProxy(raw: string | undefined): boolean | string {
   if (raw === 'true' || raw === '1') return true;
   // Fastify accepts a comma-separated list of addresses or CIDR ranges.
   return raw;
+}
+
+/**
+ * QUIRE_MCP_ALLOWED_ORIGINS: comma-separated origins (`https://app.example:8443`) or `*`.
+ * Defaults to the base URL's own origin, so no other web page can drive /mcp (DNS rebinding).
+ */
+function mcpOrigins(raw: string | undefined, baseUrl: string): string[] {
+  if (raw === undefined || raw.trim() === '') return [new URL(baseUrl).origin];
+  const origins = raw.split(',').map((entry) => entry.trim()).filter(Boolean);
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new ConfigError('QUIRE_MCP_ALLOWED_ORIGINS is either * or a list of origins, not both');
+    return ['*'];
+  }
+  return origins.map((entry) => {
+    let url: URL | null = null;
+    try {
+      url = new URL(entry);
+    } catch {
+      // reported below
+    }
+    const bare = url && url.pathname === '/' && !url.search && !url.hash && !url.username && !url.password;
+    if (!url || !bare || !['http:', 'https:'].includes(url.protocol) || entry.includes('?') || entry.includes('#')) {
+      throw new ConfigError(`QUIRE_MCP_ALLOWED_ORIGINS: "${entry}" is not an origin such as https://app.example or http://localhost:5173 (scheme, host and port only)`);
+    }
+    return url.origin;
+  });
 }
 
 /** The HMAC secret: from the environment, else generated once and kept in the data dir. */
@@ -145,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
     renderPerMinute: integer(env, 'QUIRE_RENDER_PER_MINUTE', 60, 1, 1_000_000),
     previews: flag(env, 'QUIRE_PREVIEWS', true),
     signup,
+    mcpAllowedOrigins: mcpOrigins(env.QUIRE_MCP_ALLOWED_ORIGINS, baseUrl),
     logLevel: env.LOG_LEVEL || 'info',
   };
 }

@@ -11,6 +11,13 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   internal_error: 500,
   server_busy: 503,
+  // Refused at the edge, before routing or parsing finished (docs/http-hardening.md)
+  bad_request: 400,
+  json_too_deep: 400,
+  request_timeout: 408,
+  uri_too_long: 414,
+  headers_too_large: 431,
+  origin_not_allowed: 403,
   // Authentication
   missing_api_key: 401,
   invalid_api_key: 401,

@@ -16,6 +16,7 @@ test('defaults follow the documented table', async () => {
     assert.equal(config.keyPrefix, 'svc_');
     assert.equal(config.trustProxy, false);
     assert.equal(config.sandbox, true);
+    assert.deepEqual(config.mcpAllowedOrigins, ['http://localhost:8080'], '/mcp takes browser calls from its own origin only');
     const secret = (await readFile(join(dir, 'secret'), 'utf8')).trim();
     assert.equal(config.secret, secret, 'generated secret is kept in the data dir');
     assert.equal(loadConfig({ QUIRE_DATA_DIR: dir }).secret, secret, 'and reused');
@@ -36,6 +37,7 @@ test('bad values are refused with a message naming the variable', async () => {
       [{ QUIRE_SECRET: 'short' }, /QUIRE_SECRET/],
       [{ QUIRE_SANDBOX: 'maybe' }, /QUIRE_SANDBOX/],
       [{ QUIRE_REDIS_URL: 'http://cache:6379' }, /QUIRE_REDIS_URL/],
+      [{ QUIRE_MCP_ALLOWED_ORIGINS: 'https://app.example/path' }, /QUIRE_MCP_ALLOWED_ORIGINS/],
     ];
     for (const [env, message] of cases) {
       assert.throws(() => loadConfig({ QUIRE_DATA_DIR: dir, ...env }), (e: Error) => e instanceof ConfigError && message.test(e.message));

@@ -12,6 +12,7 @@ import { installCors } from './cors.js';
 import { compileRoutes } from './compile.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { galleryRoutes } from './gallery.js';
+import { clientErrorHandler, frameworkErrors, installHardening } from './hardening.js';
 import { mcpRoutes } from './mcp.js';
 import { metaRoutes } from './meta.js';
 import { pdfRoutes } from './pdfs.js';
@@ -30,6 +31,8 @@ export async function buildApp(services: Services): Promise<App> {
     trustProxy: services.config.trustProxy,
     bodyLimit: services.config.bodyLimit,
     genReqId: () => randomUUID(),
+    frameworkErrors,
+    clientErrorHandler,
     ajv: {
       // Bodies are taken as sent: no type coercion, no silent removal; report every problem.
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true },
@@ -44,6 +47,7 @@ export async function buildApp(services: Services): Promise<App> {
   app.addHook('onRequest', async (req, reply) => {
     void reply.header('x-request-id', req.id);
   });
+  installHardening(app);
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     services.metrics.httpRequests.inc({ method: req.method, route, status: String(reply.statusCode) });
@@ -69,7 +73,7 @@ export async function buildApp(services: Services): Promise<App> {
     transformObject: (documents) => ('openapiObject' in documents ? markOptionalBodies(documents.openapiObject) : documents.swaggerObject),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
-  installCors(app);
+  installCors(app, services.config);
   installAuth(app, services);
 
   for (const register of ROUTES) register(app, services);

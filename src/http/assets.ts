@@ -2,6 +2,7 @@
 import type { Services } from '../services.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../assets/schemas.js';
 import { accountOf } from './auth.js';
+import { assetNameField } from './edge.js';
 import { errors } from './schemas.js';
 import type { App } from './types.js';
 
@@ -9,7 +10,7 @@ export function assetRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/assets',
     {
-      config: { auth: 'paid' },
+      config: { auth: 'paid', assetNames: assetNameField('name') },
       schema: {
         summary: 'Upload an asset to the library (upsert by name)',
         description: '201 when the name is new, 200 when an asset of that name (any case) is replaced. Paid plans.',
@@ -40,7 +41,7 @@ export function assetRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/assets/:id_or_name',
     {
-      config: { auth: 'paid' },
+      config: { auth: 'paid', assetNames: assetNameField('id_or_name') },
       schema: {
         summary: 'Fetch one asset with its content',
         tags: ['assets'],
@@ -54,7 +55,7 @@ export function assetRoutes(app: App, services: Services): void {
   app.delete(
     '/api/v1/assets/:id_or_name',
     {
-      config: { auth: 'paid' },
+      config: { auth: 'paid', assetNames: assetNameField('id_or_name') },
       schema: {
         summary: 'Delete an asset; later compiles naming it fail with asset_not_found',
         tags: ['assets'],

@@ -3,6 +3,7 @@ import type { CompileInput } from '../compile/types.js';
 import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../compile/schemas.js';
 import type { Services } from '../services.js';
 import { callerOf } from './auth.js';
+import { COMPILE_ASSET_NAMES } from './edge.js';
 import { errors } from './schemas.js';
 import type { App } from './types.js';
 
@@ -10,7 +11,7 @@ export function compileRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/compile',
     {
-      config: { auth: 'optional' },
+      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES },
       schema: {
         summary: 'Compile LaTeX source into a PDF',
         description:

@@ -1,14 +1,15 @@
 // POST /mcp: the MCP endpoint (SPEC §4.7), stateless JSON-RPC 2.0 over Streamable HTTP with
 // plain JSON replies. It parses its own bodies so malformed JSON is a JSON-RPC parse error
 // (-32700), not the app's 400 invalid_json; keys are checked per tool call, so a bad key is a
-// tool error and never an HTTP 401.
+// tool error and never an HTTP 401. A browser Origin not allowed (origins.ts) is a 403.
 import { ServiceError } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { createMcpServer } from '../mcp/index.js';
 import { handleBody } from '../mcp/jsonrpc.js';
+import { checkMcpOrigin } from './origins.js';
 import type { Services } from '../services.js';
 import { API_VERSION } from '../version.js';
-import { ErrorBody } from './schemas.js';
+import { ErrorBody, errors } from './schemas.js';
 import type { App } from './types.js';
 
 // Described, not validated: the handler reads the raw text and answers JSON-RPC errors itself.
@@ -25,6 +26,8 @@ export function mcpRoutes(app: App, services: Services): void {
 
   void app.register(async (scope) => {
     // Every body reaches the handler as text, whatever its content type; the handler parses it.
+    // The Origin rule (origins.ts) comes before anything else, the method included.
+    scope.addHook('onRequest', async (req) => checkMcpOrigin(services.config, req.headers.origin));
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
@@ -34,11 +37,12 @@ export function mcpRoutes(app: App, services: Services): void {
         schema: {
           summary: 'MCP endpoint: one JSON-RPC 2.0 request or a batch (auth optional)',
           description:
-            'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage.',
+            'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage. ' +
+            'A request carrying an Origin header (a browser) is refused with 403 origin_not_allowed unless that origin is allowed (QUIRE_MCP_ALLOWED_ORIGINS, by default the base URL).',
           tags: ['mcp'],
           security: [{}, { bearer: [] }, { apiKey: [] }],
           body: JsonRpcBody,
-          response: { 200: JsonRpcReply, 202: Type.Null({ description: 'Only notifications: nothing to answer' }) },
+          response: { 200: JsonRpcReply, 202: Type.Null({ description: 'Only notifications: nothing to answer' }), ...errors(403) },
         },
       },
       async (req, reply) => {

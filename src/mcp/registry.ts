@@ -4,6 +4,7 @@ import AjvModule, { type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { identify } from '../accounts/caller.js';
 import { INTERNAL_ERROR_BODY, ServiceError, isServiceError } from '../errors.js';
+import { assertSafeJson } from '../http/edge.js';
 import { fieldErrors } from '../http/errors.js';
 import { ErrorBody } from '../http/schemas.js';
 import type { Services } from '../services.js';
@@ -86,7 +87,6 @@ export class ToolRegistry {
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
       throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "arguments" must be an object');
     }
-    const input = structuredClone((args ?? {}) as Body);
     const started = performance.now();
     let outcome = 'ok';
     try {
@@ -94,6 +94,9 @@ export class ToolRegistry {
         tool.auth === 'none'
           ? null
           : await identify(this.services.accounts, context.headers, context.ip, { required: tool.auth === 'required' });
+      // As on HTTP, after the key and before anything recursive (structuredClone, Ajv, walkers).
+      assertSafeJson(args ?? {}, { what: 'The arguments object', assetNameAt: tool.assetNames });
+      const input = structuredClone((args ?? {}) as Body);
       this.validate(tool, input);
       const body = await tool.run(input, { services: this.services, caller });
       return success(body, tool.summarize(body), tool.attachments?.(body));

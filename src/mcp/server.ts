@@ -1,6 +1,8 @@
 // The MCP methods of the stateless endpoint. Each request stands alone: no session, and no
 // initialize handshake required (initialize is still answered for clients that send it).
 import { hasCredentials } from '../accounts/caller.js';
+import { isServiceError } from '../errors.js';
+import { assertSafeJson } from '../http/edge.js';
 import type { Services } from '../services.js';
 import { RPC, RpcError, type Dispatch, type RpcCall } from './jsonrpc.js';
 import type { Prompts } from './prompts.js';
@@ -44,6 +46,9 @@ export class McpServer {
 
   private async dispatch(call: RpcCall, context: CallContext): Promise<unknown> {
     const { params } = call;
+    // tools/call checks its arguments itself (a tool error the agent can act on); other methods
+    // get the same bound here, before anything (even String() of an array) recurses into params.
+    if (call.method !== 'tools/call') checkParams(params);
     const withCredentials = hasCredentials(context.headers);
     switch (call.method) {
       case 'initialize': {
@@ -98,6 +103,15 @@ export class McpServer {
         this.services.log.debug({ method: call.method }, 'unknown MCP method');
         throw new RpcError(RPC.METHOD_NOT_FOUND, `Method not found: ${call.method}`);
     }
+  }
+}
+
+function checkParams(params: Record<string, unknown>): void {
+  try {
+    assertSafeJson(params, { what: 'The params object' });
+  } catch (err) {
+    if (!isServiceError(err)) throw err;
+    throw new RpcError(RPC.INVALID_PARAMS, `Invalid params: ${err.message}`, err.body());
   }
 }
 

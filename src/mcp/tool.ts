@@ -3,6 +3,7 @@
 // success body (or the HTTP error body, marked isError) to the agent.
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { AccountCaller, Caller } from '../accounts/caller.js';
+import type { AssetNameAt } from '../http/edge.js';
 import type { Services } from '../services.js';
 import type { ContentBlock } from './results.js';
 
@@ -41,6 +42,8 @@ export interface Tool {
   /** The success body; advertised together with the error body (see registry.ts). */
   outputSchema?: TObject;
   auth: ToolAuth;
+  /** Where the arguments name asset files: a NUL byte there is invalid_asset_filename (SPEC §2.1). */
+  assetNames?: AssetNameAt;
   /** Listed to callers without credentials (SPEC §4.7). */
   public: boolean;
   annotations?: ToolAnnotations;

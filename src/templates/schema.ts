@@ -3,7 +3,15 @@
 // loop an array (of objects when the loop reads item properties), a dotted path nested
 // objects. A value read only under an if/unless/case branch or through `default` is optional.
 import { Output, TypeGuards, type Template } from 'liquidjs';
+import { ServiceError } from '../errors.js';
 import { parseTemplate } from './liquid.js';
+
+/**
+ * Levels of objects and arrays the data may nest (the data object is level 1). The HTTP and MCP
+ * edge refuses JSON over 64 levels and `data` sits one level inside the request body, so deeper
+ * data could never be sent; refusing it here also keeps the recursive steps below shallow.
+ */
+export const MAX_DATA_DEPTH = 63;
 
 // A type alias (not an interface) so it is assignable to Record<string, unknown> in wire schemas.
 export type JsonSchema = {
@@ -20,6 +28,7 @@ export type JsonSchema = {
 type Use = 'scalar' | 'string' | 'number' | 'date' | 'guard';
 
 interface Node {
+  depth: number;
   uses: Set<Use>;
   props: Map<string, Field> | null;
   items: Node | null;
@@ -41,15 +50,24 @@ const NUMBER_FILTERS = new Set(['currency', 'plus', 'minus', 'times', 'divided_b
 const ARRAY_FILTERS = new Set(['join', 'first', 'last', 'sort', 'sort_natural', 'map', 'where', 'where_exp', 'reject', 'uniq', 'reverse', 'compact', 'concat', 'sum', 'group_by', 'find', 'has']);
 const STRING_FILTERS = new Set(['upcase', 'downcase', 'capitalize', 'strip', 'lstrip', 'rstrip', 'truncate', 'truncatewords', 'replace', 'replace_first', 'remove', 'append', 'prepend', 'split', 'escape', 'url_encode', 'newline_to_br', 'slice', 'asset']);
 
-function newNode(): Node {
-  return { uses: new Set(), props: null, items: null };
+function newNode(parent: Node | null): Node {
+  const depth = parent ? parent.depth + 1 : 1;
+  // A node one level past the last container can only be a leaf value.
+  if (depth > MAX_DATA_DEPTH + 1) {
+    throw new ServiceError(
+      'liquid_syntax_error',
+      `A placeholder reads data nested more than ${MAX_DATA_DEPTH} levels deep (objects and arrays); use a flatter path.`,
+      { limit: MAX_DATA_DEPTH },
+    );
+  }
+  return { depth, uses: new Set(), props: null, items: null };
 }
 
 function child(node: Node, key: string, required: boolean): Node {
   node.props ??= new Map();
   let field = node.props.get(key);
   if (!field) {
-    field = { node: newNode(), required };
+    field = { node: newNode(node), required };
     node.props.set(key, field);
   } else if (required) {
     field.required = true;
@@ -58,13 +76,13 @@ function child(node: Node, key: string, required: boolean): Node {
 }
 
 function items(node: Node): Node {
-  node.items ??= newNode();
+  node.items ??= newNode(node);
   return node.items;
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- liquidjs's syntax tree is walked structurally */
 class Walker {
-  readonly root = newNode();
+  readonly root = newNode(null);
   private readonly scopes: Array<Map<string, Binding>> = [new Map()];
   private depth = 0;
 
@@ -303,13 +321,15 @@ function sampleNumber(key: string): number {
   return 3;
 }
 
-function sample(schema: JsonSchema, key: string, index: number): unknown {
+// Two items show a list; arrays nested deeper than two get one each, or the sample would double
+// with every level (`{{ x[0][0]...[0] }}` thirty deep is a billion values).
+function sample(schema: JsonSchema, key: string, index: number, arrays = 0): unknown {
   if (schema.type === 'object') {
-    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, s]) => [k, sample(s, k, index)]));
+    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, s]) => [k, sample(s, k, index, arrays)]));
   }
   if (schema.type === 'array') {
     const item = schema.items ?? {};
-    return [1, 2].map((i) => sample(item, key, i));
+    return (arrays < 2 ? [1, 2] : [1]).map((i) => sample(item, key, i, arrays + 1));
   }
   if (schema.type === 'number') return sampleNumber(key);
   if (schema.format === 'date') return `2026-01-${String(14 + index).padStart(2, '0')}`;

@@ -66,13 +66,20 @@ describe('HTTP conventions', () => {
     assert.match(res.headers['x-request-id'] as string, /^[0-9a-f-]{36}$/);
   });
 
-  test('CORS: the API and /mcp answer preflights and tag responses for browser origins', async () => {
-    for (const url of ['/api/v1/compile', '/mcp']) {
-      const pre = await app.inject({ method: 'OPTIONS', url, headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' } });
-      assert.equal(pre.statusCode, 204, url);
-      assert.equal(pre.headers['access-control-allow-origin'], '*');
-      assert.match(pre.headers['access-control-allow-headers'] as string, /Authorization, X-API-Key/);
-    }
+  test('CORS: the API answers preflights from any origin; /mcp only from the origins its Origin rule allows', async () => {
+    const pre = await app.inject({ method: 'OPTIONS', url: '/api/v1/compile', headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' } });
+    assert.equal(pre.statusCode, 204);
+    assert.equal(pre.headers['access-control-allow-origin'], '*');
+    assert.match(pre.headers['access-control-allow-headers'] as string, /Authorization, X-API-Key/);
+    const own = await app.inject({ method: 'OPTIONS', url: '/mcp', headers: { origin: 'http://quire.test', 'access-control-request-method': 'POST' } });
+    assert.equal(own.statusCode, 204);
+    assert.equal(own.headers['access-control-allow-origin'], 'http://quire.test');
+    assert.equal(own.headers.vary, 'Origin');
+    assert.match(own.headers['access-control-allow-headers'] as string, /Authorization, X-API-Key, Content-Type, Accept, Mcp-Protocol-Version/);
+    const foreign = await app.inject({ method: 'OPTIONS', url: '/mcp', headers: { origin: 'https://agent.example', 'access-control-request-method': 'POST' } });
+    assert.equal(foreign.statusCode, 403);
+    assert.equal(foreign.json().error, 'origin_not_allowed');
+    assert.equal(foreign.headers['access-control-allow-origin'], undefined, 'a browser cannot go on to the POST');
     const withOrigin = await app.inject({ url: '/api/v1/usage', headers: { origin: 'https://agent.example' } });
     assert.equal(withOrigin.statusCode, 401);
     assert.equal(withOrigin.headers['access-control-allow-origin'], '*', 'errors are readable cross-origin too');

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Asset, AssetList, AssetWithContent, SaveAssetInput } from '../../assets/library.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../../assets/schemas.js';
+import { assetNameField } from '../../http/edge.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../../quota/plans.js';
 import type { ContentBlock } from '../results.js';
 import { accountOf, defineTool, type Body } from '../tool.js';
@@ -48,6 +49,7 @@ export const getAssetTool = defineTool({
   inputSchema: AssetRef,
   outputSchema: GetAssetResult,
   auth: 'required',
+  assetNames: assetNameField('id_or_name'),
   public: false,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   run: async (args, context) => ({ ...(await context.services.assets.get(accountOf(context), ref(args))) }),
@@ -74,6 +76,7 @@ export const saveAssetTool = defineTool({
   inputSchema: SaveAssetBody,
   outputSchema: SaveAssetResult,
   auth: 'required',
+  assetNames: assetNameField('name'),
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   run: async (args, context) => ({ ...(await context.services.assets.save(accountOf(context), args as unknown as SaveAssetInput)) }),
@@ -90,6 +93,7 @@ export const deleteAssetTool = defineTool({
   inputSchema: AssetRef,
   outputSchema: Type.Object({ deleted: Type.Literal(true), id_or_name: Type.String() }),
   auth: 'required',
+  assetNames: assetNameField('id_or_name'),
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   run: async (args, context) => {

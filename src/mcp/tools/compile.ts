@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { CompileRequestBody, CompileSuccessBody } from '../../compile/schemas.js';
 import type { CompileInput } from '../../compile/types.js';
+import { COMPILE_ASSET_NAMES } from '../../http/edge.js';
 import { ASSET_EXTENSIONS, COMPILERS, PLANS, type Compiler } from '../../quota/plans.js';
 import { pdfText } from '../results.js';
 import { callerOf, defineTool } from '../tool.js';
@@ -42,6 +43,7 @@ export const compileTool = defineTool({
   argumentSchema: CompileRequestBody,
   outputSchema: CompileSuccessBody,
   auth: 'optional',
+  assetNames: COMPILE_ASSET_NAMES,
   public: true,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   run: async (args, context) => ({
