@@ -74,14 +74,20 @@ export interface RunnerOptions {
   luaCache?: () => Promise<string>;
   /** Keep a started sandbox ready for the next job (default true). */
   warm?: boolean;
+  /**
+   * Run lualatex with LUA_INIT (default true). Only tests turn it off, to attack the
+   * host-side reads with the links and renames a document could make without it.
+   */
+  hardenLua?: boolean;
 }
 
 /** Engine flags: no shell escape, no interaction, stop at the first error, record files. */
-export function engineArgs(compiler: Compiler): string[] {
+export function engineArgs(compiler: Compiler, hardenLua = true): string[] {
   const common = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
+  if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
   // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
-  if (compiler === 'lualatex') return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
-  return [compiler, ...common, `${MAIN}.tex`];
+  if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
+  return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
 }
 
 /** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
@@ -261,7 +267,7 @@ export class TexRunner {
     while (state.passes < MAX_PASSES) {
       const before = await this.snapshot(workspace);
       state.passes++;
-      const pass = await exec(engineArgs(job.compiler));
+      const pass = await exec(engineArgs(job.compiler, this.options.hardenLua !== false));
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -436,7 +442,11 @@ export class TexRunner {
     try {
       const result = await session.run(command);
       // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
-      if (result.code === 128 + 25) throw new Killed('file_too_large', (await measure(workspace)).largest);
+      const after = await measure(workspace);
+      if (result.code === 128 + 25) throw new Killed('file_too_large', after.largest);
+      // A command quicker than the watch is measured once at its end.
+      if (after.overflow) throw new Killed('refused', undefined, `the document created more than ${WALK_ENTRIES} files`);
+      if (after.total > budget) throw new Killed('file_too_large', after.largest);
       return result;
     } catch (err) {
       if (killed) throw killed;
