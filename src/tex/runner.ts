@@ -141,7 +141,7 @@ function workspaceOf(session: Session): Workspace {
 export class TexRunner {
   private luaCache: Promise<string | undefined> | null = null;
   private luaCacheDir: string | undefined;
-  private rootReady: Promise<void> | null = null;
+  private rootReady: Promise<string[]> | null = null;
   /** This process's folder under the work root, holding its workspaces. */
   private folder: string | undefined;
   /** A warm sandbox per uid, started when the previous job on that uid ended. */
@@ -186,6 +186,23 @@ export class TexRunner {
     }
   }
 
+  /**
+   * Prepares the work root and sweeps the workspaces of services that died (customer source)
+   * before any job runs; resolves to the swept folders. The server calls it when it starts
+   * serving; the first job calls it otherwise. Runs once.
+   */
+  start(): Promise<string[]> {
+    this.rootReady ??= (async () => {
+      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
+      await mkdir(this.options.workRoot, { recursive: true });
+      await chmod(this.options.workRoot, 0o711);
+      const swept = await sweepWorkRoot(this.options.workRoot);
+      this.folder = await ownerFolder(this.options.workRoot);
+      return swept;
+    })();
+    return this.rootReady;
+  }
+
   /** Ends the warm sandboxes (service shutdown). */
   async close(): Promise<void> {
     this.closed = true;
@@ -203,15 +220,7 @@ export class TexRunner {
   }
 
   private open(uid: number | undefined, after?: Promise<void>): Promise<Session> {
-    this.rootReady ??= (async () => {
-      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
-      await mkdir(this.options.workRoot, { recursive: true });
-      await chmod(this.options.workRoot, 0o711);
-      // Workspaces left by a service that died (customer source) go before any job runs.
-      await sweepWorkRoot(this.options.workRoot);
-      this.folder = await ownerFolder(this.options.workRoot);
-    })();
-    return Promise.all([this.rootReady, after]).then(() =>
+    return Promise.all([this.start(), after]).then(() =>
       Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         env: this.options.isolate
