@@ -178,7 +178,7 @@ export class TexRunner {
     } finally {
       // A finished job's sandbox is torn down off the caller's path (the uid's next sandbox
       // waits for it); a stopped job's is gone, every process of it, before we answer.
-      const closing = session.close().catch(() => {});
+      const closing = session.close(stopped).catch(() => {});
       this.closing.add(closing);
       void closing.then(() => this.closing.delete(closing));
       this.warm(uid, closing);
