@@ -328,9 +328,10 @@ export class TexRunner {
    * INSPECT_CAP, or that qpdf cannot turn into JSON, is not delivered either.
    */
   private async activeContent(exec: (argv: string[], fileBytes?: number) => Promise<Exec>, workspace: Workspace): Promise<string[]> {
+    // Exit 4: the JSON passed the file size cap; 5: the scan itself failed (fail closed).
     const script =
-      'rm -rf "$0" "$0.json" && qpdf --json=2 --json-key=qpdf "$1" >"$0.json"; rc=$?; ' +
-      'grep -E -i -o "$2" "$0.json" >"$0"; rm -f "$0.json"; [ "$rc" -eq 153 ] && rc=4; exit "$rc"';
+      'rm -rf "$0" "$0.json" || exit 5; qpdf --json=2 --json-key=qpdf "$1" >"$0.json"; rc=$?; ' +
+      '[ "$rc" -eq 153 ] && rc=4; grep -E -i -o "$2" "$0.json" >"$0"; [ "$?" -gt 1 ] && rc=5; rm -f "$0.json"; exit "$rc"';
     const scanned = await exec(['sh', '-c', script, INSPECT_SCAN, `${MAIN}.pdf`, SCAN_PATTERN], INSPECT_CAP);
     if (scanned.code !== 0 && scanned.code !== 3) {
       throw new WorkspaceViolation(
@@ -339,6 +340,7 @@ export class TexRunner {
     }
     const scan = await workspace.read(INSPECT_SCAN, INSPECT_CAP);
     if (scan === 'over') throw new WorkspaceViolation('the PDF has too many links and actions to be inspected for active content');
+    if (scan === null) throw new WorkspaceViolation('the PDF could not be inspected for active content');
     return activeContent(scan?.toString('utf8') ?? '');
   }
 
