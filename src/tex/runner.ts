@@ -2,12 +2,16 @@
 // (bibtex/biber/makeindex in between), the page count from the PDF, then the workspace is
 // deleted whatever happened. The source is written only into the workspace, never logged.
 import { createHash } from 'node:crypto';
-import { chmod, chown, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
 import type { Compiler } from '../quota/plans.js';
+import { LUA_INIT } from './luainit.js';
+import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
 import { prlimit, type ProcessLimits } from './sandbox.js';
 import { Session, type Exec } from './session.js';
+import { ownerFolder, sweepWorkRoot } from './sweep.js';
+import { WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
 
 export const MAIN = 'main';
 const MAX_PASSES = 5;
@@ -16,6 +20,13 @@ const MEMORY_BYTES = 4 * 1024 ** 3;
 /** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
 const PROCESSES = 32;
 const WATCH_MS = 250;
+/** Helper files (aux, bcf, idx, fls, blg) read back for the rerun logic. */
+const HELPER_CAP = 64 * 1024 * 1024;
+/** Files hashed between passes; larger ones count as unchanged. */
+const SNAPSHOT_CAP = 16 * 1024 * 1024;
+/** qpdf's JSON view of the PDF (objects without stream data), written and scanned in the sandbox. */
+const INSPECT_CAP = 64 * 1024 * 1024;
+const INSPECT_SCAN = '.quire-pdf-scan';
 
 export interface TexJob {
   source: string;
@@ -29,8 +40,13 @@ export interface TexJob {
   signal?: AbortSignal;
 }
 
-/** `unmeasurable`: TeX wrote a PDF but its pages and size could not be read back. */
-export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable';
+/**
+ * `unmeasurable`: TeX wrote a PDF but its pages and size could not be read back.
+ * `refused`: the job left something other than the plain files a TeX run writes (a link, a
+ * FIFO, a directory, a hard link, thousands of files) where the service reads; see `problem`.
+ * `active_content`: the PDF carries JavaScript, a Launch action or a script URI; see `problem`.
+ */
+export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable' | 'refused' | 'active_content';
 
 export interface TexResult {
   outcome: TexOutcome;
@@ -46,6 +62,8 @@ export interface TexResult {
   durationMs: number;
   /** With file_too_large: the file that hit the cap. */
   file?: string;
+  /** With refused and active_content: what was wrong, in words for the caller. */
+  problem?: string;
 }
 
 export interface RunnerOptions {
@@ -56,13 +74,20 @@ export interface RunnerOptions {
   luaCache?: () => Promise<string>;
   /** Keep a started sandbox ready for the next job (default true). */
   warm?: boolean;
+  /**
+   * Run lualatex with LUA_INIT (default true). Only tests turn it off, to attack the
+   * host-side reads with the links and renames a document could make without it.
+   */
+  hardenLua?: boolean;
 }
 
 /** Engine flags: no shell escape, no interaction, stop at the first error, record files. */
-export function engineArgs(compiler: Compiler): string[] {
+export function engineArgs(compiler: Compiler, hardenLua = true): string[] {
   const common = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
-  if (compiler === 'lualatex') return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
-  return [compiler, ...common, `${MAIN}.tex`];
+  if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
+  // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
+  if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
+  return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
 }
 
 /** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
@@ -84,8 +109,9 @@ const HOST_TEXMFVAR = '.texmf-var';
 
 class Killed extends Error {
   constructor(
-    readonly outcome: 'timeout' | 'file_too_large',
+    readonly outcome: 'timeout' | 'file_too_large' | 'refused',
     readonly file?: string,
+    readonly problem?: string,
   ) {
     super(outcome);
   }
@@ -95,33 +121,29 @@ function sha(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-async function readIf(path: string): Promise<Buffer | null> {
-  try {
-    return await readFile(path);
-  } catch {
-    return null;
-  }
-}
-
-/** Total bytes under a directory and its largest file. */
-async function measure(dir: string): Promise<{ total: number; largest: string }> {
+/** Total bytes in the workspace, its largest file, and whether it holds too many entries. */
+async function measure(workspace: Workspace): Promise<{ total: number; largest: string; overflow: boolean }> {
+  const { files, overflow } = await workspace.files();
   let total = 0;
   let largest = { name: '', size: -1 };
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath ?? dir, entry.name);
-    const size = (await stat(path).catch(() => null))?.size ?? 0;
-    total += size;
-    if (size > largest.size) largest = { name: path.slice(dir.length + 1), size };
+  for (const file of files) {
+    total += file.size;
+    if (file.size > largest.size) largest = file;
   }
-  return { total, largest: largest.name };
+  return { total, largest: largest.name, overflow };
+}
+
+/** The job's files, owned by the slot uid (or by us when the service is unprivileged). */
+function workspaceOf(session: Session): Workspace {
+  return new Workspace(session.dir, session.uid ?? process.getuid?.() ?? 0);
 }
 
 export class TexRunner {
   private luaCache: Promise<string | undefined> | null = null;
   private luaCacheDir: string | undefined;
-  private rootReady: Promise<void> | null = null;
+  private rootReady: Promise<string[]> | null = null;
+  /** This process's folder under the work root, holding its workspaces. */
+  private folder: string | undefined;
   /** A warm sandbox per uid, started when the previous job on that uid ended. */
   private readonly spare = new Map<string, Promise<Session>>();
   private closed = false;
@@ -140,25 +162,45 @@ export class TexRunner {
       const result = await this.compile(session, job, state);
       stopped = false;
       return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started) };
-    } catch (err) {
+    } catch (caught) {
+      const err = caught instanceof WorkspaceViolation ? new Killed('refused', undefined, caught.message) : caught;
       if (!(err instanceof Killed)) throw err;
-      const log = (await readIf(join(session.dir, `${MAIN}.log`)))?.toString('utf8') ?? '';
+      // The log too is read safely: when it is the file that broke the rules, there is none.
+      const log = (await workspaceOf(session).readLog(`${MAIN}.log`).catch(() => null)) ?? '';
       return {
         outcome: err.outcome,
         log,
         passes: state.passes,
         durationMs: Math.round(performance.now() - started),
         ...(err.file ? { file: err.file } : {}),
+        ...(err.problem ? { problem: err.problem } : {}),
       };
     } finally {
       // A finished job's sandbox is torn down off the caller's path (the uid's next sandbox
       // waits for it); a stopped job's is gone, every process of it, before we answer.
-      const closing = session.close().catch(() => {});
+      const closing = session.close(stopped).catch(() => {});
       this.closing.add(closing);
       void closing.then(() => this.closing.delete(closing));
       this.warm(uid, closing);
       if (stopped) await closing;
     }
+  }
+
+  /**
+   * Prepares the work root and sweeps the workspaces of services that died (customer source)
+   * before any job runs; resolves to the swept folders. The server calls it when it starts
+   * serving; the first job calls it otherwise. Runs once.
+   */
+  start(): Promise<string[]> {
+    this.rootReady ??= (async () => {
+      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
+      await mkdir(this.options.workRoot, { recursive: true });
+      await chmod(this.options.workRoot, 0o711);
+      const swept = await sweepWorkRoot(this.options.workRoot);
+      this.folder = await ownerFolder(this.options.workRoot);
+      return swept;
+    })();
+    return this.rootReady;
   }
 
   /** Ends the warm sandboxes (service shutdown). */
@@ -178,13 +220,8 @@ export class TexRunner {
   }
 
   private open(uid: number | undefined, after?: Promise<void>): Promise<Session> {
-    this.rootReady ??= (async () => {
-      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
-      await mkdir(this.options.workRoot, { recursive: true });
-      await chmod(this.options.workRoot, 0o711);
-    })();
-    return Promise.all([this.rootReady, after]).then(() =>
-      Session.open(this.options.workRoot, uid, {
+    return Promise.all([this.start(), after]).then(() =>
+      Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         env: this.options.isolate
           ? TEX_ENV
@@ -225,67 +262,96 @@ export class TexRunner {
       await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
     }
     if (session.uid !== undefined) {
-      for (const name of await readdir(dir)) await chown(join(dir, name), session.uid, session.uid);
+      for (const name of await readdir(dir)) await lchown(join(dir, name), session.uid, session.uid);
     }
   }
 
-  private async compile(session: Session, job: TexJob, state: { passes: number }) {
-    const dir = session.dir;
+  private async compile(session: Session, job: TexJob, state: { passes: number }): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
+    const workspace = workspaceOf(session);
     const deadline = performance.now() + job.timeoutMs;
-    const exec = (argv: string[]) => this.exec(session, job, deadline, argv);
+    const exec = (argv: string[], fileBytes?: number) => this.exec(session, workspace, job, deadline, argv, fileBytes);
     const done: Record<string, string> = {};
     let log = '';
 
     while (state.passes < MAX_PASSES) {
-      const before = await this.snapshot(dir);
+      const before = await this.snapshot(workspace);
       state.passes++;
-      const pass = await exec(engineArgs(job.compiler));
-      const transcript = await readIf(join(dir, `${MAIN}.log`));
-      // No transcript at all means TeX never started: our fault, not the document's.
-      if (!transcript) throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
-      log = transcript.toString('utf8');
-      if (pass.code !== 0 || !(await readIf(join(dir, `${MAIN}.pdf`)))) return { outcome: 'failed' as const, log };
+      const pass = await exec(engineArgs(job.compiler, this.options.hardenLua !== false));
+      const transcript = await workspace.readLog(`${MAIN}.log`);
+      if (transcript === null) {
+        // No transcript and no banner means TeX never started: our fault, not the document's.
+        if (!/^This is /m.test(pass.output)) throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
+        return { outcome: 'refused', log: '', problem: `${MAIN}.log is missing: the document removed its own transcript` };
+      }
+      log = transcript;
+      if (pass.code !== 0 || (await workspace.size(`${MAIN}.pdf`)) === null) return { outcome: 'failed', log };
 
       // Helpers run when their input changed since they last ran; their output forces a pass.
       let helped = false;
-      for (const helper of await this.helpersNeeded(dir, log, done)) {
+      for (const helper of await this.helpersNeeded(workspace, log, done)) {
         const result = await exec(helper);
         helped = true;
         // bibtex exits 1 on warnings; 2 and above are errors. makeindex problems are not fatal.
         if (result.code > (helper[0] === 'bibtex' ? 1 : 0) && helper[0] !== 'makeindex') {
-          const blg = (await readIf(join(dir, `${MAIN}.blg`)))?.toString('utf8') ?? '';
-          return { outcome: 'failed' as const, log: `${log}\n${helper[0]} failed:\n${blg || result.output}` };
+          const blg = (await workspace.readCapped(`${MAIN}.blg`, HELPER_CAP))?.toString('utf8') ?? '';
+          return { outcome: 'failed', log: `${log}\n${helper[0]} failed:\n${blg || result.output}` };
         }
       }
-      if (!helped && !(await this.needsRerun(dir, log, before))) break;
+      if (!helped && !(await this.needsRerun(workspace, log, before))) break;
     }
-    const pdf = await readIf(join(dir, `${MAIN}.pdf`));
-    if (!pdf) return { outcome: 'failed' as const, log };
+    const pdf = await workspace.read(`${MAIN}.pdf`, job.maxFileBytes);
+    if (pdf === 'over') return { outcome: 'file_too_large', log, file: `${MAIN}.pdf` };
+    if (!pdf) return { outcome: 'failed', log };
+    // qpdf exits 3 when it read the PDF with warnings: the count is good.
     const counted = await exec(['qpdf', '--show-npages', `${MAIN}.pdf`]);
-    const pages = Number(counted.output.trim());
-    if (counted.code !== 0 || !Number.isInteger(pages) || pages < 1) {
-      return { outcome: 'unmeasurable' as const, log: `${log}\nThe PDF could not be measured: ${counted.output.slice(0, 500)}` };
+    // Its warnings share the output: the count is the line that is only a number.
+    const pages = Number(counted.output.split('\n').find((line) => /^\d+$/.test(line.trim())));
+    if ((counted.code !== 0 && counted.code !== 3) || !Number.isInteger(pages) || pages < 1) {
+      return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${counted.output.slice(0, 500)}` };
     }
+    const active = await this.activeContent(exec, workspace);
+    if (active.length > 0) return { outcome: 'active_content', log, problem: active.join(', ') };
     if (job.keepPages !== undefined && pages > job.keepPages) {
       const cut = await exec(['qpdf', `${MAIN}.pdf`, '--pages', '.', `1-${job.keepPages}`, '--', 'preview.pdf']);
-      const preview = await readIf(join(dir, 'preview.pdf'));
       // qpdf exits 3 on warnings with a usable output.
-      if ((cut.code === 0 || cut.code === 3) && preview) {
-        return { outcome: 'ok' as const, pdf: preview, pages: job.keepPages, totalPages: pages, log };
+      const preview = cut.code === 0 || cut.code === 3 ? await workspace.read('preview.pdf', job.maxFileBytes) : null;
+      if (preview && preview !== 'over') {
+        return { outcome: 'ok', pdf: preview, pages: job.keepPages, totalPages: pages, log };
       }
     }
-    return { outcome: 'ok' as const, pdf, pages, totalPages: pages, log };
+    return { outcome: 'ok', pdf, pages, totalPages: pages, log };
+  }
+
+  /**
+   * Active content in main.pdf (see pdfcheck.ts). qpdf's JSON and the grep over it stay in the
+   * sandbox, under its limits; the host reads back only the matches. A PDF whose JSON passes
+   * INSPECT_CAP, or that qpdf cannot turn into JSON, is not delivered either.
+   */
+  private async activeContent(exec: (argv: string[], fileBytes?: number) => Promise<Exec>, workspace: Workspace): Promise<string[]> {
+    // Exit 4: the JSON passed the file size cap; 5: the scan itself failed (fail closed).
+    const script =
+      'rm -rf "$0" "$0.json" || exit 5; qpdf --json=2 --json-key=qpdf "$1" >"$0.json"; rc=$?; ' +
+      '[ "$rc" -eq 153 ] && rc=4; grep -E -i -o "$2" "$0.json" >"$0"; [ "$?" -gt 1 ] && rc=5; rm -f "$0.json"; exit "$rc"';
+    const scanned = await exec(['sh', '-c', script, INSPECT_SCAN, `${MAIN}.pdf`, SCAN_PATTERN], INSPECT_CAP);
+    if (scanned.code !== 0 && scanned.code !== 3) {
+      throw new WorkspaceViolation(
+        scanned.code === 4 ? 'the PDF has too many objects to be inspected for active content' : 'the PDF could not be inspected for active content',
+      );
+    }
+    const scan = await workspace.read(INSPECT_SCAN, INSPECT_CAP);
+    if (scan === 'over') throw new WorkspaceViolation('the PDF has too many links and actions to be inspected for active content');
+    if (scan === null) throw new WorkspaceViolation('the PDF could not be inspected for active content');
+    return activeContent(scan?.toString('utf8') ?? '');
   }
 
   /** Hashes of the files a pass may read back (aux, toc, bbl, …) before it runs. */
-  private async snapshot(dir: string): Promise<Map<string, string>> {
+  private async snapshot(workspace: Workspace): Promise<Map<string, string>> {
     const hashes = new Map<string, string>();
-    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-    for (const entry of entries) {
-      if (!entry.isFile() || [`${MAIN}.tex`, `${MAIN}.pdf`, `${MAIN}.log`].includes(entry.name)) continue;
-      const path = join(entry.parentPath ?? dir, entry.name);
-      const data = await readIf(path);
-      if (data && data.length <= 16 * 1024 * 1024) hashes.set(path.slice(dir.length + 1), sha(data));
+    for (const { name, size } of (await workspace.files()).files) {
+      if ([`${MAIN}.tex`, `${MAIN}.pdf`, `${MAIN}.log`].includes(name) || size > SNAPSHOT_CAP) continue;
+      // A file that is not plainly the job's (a link, a hard link) counts as unchanged.
+      const data = await workspace.read(name, SNAPSHOT_CAP).catch(() => null);
+      if (data && data !== 'over') hashes.set(name, sha(data));
     }
     return hashes;
   }
@@ -296,11 +362,11 @@ export class TexRunner {
    * of a plain document is written on the first pass but never needed: LaTeX itself warns
    * when labels or citations in it changed.
    */
-  private async needsRerun(dir: string, log: string, before: Map<string, string>): Promise<boolean> {
+  private async needsRerun(workspace: Workspace, log: string, before: Map<string, string>): Promise<boolean> {
     if (/Rerun to get|Please rerun|Please \(re\)run|may have changed\. Rerun|Rerun LaTeX|rerun LaTeX/i.test(log)) {
       return true;
     }
-    const fls = (await readIf(join(dir, `${MAIN}.fls`)))?.toString('utf8') ?? '';
+    const fls = (await workspace.readCapped(`${MAIN}.fls`, HELPER_CAP))?.toString('utf8') ?? '';
     const inputs = new Set<string>();
     const outputs = new Set<string>();
     for (const line of fls.split('\n')) {
@@ -312,22 +378,21 @@ export class TexRunner {
     for (const name of inputs) {
       // A file new in this pass was read back by LaTeX's own end-of-run check (the .aux).
       if (!outputs.has(name) || !before.has(name)) continue;
-      const data = await readIf(join(dir, name));
-      if (data && before.get(name) !== sha(data)) return true;
+      const data = await workspace.read(name, SNAPSHOT_CAP).catch(() => null);
+      if (data && data !== 'over' && before.get(name) !== sha(data)) return true;
     }
     for (const match of log.matchAll(/^No file (\S+)\.$/gm)) {
       const name = match[1]!.replace(/^\.\//, '');
       if (name.endsWith('.aux')) continue;
-      const size = (await stat(join(dir, name)).catch(() => null))?.size ?? 0;
-      if (size > 0) return true;
+      if (((await workspace.size(name).catch(() => null)) ?? 0) > 0) return true;
     }
     return false;
   }
 
-  private async helpersNeeded(dir: string, log: string, done: Record<string, string>): Promise<string[][]> {
+  private async helpersNeeded(workspace: Workspace, log: string, done: Record<string, string>): Promise<string[][]> {
     const helpers: string[][] = [];
-    const aux = (await readIf(join(dir, `${MAIN}.aux`)))?.toString('utf8') ?? '';
-    const bcf = await readIf(join(dir, `${MAIN}.bcf`));
+    const aux = (await workspace.readCapped(`${MAIN}.aux`, HELPER_CAP))?.toString('utf8') ?? '';
+    const bcf = await workspace.readCapped(`${MAIN}.bcf`, HELPER_CAP);
     if (bcf) {
       const key = sha(bcf);
       if (done.biber !== key && (done.biber === undefined || /run Biber/i.test(log))) {
@@ -341,7 +406,7 @@ export class TexRunner {
         helpers.push(['bibtex', MAIN]);
       }
     }
-    const idx = await readIf(join(dir, `${MAIN}.idx`));
+    const idx = await workspace.readCapped(`${MAIN}.idx`, HELPER_CAP);
     if (idx && idx.length > 0) {
       const key = sha(idx);
       if (done.makeindex !== key) {
@@ -352,13 +417,16 @@ export class TexRunner {
     return helpers;
   }
 
-  /** One command in the job's sandbox, under the job's limits, its deadline and a disk watch. */
-  private async exec(session: Session, job: TexJob, deadline: number, argv: string[]): Promise<Exec> {
+  /**
+   * One command in the job's sandbox, under the job's limits, its deadline and a disk watch.
+   * `fileBytes` raises the file size cap for our own outputs (qpdf's JSON).
+   */
+  private async exec(session: Session, workspace: Workspace, job: TexJob, deadline: number, argv: string[], fileBytes?: number): Promise<Exec> {
     const remaining = deadline - performance.now();
     if (remaining <= 0 || job.signal?.aborted) throw new Killed('timeout');
     const limits: ProcessLimits = {
       cpuSeconds: Math.ceil(job.timeoutMs / 1000) + 1,
-      fileBytes: job.maxFileBytes,
+      fileBytes: fileBytes ?? job.maxFileBytes,
       memoryBytes: MEMORY_BYTES,
       processes: PROCESSES,
     };
@@ -377,17 +445,28 @@ export class TexRunner {
     const timer = setTimeout(() => kill(new Killed('timeout')), remaining);
     const onAbort = () => kill(new Killed('timeout'));
     job.signal?.addEventListener('abort', onAbort, { once: true });
-    // Each file is capped by RLIMIT_FSIZE; the watch caps the workspace as a whole.
-    const budget = 2 * job.maxFileBytes + 64 * 1024 * 1024;
+    // Each file is capped by RLIMIT_FSIZE; the watch caps the workspace as a whole, and the
+    // number of entries in it (inodes on the host's disk).
+    const budget = 2 * job.maxFileBytes + (fileBytes ?? 0) + 64 * 1024 * 1024;
+    let measuring = false;
     const watch = setInterval(() => {
-      void measure(session.dir).then(({ total, largest }) => {
-        if (total > budget) kill(new Killed('file_too_large', largest));
-      });
+      if (measuring) return;
+      measuring = true;
+      void measure(workspace)
+        .then(({ total, largest, overflow }) => {
+          if (overflow) kill(new Killed('refused', undefined, `the document created more than ${WALK_ENTRIES} files`));
+          else if (total > budget) kill(new Killed('file_too_large', largest));
+        })
+        .finally(() => (measuring = false));
     }, WATCH_MS);
     try {
       const result = await session.run(command);
       // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
-      if (result.code === 128 + 25) throw new Killed('file_too_large', (await measure(session.dir)).largest);
+      const after = await measure(workspace);
+      if (result.code === 128 + 25) throw new Killed('file_too_large', after.largest);
+      // A command quicker than the watch is measured once at its end.
+      if (after.overflow) throw new Killed('refused', undefined, `the document created more than ${WALK_ENTRIES} files`);
+      if (after.total > budget) throw new Killed('file_too_large', after.largest);
       return result;
     } catch (err) {
       if (killed) throw killed;
