@@ -35,6 +35,9 @@ async function main(): Promise<void> {
   }
   const services = await createServices(config, { log });
   const app = await buildApp(services);
+  // Before serving: remove job workspaces (customer source) a killed predecessor left behind.
+  const swept = (await services.jobs.start?.()) ?? [];
+  if (swept.length > 0) log.warn({ swept: swept.length }, 'removed job workspaces left by a stopped process');
 
   let stopping = false;
   const stop = async (signal: string) => {
