@@ -6,11 +6,15 @@ import { chmod, chown, mkdir, readFile, readdir, stat, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
 import type { Compiler } from '../quota/plans.js';
+import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { prlimit, type ProcessLimits } from './sandbox.js';
 import { Session, type Exec } from './session.js';
+import { collectWarnings, type TexWarning } from './warnings.js';
 
 export const MAIN = 'main';
 const MAX_PASSES = 5;
+/** Files biblatex writes for biber (and reads back only to compare): biber's own key decides. */
+const HELPER_CONTROL_FILES = /\.(bcf|run\.xml)$/;
 /** Address space per process: enough for lualatex with large OpenType fonts. */
 const MEMORY_BYTES = 4 * 1024 ** 3;
 /** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
@@ -46,6 +50,8 @@ export interface TexResult {
   durationMs: number;
   /** With file_too_large: the file that hit the cap. */
   file?: string;
+  /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
+  warnings?: TexWarning[];
 }
 
 export interface RunnerOptions {
@@ -216,16 +222,18 @@ export class TexRunner {
     const dir = session.dir;
     await writeFile(join(dir, `${MAIN}.tex`), job.source);
     for (const file of job.files ?? []) {
-      // Plain names only, and none of the job's own files (main.*, preview.pdf).
-      if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
+      // Plain names with at most one folder (chapters/intro.tex), none of the job's own files (main.*, preview.pdf).
+      if (!/^(?:[A-Za-z0-9_-]+\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
         throw new ServiceError('invalid_asset_filename', `The asset name "${file.name}" is reserved or not a plain file name.`, {
           name: file.name,
         });
       }
+      const slash = file.name.indexOf('/');
+      if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
       await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
     }
     if (session.uid !== undefined) {
-      for (const name of await readdir(dir)) await chown(join(dir, name), session.uid, session.uid);
+      for (const entry of await readdir(dir, { recursive: true })) await chown(join(dir, entry), session.uid, session.uid);
     }
   }
 
@@ -233,34 +241,47 @@ export class TexRunner {
     const dir = session.dir;
     const deadline = performance.now() + job.timeoutMs;
     const exec = (argv: string[]) => this.exec(session, job, deadline, argv);
-    const done: Record<string, string> = {};
+    // Every read of a file the job wrote goes through this one function.
+    const read: ReadFile = (name) => readIf(join(dir, name));
+    const sources = [job.source, ...(job.files ?? []).filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => f.data.toString('utf8'))];
+    const done = new Map<string, string>();
+    const problems = new Map<string, Array<{ tool: string; message: string }>>();
     let log = '';
+    let transcript: Buffer | null = null;
 
     while (state.passes < MAX_PASSES) {
       const before = await this.snapshot(dir);
       state.passes++;
       const pass = await exec(engineArgs(job.compiler));
-      const transcript = await readIf(join(dir, `${MAIN}.log`));
+      transcript = await read(`${MAIN}.log`);
       // No transcript at all means TeX never started: our fault, not the document's.
       if (!transcript) throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
       log = transcript.toString('utf8');
-      if (pass.code !== 0 || !(await readIf(join(dir, `${MAIN}.pdf`)))) return { outcome: 'failed' as const, log };
+      // A pass may end without pages (a document that only prints a biblatex list before biber ran).
+      const empty = pass.code === 0 && /^No pages of output\.$/m.test(log);
+      if (pass.code !== 0 || (!empty && !(await read(`${MAIN}.pdf`)))) return { outcome: 'failed' as const, log };
 
-      // Helpers run when their input changed since they last ran; their output forces a pass.
-      let helped = false;
-      for (const helper of await this.helpersNeeded(dir, log, done)) {
-        const result = await exec(helper);
-        helped = true;
-        // bibtex exits 1 on warnings; 2 and above are errors. makeindex problems are not fatal.
-        if (result.code > (helper[0] === 'bibtex' ? 1 : 0) && helper[0] !== 'makeindex') {
-          const blg = (await readIf(join(dir, `${MAIN}.blg`)))?.toString('utf8') ?? '';
-          return { outcome: 'failed' as const, log: `${log}\n${helper[0]} failed:\n${blg || result.output}` };
+      // Helpers run when their input changed since they last ran; a changed output forces a pass.
+      let changed = false;
+      const fls = (await read(`${MAIN}.fls`))?.toString('utf8') ?? '';
+      for (const helper of await planHelpers(MAIN, { read, log, fls, sources, done })) {
+        const outputs = await Promise.all(helper.outputs.map(async (name) => (await read(name)) ?? Buffer.alloc(0)));
+        const result = await exec(helper.argv);
+        const verdict = await judgeHelper(helper, result, read);
+        if (verdict.fatal) return { outcome: 'failed' as const, log: `${log}\n${verdict.fatal}` };
+        problems.set(helper.id, verdict.problems.map((message) => ({ tool: helper.tool, message })));
+        for (const [i, name] of helper.outputs.entries()) {
+          const now = (await read(name)) ?? Buffer.alloc(0);
+          if (!now.equals(outputs[i]!)) changed = true;
         }
+        // splitindex writes (and makeindex-es) files whose names only it knows.
+        if (helper.outputs.length === 0) changed = true;
       }
-      if (!helped && !(await this.needsRerun(dir, log, before))) break;
+      if (!changed && (empty || !(await this.needsRerun(dir, log, before)))) break;
     }
     const pdf = await readIf(join(dir, `${MAIN}.pdf`));
     if (!pdf) return { outcome: 'failed' as const, log };
+    const warnings = collectWarnings(transcript ?? Buffer.from(log), job.compiler, [...problems.values()].flat());
     const counted = await exec(['qpdf', '--show-npages', `${MAIN}.pdf`]);
     const pages = Number(counted.output.trim());
     if (counted.code !== 0 || !Number.isInteger(pages) || pages < 1) {
@@ -271,10 +292,10 @@ export class TexRunner {
       const preview = await readIf(join(dir, 'preview.pdf'));
       // qpdf exits 3 on warnings with a usable output.
       if ((cut.code === 0 || cut.code === 3) && preview) {
-        return { outcome: 'ok' as const, pdf: preview, pages: job.keepPages, totalPages: pages, log };
+        return { outcome: 'ok' as const, pdf: preview, pages: job.keepPages, totalPages: pages, log, warnings };
       }
     }
-    return { outcome: 'ok' as const, pdf, pages, totalPages: pages, log };
+    return { outcome: 'ok' as const, pdf, pages, totalPages: pages, log, warnings };
   }
 
   /** Hashes of the files a pass may read back (aux, toc, bbl, …) before it runs. */
@@ -311,7 +332,7 @@ export class TexRunner {
     }
     for (const name of inputs) {
       // A file new in this pass was read back by LaTeX's own end-of-run check (the .aux).
-      if (!outputs.has(name) || !before.has(name)) continue;
+      if (!outputs.has(name) || !before.has(name) || HELPER_CONTROL_FILES.test(name)) continue;
       const data = await readIf(join(dir, name));
       if (data && before.get(name) !== sha(data)) return true;
     }
@@ -322,34 +343,6 @@ export class TexRunner {
       if (size > 0) return true;
     }
     return false;
-  }
-
-  private async helpersNeeded(dir: string, log: string, done: Record<string, string>): Promise<string[][]> {
-    const helpers: string[][] = [];
-    const aux = (await readIf(join(dir, `${MAIN}.aux`)))?.toString('utf8') ?? '';
-    const bcf = await readIf(join(dir, `${MAIN}.bcf`));
-    if (bcf) {
-      const key = sha(bcf);
-      if (done.biber !== key && (done.biber === undefined || /run Biber/i.test(log))) {
-        done.biber = key;
-        helpers.push(['biber', '--nolog', MAIN]);
-      }
-    } else if (/\\bibdata\{/.test(aux)) {
-      const key = sha(Buffer.from(aux.split('\n').filter((l) => /^\\(citation|bibdata|bibstyle)\{/.test(l)).join('\n')));
-      if (done.bibtex !== key) {
-        done.bibtex = key;
-        helpers.push(['bibtex', MAIN]);
-      }
-    }
-    const idx = await readIf(join(dir, `${MAIN}.idx`));
-    if (idx && idx.length > 0) {
-      const key = sha(idx);
-      if (done.makeindex !== key) {
-        done.makeindex = key;
-        helpers.push(['makeindex', '-q', `${MAIN}.idx`]);
-      }
-    }
-    return helpers;
   }
 
   /** One command in the job's sandbox, under the job's limits, its deadline and a disk watch. */
