@@ -27,6 +27,7 @@ export const ERROR_STATUS = {
   page_limit_exceeded: 422,
   pdf_too_large: 422,
   pdf_size_unknown: 422,
+  pdf_active_content: 422,
   assets_not_available_anonymously: 422,
   too_many_assets: 422,
   invalid_asset_filename: 422,

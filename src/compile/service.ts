@@ -274,6 +274,22 @@ export class CompileService {
         agent_hint: 'Remove the code that writes large files (\\write or \\openout loops) and compile again.',
       });
     }
+    if (result.outcome === 'refused') {
+      throw new ServiceError('compilation_failed', `The job's output was refused: ${result.problem ?? 'it is not a plain file'}.`, {
+        log: capLog(result.log),
+        retryable: false,
+        plan: tier,
+        agent_hint: 'The document tampered with its own output files (links, pipes, directories or renames in the job folder). Remove that code and compile again.',
+      });
+    }
+    if (result.outcome === 'active_content') {
+      throw new ServiceError('pdf_active_content', `The PDF carries active content and was not delivered: ${result.problem ?? 'script or launch actions'}.`, {
+        found: result.problem ?? '',
+        retryable: false,
+        plan: tier,
+        agent_hint: 'Remove JavaScript, Launch actions and javascript: links (\\href{javascript:...}, \\pdfannot, \\special{pdf:...}) from the document and compile again.',
+      });
+    }
     if (result.outcome === 'unmeasurable') {
       throw new ServiceError('pdf_size_unknown', 'The PDF was produced but its size and pages could not be measured; retry the same request.', {
         plan: tier,

@@ -2,14 +2,18 @@
 // (bibtex/biber/makeindex in between), the page count from the PDF, then the workspace is
 // deleted whatever happened. The source is written only into the workspace, never logged.
 import { createHash } from 'node:crypto';
-import { chmod, chown, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
 import type { Compiler } from '../quota/plans.js';
+import { LUA_INIT } from './luainit.js';
+import { inspectPdfJson } from './pdfcheck.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { prlimit, type ProcessLimits } from './sandbox.js';
 import { Session, type Exec } from './session.js';
+import { ownerFolder, sweepWorkRoot } from './sweep.js';
 import { collectWarnings, type TexWarning } from './warnings.js';
+import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
 
 export const MAIN = 'main';
 const MAX_PASSES = 5;
@@ -20,6 +24,13 @@ const MEMORY_BYTES = 4 * 1024 ** 3;
 /** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
 const PROCESSES = 32;
 const WATCH_MS = 250;
+/** Helper files (aux, bcf, idx, fls, blg) read back for the rerun logic. */
+const HELPER_CAP = 64 * 1024 * 1024;
+/** Files hashed between passes; larger ones count as unchanged. */
+const SNAPSHOT_CAP = 16 * 1024 * 1024;
+/** qpdf's JSON view of the PDF (objects without stream data), read back and parsed on the host. */
+const INSPECT_CAP = 64 * 1024 * 1024;
+const INSPECT_JSON = '.quire-pdf.json';
 
 export interface TexJob {
   source: string;
@@ -33,8 +44,13 @@ export interface TexJob {
   signal?: AbortSignal;
 }
 
-/** `unmeasurable`: TeX wrote a PDF but its pages and size could not be read back. */
-export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable';
+/**
+ * `unmeasurable`: TeX wrote a PDF but its pages and size could not be read back.
+ * `refused`: the job left something other than the plain files a TeX run writes (a link, a
+ * FIFO, a directory, a hard link, thousands of files) where the service reads; see `problem`.
+ * `active_content`: the PDF carries JavaScript, a Launch action or a script URI; see `problem`.
+ */
+export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable' | 'refused' | 'active_content';
 
 export interface TexResult {
   outcome: TexOutcome;
@@ -50,6 +66,8 @@ export interface TexResult {
   durationMs: number;
   /** With file_too_large: the file that hit the cap. */
   file?: string;
+  /** With refused and active_content: what was wrong, in words for the caller. */
+  problem?: string;
   /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
   warnings?: TexWarning[];
 }
@@ -67,7 +85,8 @@ export interface RunnerOptions {
 /** Engine flags: no shell escape, no interaction, stop at the first error, record files. */
 export function engineArgs(compiler: Compiler): string[] {
   const common = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
-  if (compiler === 'lualatex') return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
+  // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
+  if (compiler === 'lualatex') return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
   return [compiler, ...common, `${MAIN}.tex`];
 }
 
@@ -90,8 +109,9 @@ const HOST_TEXMFVAR = '.texmf-var';
 
 class Killed extends Error {
   constructor(
-    readonly outcome: 'timeout' | 'file_too_large',
+    readonly outcome: 'timeout' | 'file_too_large' | 'refused',
     readonly file?: string,
+    readonly problem?: string,
   ) {
     super(outcome);
   }
@@ -101,33 +121,29 @@ function sha(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-async function readIf(path: string): Promise<Buffer | null> {
-  try {
-    return await readFile(path);
-  } catch {
-    return null;
-  }
-}
-
-/** Total bytes under a directory and its largest file. */
-async function measure(dir: string): Promise<{ total: number; largest: string }> {
+/** Total bytes in the workspace, its largest file, and whether it holds too many entries. */
+async function measure(workspace: Workspace): Promise<{ total: number; largest: string; overflow: boolean }> {
+  const { files, overflow } = await workspace.files();
   let total = 0;
   let largest = { name: '', size: -1 };
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath ?? dir, entry.name);
-    const size = (await stat(path).catch(() => null))?.size ?? 0;
-    total += size;
-    if (size > largest.size) largest = { name: path.slice(dir.length + 1), size };
+  for (const file of files) {
+    total += file.size;
+    if (file.size > largest.size) largest = file;
   }
-  return { total, largest: largest.name };
+  return { total, largest: largest.name, overflow };
+}
+
+/** The job's files, owned by the slot uid (or by us when the service is unprivileged). */
+function workspaceOf(session: Session): Workspace {
+  return new Workspace(session.dir, session.uid ?? process.getuid?.() ?? 0);
 }
 
 export class TexRunner {
   private luaCache: Promise<string | undefined> | null = null;
   private luaCacheDir: string | undefined;
   private rootReady: Promise<void> | null = null;
+  /** This process's folder under the work root, holding its workspaces. */
+  private folder: string | undefined;
   /** A warm sandbox per uid, started when the previous job on that uid ended. */
   private readonly spare = new Map<string, Promise<Session>>();
   private closed = false;
@@ -146,15 +162,18 @@ export class TexRunner {
       const result = await this.compile(session, job, state);
       stopped = false;
       return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started) };
-    } catch (err) {
+    } catch (caught) {
+      const err = caught instanceof WorkspaceViolation ? new Killed('refused', undefined, caught.message) : caught;
       if (!(err instanceof Killed)) throw err;
-      const log = (await readIf(join(session.dir, `${MAIN}.log`)))?.toString('utf8') ?? '';
+      // The log too is read safely: when it is the file that broke the rules, there is none.
+      const log = (await workspaceOf(session).readLog(`${MAIN}.log`).catch(() => null)) ?? '';
       return {
         outcome: err.outcome,
         log,
         passes: state.passes,
         durationMs: Math.round(performance.now() - started),
         ...(err.file ? { file: err.file } : {}),
+        ...(err.problem ? { problem: err.problem } : {}),
       };
     } finally {
       // A finished job's sandbox is torn down off the caller's path (the uid's next sandbox
@@ -188,9 +207,12 @@ export class TexRunner {
       // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
       await mkdir(this.options.workRoot, { recursive: true });
       await chmod(this.options.workRoot, 0o711);
+      // Workspaces left by a service that died (customer source) go before any job runs.
+      await sweepWorkRoot(this.options.workRoot);
+      this.folder = await ownerFolder(this.options.workRoot);
     })();
     return Promise.all([this.rootReady, after]).then(() =>
-      Session.open(this.options.workRoot, uid, {
+      Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         env: this.options.isolate
           ? TEX_ENV
@@ -233,33 +255,36 @@ export class TexRunner {
       await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
     }
     if (session.uid !== undefined) {
-      for (const entry of await readdir(dir, { recursive: true })) await chown(join(dir, entry), session.uid, session.uid);
+      // Written by us just now (nothing of the job has run yet): the folders and their files.
+      for (const name of await readdir(dir, { recursive: true })) await lchown(join(dir, name), session.uid, session.uid);
     }
   }
 
-  private async compile(session: Session, job: TexJob, state: { passes: number }) {
-    const dir = session.dir;
+  private async compile(session: Session, job: TexJob, state: { passes: number }): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
+    const workspace = workspaceOf(session);
     const deadline = performance.now() + job.timeoutMs;
-    const exec = (argv: string[]) => this.exec(session, job, deadline, argv);
-    // Every read of a file the job wrote goes through this one function.
-    const read: ReadFile = (name) => readIf(join(dir, name));
+    const exec = (argv: string[], fileBytes?: number) => this.exec(session, workspace, job, deadline, argv, fileBytes);
+    // Every read of a file the job wrote goes through the workspace reader.
+    const read: ReadFile = (name) => workspace.readCapped(name, HELPER_CAP);
     const sources = [job.source, ...(job.files ?? []).filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => f.data.toString('utf8'))];
     const done = new Map<string, string>();
     const problems = new Map<string, Array<{ tool: string; message: string }>>();
     let log = '';
-    let transcript: Buffer | null = null;
 
     while (state.passes < MAX_PASSES) {
-      const before = await this.snapshot(dir);
+      const before = await this.snapshot(workspace);
       state.passes++;
       const pass = await exec(engineArgs(job.compiler));
-      transcript = await read(`${MAIN}.log`);
-      // No transcript at all means TeX never started: our fault, not the document's.
-      if (!transcript) throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
-      log = transcript.toString('utf8');
+      const transcript = await workspace.readLog(`${MAIN}.log`);
+      if (transcript === null) {
+        // No transcript and no banner means TeX never started: our fault, not the document's.
+        if (!/^This is /m.test(pass.output)) throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
+        return { outcome: 'refused', log: '', problem: `${MAIN}.log is missing: the document removed its own transcript` };
+      }
+      log = transcript;
       // A pass may end without pages (a document that only prints a biblatex list before biber ran).
       const empty = pass.code === 0 && /^No pages of output\.$/m.test(log);
-      if (pass.code !== 0 || (!empty && !(await read(`${MAIN}.pdf`)))) return { outcome: 'failed' as const, log };
+      if (pass.code !== 0 || (!empty && (await workspace.size(`${MAIN}.pdf`)) === null)) return { outcome: 'failed', log };
 
       // Helpers run when their input changed since they last ran; a changed output forces a pass.
       let changed = false;
@@ -268,45 +293,61 @@ export class TexRunner {
         const outputs = await Promise.all(helper.outputs.map(async (name) => (await read(name)) ?? Buffer.alloc(0)));
         const result = await exec(helper.argv);
         const verdict = await judgeHelper(helper, result, read);
-        if (verdict.fatal) return { outcome: 'failed' as const, log: `${log}\n${verdict.fatal}` };
+        if (verdict.fatal) return { outcome: 'failed', log: `${log}\n${verdict.fatal}` };
         problems.set(helper.id, verdict.problems.map((message) => ({ tool: helper.tool, message })));
         for (const [i, name] of helper.outputs.entries()) {
-          const now = (await read(name)) ?? Buffer.alloc(0);
-          if (!now.equals(outputs[i]!)) changed = true;
+          if (!((await read(name)) ?? Buffer.alloc(0)).equals(outputs[i]!)) changed = true;
         }
-        // splitindex writes (and makeindex-es) files whose names only it knows.
+        // splitindex writes (and runs makeindex on) files whose names only it knows.
         if (helper.outputs.length === 0) changed = true;
       }
-      if (!changed && (empty || !(await this.needsRerun(dir, log, before)))) break;
+      if (!changed && (empty || !(await this.needsRerun(workspace, log, before)))) break;
     }
-    const pdf = await readIf(join(dir, `${MAIN}.pdf`));
-    if (!pdf) return { outcome: 'failed' as const, log };
-    const warnings = collectWarnings(transcript ?? Buffer.from(log), job.compiler, [...problems.values()].flat());
-    const counted = await exec(['qpdf', '--show-npages', `${MAIN}.pdf`]);
-    const pages = Number(counted.output.trim());
-    if (counted.code !== 0 || !Number.isInteger(pages) || pages < 1) {
-      return { outcome: 'unmeasurable' as const, log: `${log}\nThe PDF could not be measured: ${counted.output.slice(0, 500)}` };
+    const pdf = await workspace.read(`${MAIN}.pdf`, job.maxFileBytes);
+    if (pdf === 'over') return { outcome: 'file_too_large', log, file: `${MAIN}.pdf` };
+    if (!pdf) return { outcome: 'failed', log };
+    // One qpdf run gives the page count and every object, for the active-content check.
+    const inspected = await exec(
+      ['sh', '-c', 'rm -f "$0" && exec qpdf --json=2 --json-key=pages --json-key=qpdf "$1" >"$0"', INSPECT_JSON, `${MAIN}.pdf`],
+      INSPECT_CAP,
+    );
+    const json = inspected.code === 0 || inspected.code === 3 ? await workspace.read(INSPECT_JSON, INSPECT_CAP) : null;
+    if (json === 'over') {
+      return { outcome: 'refused', log, problem: 'the PDF has too many objects to be inspected for active content' };
     }
+    let inspection;
+    try {
+      inspection = json ? inspectPdfJson(json.toString('utf8')) : null;
+    } catch {
+      inspection = null;
+    }
+    const pages = inspection?.pages;
+    if (!inspection || !pages || pages < 1) {
+      return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${inspected.output.slice(0, 500)}` };
+    }
+    if (inspection.active.length > 0) return { outcome: 'active_content', log, problem: inspection.active.join(', ') };
+    // pdflatex prints an empty font slot as the raw byte: the glyph check reads the log's bytes.
+    const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
+    const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
     if (job.keepPages !== undefined && pages > job.keepPages) {
       const cut = await exec(['qpdf', `${MAIN}.pdf`, '--pages', '.', `1-${job.keepPages}`, '--', 'preview.pdf']);
-      const preview = await readIf(join(dir, 'preview.pdf'));
       // qpdf exits 3 on warnings with a usable output.
-      if ((cut.code === 0 || cut.code === 3) && preview) {
-        return { outcome: 'ok' as const, pdf: preview, pages: job.keepPages, totalPages: pages, log, warnings };
+      const preview = cut.code === 0 || cut.code === 3 ? await workspace.read('preview.pdf', job.maxFileBytes) : null;
+      if (preview && preview !== 'over') {
+        return { outcome: 'ok', pdf: preview, pages: job.keepPages, totalPages: pages, log, warnings };
       }
     }
-    return { outcome: 'ok' as const, pdf, pages, totalPages: pages, log, warnings };
+    return { outcome: 'ok', pdf, pages, totalPages: pages, log, warnings };
   }
 
   /** Hashes of the files a pass may read back (aux, toc, bbl, …) before it runs. */
-  private async snapshot(dir: string): Promise<Map<string, string>> {
+  private async snapshot(workspace: Workspace): Promise<Map<string, string>> {
     const hashes = new Map<string, string>();
-    const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-    for (const entry of entries) {
-      if (!entry.isFile() || [`${MAIN}.tex`, `${MAIN}.pdf`, `${MAIN}.log`].includes(entry.name)) continue;
-      const path = join(entry.parentPath ?? dir, entry.name);
-      const data = await readIf(path);
-      if (data && data.length <= 16 * 1024 * 1024) hashes.set(path.slice(dir.length + 1), sha(data));
+    for (const { name, size } of (await workspace.files()).files) {
+      if ([`${MAIN}.tex`, `${MAIN}.pdf`, `${MAIN}.log`].includes(name) || size > SNAPSHOT_CAP) continue;
+      // A file that is not plainly the job's (a link, a hard link) counts as unchanged.
+      const data = await workspace.read(name, SNAPSHOT_CAP).catch(() => null);
+      if (data && data !== 'over') hashes.set(name, sha(data));
     }
     return hashes;
   }
@@ -317,11 +358,11 @@ export class TexRunner {
    * of a plain document is written on the first pass but never needed: LaTeX itself warns
    * when labels or citations in it changed.
    */
-  private async needsRerun(dir: string, log: string, before: Map<string, string>): Promise<boolean> {
+  private async needsRerun(workspace: Workspace, log: string, before: Map<string, string>): Promise<boolean> {
     if (/Rerun to get|Please rerun|Please \(re\)run|may have changed\. Rerun|Rerun LaTeX|rerun LaTeX/i.test(log)) {
       return true;
     }
-    const fls = (await readIf(join(dir, `${MAIN}.fls`)))?.toString('utf8') ?? '';
+    const fls = (await workspace.readCapped(`${MAIN}.fls`, HELPER_CAP))?.toString('utf8') ?? '';
     const inputs = new Set<string>();
     const outputs = new Set<string>();
     for (const line of fls.split('\n')) {
@@ -333,25 +374,27 @@ export class TexRunner {
     for (const name of inputs) {
       // A file new in this pass was read back by LaTeX's own end-of-run check (the .aux).
       if (!outputs.has(name) || !before.has(name) || HELPER_CONTROL_FILES.test(name)) continue;
-      const data = await readIf(join(dir, name));
-      if (data && before.get(name) !== sha(data)) return true;
+      const data = await workspace.read(name, SNAPSHOT_CAP).catch(() => null);
+      if (data && data !== 'over' && before.get(name) !== sha(data)) return true;
     }
     for (const match of log.matchAll(/^No file (\S+)\.$/gm)) {
       const name = match[1]!.replace(/^\.\//, '');
       if (name.endsWith('.aux')) continue;
-      const size = (await stat(join(dir, name)).catch(() => null))?.size ?? 0;
-      if (size > 0) return true;
+      if (((await workspace.size(name).catch(() => null)) ?? 0) > 0) return true;
     }
     return false;
   }
 
-  /** One command in the job's sandbox, under the job's limits, its deadline and a disk watch. */
-  private async exec(session: Session, job: TexJob, deadline: number, argv: string[]): Promise<Exec> {
+  /**
+   * One command in the job's sandbox, under the job's limits, its deadline and a disk watch.
+   * `fileBytes` raises the file size cap for our own outputs (qpdf's JSON).
+   */
+  private async exec(session: Session, workspace: Workspace, job: TexJob, deadline: number, argv: string[], fileBytes?: number): Promise<Exec> {
     const remaining = deadline - performance.now();
     if (remaining <= 0 || job.signal?.aborted) throw new Killed('timeout');
     const limits: ProcessLimits = {
       cpuSeconds: Math.ceil(job.timeoutMs / 1000) + 1,
-      fileBytes: job.maxFileBytes,
+      fileBytes: fileBytes ?? job.maxFileBytes,
       memoryBytes: MEMORY_BYTES,
       processes: PROCESSES,
     };
@@ -370,17 +413,24 @@ export class TexRunner {
     const timer = setTimeout(() => kill(new Killed('timeout')), remaining);
     const onAbort = () => kill(new Killed('timeout'));
     job.signal?.addEventListener('abort', onAbort, { once: true });
-    // Each file is capped by RLIMIT_FSIZE; the watch caps the workspace as a whole.
-    const budget = 2 * job.maxFileBytes + 64 * 1024 * 1024;
+    // Each file is capped by RLIMIT_FSIZE; the watch caps the workspace as a whole, and the
+    // number of entries in it (inodes on the host's disk).
+    const budget = 2 * job.maxFileBytes + (fileBytes ?? 0) + 64 * 1024 * 1024;
+    let measuring = false;
     const watch = setInterval(() => {
-      void measure(session.dir).then(({ total, largest }) => {
-        if (total > budget) kill(new Killed('file_too_large', largest));
-      });
+      if (measuring) return;
+      measuring = true;
+      void measure(workspace)
+        .then(({ total, largest, overflow }) => {
+          if (overflow) kill(new Killed('refused', undefined, `the document created more than ${WALK_ENTRIES} files`));
+          else if (total > budget) kill(new Killed('file_too_large', largest));
+        })
+        .finally(() => (measuring = false));
     }, WATCH_MS);
     try {
       const result = await session.run(command);
       // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
-      if (result.code === 128 + 25) throw new Killed('file_too_large', (await measure(session.dir)).largest);
+      if (result.code === 128 + 25) throw new Killed('file_too_large', (await measure(workspace)).largest);
       return result;
     } catch (err) {
       if (killed) throw killed;

@@ -1,6 +1,7 @@
 // How every TeX-side process starts: inside bubblewrap with no network, its own PID
-// namespace, the system and TeX Live read-only, only the job's workspace writable and
-// nothing else of the host visible; then prlimit caps CPU, memory, file size and processes.
+// namespace, the system and TeX Live read-only, a read-only root and /dev, only the job's
+// workspace and a capped /tmp writable, and nothing else of the host visible; then prlimit
+// caps CPU, memory, file size and processes.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,6 +89,10 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp');
   if (spec.luaCache !== undefined) args.push('--ro-bind', spec.luaCache, SANDBOX_LUA_CACHE);
   args.push('--bind', spec.workspace, SANDBOX_WORKDIR, '--chdir', SANDBOX_WORKDIR, '--clearenv');
+  // bwrap's root and /dev are tmpfs in host memory with no size cap: once everything is
+  // mounted both become read-only (devices such as /dev/null still work), so /tmp (capped)
+  // and the workspace (watched, RLIMIT_FSIZE per file) are the only writable places.
+  args.push('--remount-ro', '/dev', '--remount-ro', '/');
   const env = { PATH: '/usr/bin', HOME: '/tmp', ...spec.env };
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
   args.push('--', ...limited);

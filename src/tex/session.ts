@@ -6,9 +6,10 @@
 // reaches TeX through main.tex, so nothing it prints can be mistaken for an answer.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chown, mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { chown, mkdir, readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SANDBOX_LUA_CACHE, sandboxed, type SandboxSpec } from './sandbox.js';
+import { removeWorkspace } from './workspace.js';
 
 /** Output of a command kept for the caller (qpdf's answer, a helper's complaint). */
 const OUTPUT_CAP = 64 * 1024;
@@ -135,8 +136,10 @@ export class Session {
       await closed;
       clearTimeout(timer);
     }
-    if (this.killed) await gone(this.uid);
-    await rm(this.dir, { recursive: true, force: true });
+    // bwrap's init inside the namespace can outlive the outer bwrap by a moment: wait for it
+    // either way, so no process of the job touches the workspace while it is removed.
+    await gone(this.uid);
+    await removeWorkspace(this.dir);
   }
 }
 

@@ -17,11 +17,15 @@ export interface TexWarning {
 const MAX_WARNINGS = 50;
 
 /**
- * `raw` is the last pass's main.log as bytes: pdflatex prints a missing slot as the raw byte,
- * which a UTF-8 reading would turn into U+FFFD.
+ * `log` is the last pass's main.log; `raw` the same as bytes when pdflatex reported missing
+ * characters: it prints an empty slot as the raw byte, which a UTF-8 reading turns into U+FFFD.
  */
-export function collectWarnings(raw: Buffer, compiler: Compiler, bibliographyProblems: Array<{ tool: string; message: string }>): TexWarning[] {
-  const log = raw.toString('utf8');
+export function collectWarnings(
+  log: string,
+  raw: Buffer | null,
+  compiler: Compiler,
+  bibliographyProblems: Array<{ tool: string; message: string }>,
+): TexWarning[] {
   const warnings: TexWarning[] = [];
   const seen = new Set<string>();
   const add = (warning: TexWarning) => {
@@ -52,7 +56,7 @@ export function collectWarnings(raw: Buffer, compiler: Compiler, bibliographyPro
     });
   }
 
-  if (compiler === 'pdflatex') {
+  if (compiler === 'pdflatex' && raw) {
     const latin1 = raw.toString('latin1');
     for (const m of latin1.matchAll(/^Missing character: There is no (.+?) in font (.+?)!$/gm)) {
       const font = m[2]!;

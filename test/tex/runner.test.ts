@@ -256,7 +256,10 @@ tex.print("WROTE:" .. (w and "yes" or "no"))
 
     test('every workspace is deleted afterwards', async () => {
       await Promise.all([runner.close(), cold.close()]);
-      assert.deepEqual((await readdir(workRoot)).filter((name) => name !== 'texmf-var'), []);
+      // Workspaces live in this process's folder (p<pid>-<start time>) under the root.
+      const folders = (await readdir(workRoot)).filter((name) => name !== 'texmf-var');
+      assert.deepEqual(folders.map((name) => /^p\d+-\d+$/.test(name)), [true]);
+      assert.deepEqual(await readdir(join(workRoot, folders[0]!)), []);
     });
   });
 });

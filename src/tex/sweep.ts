@@ -1,0 +1,46 @@
+// Job workspaces hold customer source; a service that was killed leaves them behind. Each
+// process keeps its workspaces in its own folder under the shared work root, named after its
+// pid and the kernel's start time for that pid, so a later start can tell a dead owner's
+// folder (remove it) from a live one's (another service, or a parallel test process).
+import { lstat, mkdir, chmod, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { removeWorkspace } from './workspace.js';
+
+const FOLDER = /^p(\d+)-(\d+)$/;
+
+/** The start time of `pid` in clock ticks since boot (field 22 of /proc/<pid>/stat), or null. */
+export async function startTime(pid: number): Promise<string | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  if (!stat) return null;
+  // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fields[19] ?? null;
+}
+
+/** This process's folder under `root` (created, traversable by job uids). */
+export async function ownerFolder(root: string): Promise<string> {
+  const folder = join(root, `p${process.pid}-${(await startTime(process.pid)) ?? '0'}`);
+  await mkdir(folder, { recursive: true, mode: 0o711 });
+  await chmod(folder, 0o711);
+  return folder;
+}
+
+/** Removes the folders under `root` whose owning process has ended; returns their names. */
+export async function sweepWorkRoot(root: string): Promise<string[]> {
+  const removed: string[] = [];
+  for (const name of await readdir(root).catch(() => [])) {
+    const match = FOLDER.exec(name);
+    if (!match) continue;
+    const alive = (await startTime(Number(match[1]))) === match[2];
+    if (alive) continue;
+    const stats = await lstat(join(root, name)).catch(() => null);
+    if (!stats?.isDirectory()) continue;
+    try {
+      await removeWorkspace(join(root, name));
+      removed.push(name);
+    } catch {
+      // Another process sweeping the same folder, or a file we may not remove: next start.
+    }
+  }
+  return removed;
+}
