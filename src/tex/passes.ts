@@ -52,9 +52,12 @@ export function recordedOutputs(fls: string): string[] {
   return [...outputs];
 }
 
-/** A name TeX wrote inside the workspace that is safe to hand to a helper as an argument. */
+/**
+ * A name TeX wrote inside the workspace that is safe to hand to a helper as an argument:
+ * relative, one folder at most, and never starting with "-" (it would read as an option).
+ */
 function plainName(name: string): boolean {
-  return /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(name) && !name.includes('..');
+  return /^(?:[A-Za-z0-9_][A-Za-z0-9._-]*\/)?[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(name) && !name.includes('..');
 }
 
 function stem(name: string): string {

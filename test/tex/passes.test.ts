@@ -7,7 +7,8 @@
 // `-f` it also delivers 1 page.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -128,6 +129,28 @@ describe('pass loop', () => {
     const result = await run({ source, files: (await project('projbiber')).files!.filter((f) => !f.name.endsWith('.bib')) });
     assert.equal(result.outcome, 'failed');
     assert.match(result.log, /ERROR - Cannot find 'refs\.bib'!/);
+  });
+
+  test('a project file cannot read outside the workspace: the canary never appears in the log or the PDF', async () => {
+    const canaryDir = await mkdtemp(join(tmpdir(), 'quire-canary-'));
+    const canary = `CANARY${randomBytes(12).toString('hex')}`;
+    await writeFile(join(canaryDir, 'secret.tex'), canary);
+    const evil = [
+      `\\input{${canaryDir}/secret}`,
+      `\\input{../../${canaryDir.split('/').at(-1)}/secret}`,
+      `\\IfFileExists{${canaryDir}/secret.tex}{\\input{${canaryDir}/secret.tex}}{absent}`,
+    ];
+    try {
+      for (const line of evil) {
+        const source = '\\documentclass{article}\n\\begin{document}\n\\input{chapters/evil}\n\\end{document}\n';
+        const result = await run({ source, files: [{ name: 'chapters/evil.tex', data: Buffer.from(`${line}\n`) }] });
+        assert.ok(!result.log.includes(canary), line);
+        if (result.pdf) assert.ok(!text(result.pdf).includes(canary), line);
+        assert.ok(!JSON.stringify(result.warnings ?? []).includes(canary), line);
+      }
+    } finally {
+      await rm(canaryDir, { recursive: true, force: true });
+    }
   });
 
   test('warnings: undefined reference and citation with their lines, pdflatex font slots', async () => {
