@@ -1,10 +1,12 @@
 // The pass loop against real TeX in the real sandbox: each document compiles to the page
 // count latexmk gives for the same files. Reference counts were measured once with
 // `latexmk -pdf` (latexmk 4.79, TeX Live 2022 of Debian) in a directory holding the fixture's
-// files; glossaries and nomencl with the rules latexmk's documentation gives for them
-// (test/fixtures/projects/latexmkrc, `latexmk -r latexmkrc -pdf`), since latexmk runs neither
-// by default. latexmk stops on biber's data error (exit 12) after one pass with 1 page; with
-// `-f` it also delivers 1 page.
+// files; glossaries, nomencl and index.sty's \newindex with the custom rules latexmk's
+// documentation gives for them (test/fixtures/projects/latexmkrc, `latexmk -r latexmkrc -pdf`),
+// since latexmk runs none of them by default (it then gives gls 2, nom 2, but indexsty 2 and
+// splitidx 1: the extra indexes stay empty). splitidx with latexmkrc-splitindex ($makeindex =
+// splitindex; latexmk exits 12 looking for main.ind, with 3 pages). latexmk stops on biber's
+// data error (exit 12) after one pass with 1 page; with `-f` it also delivers 1 page.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +30,9 @@ const LATEXMK_PAGES: Record<string, number> = {
   nom: 2,
   projbiber: 4,
   projbibtex: 4,
+  indexsty: 3,
+  splitidx: 3,
+  blxindex: 2,
 };
 
 async function project(name: string): Promise<Pick<TexJob, 'source' | 'files'>> {
@@ -91,6 +96,27 @@ describe('pass loop', () => {
     assert.match(pdf, /Index of authors[\s\S]*Knuth[\s\S]*Lamport/);
     assert.match(pdf, /Index of places[\s\S]*Paris[\s\S]*Rome/);
     console.log(`idx3: ${result.passes} passes, ${result.durationMs} ms`);
+  });
+
+  test('index.sty: \\newindex{aut}{adx}{and} gets makeindex main.adx into main.and', async () => {
+    const result = await run(await project('indexsty'));
+    assert.equal(result.outcome, 'ok', result.log.slice(-2000));
+    assert.equal(result.pages, LATEXMK_PAGES.indexsty);
+    assert.match(text(result.pdf), /Name Index[\s\S]*Knuth/);
+  });
+
+  test('splitidx without split: splitindex cuts main.idx and makeindex runs on each part', async () => {
+    const result = await run(await project('splitidx'));
+    assert.equal(result.outcome, 'ok', result.log.slice(-2000));
+    assert.equal(result.pages, LATEXMK_PAGES.splitidx);
+    assert.match(text(result.pdf), /General Index[\s\S]*alpha[\s\S]*Index of Names[\s\S]*Knuth/);
+  });
+
+  test('biblatex indexing=cite: biber, then makeindex on the .idx biblatex wrote', async () => {
+    const result = await run(await project('blxindex'));
+    assert.equal(result.outcome, 'ok', result.log.slice(-2000));
+    assert.equal(result.pages, LATEXMK_PAGES.blxindex);
+    assert.match(text(result.pdf), /Index[\s\S]*Knuth[\s\S]*Lamport/);
   });
 
   test('glossaries: the makeindex call of makeglossaries, read from the .aux', async () => {
