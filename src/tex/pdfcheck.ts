@@ -39,15 +39,11 @@ function inspectDict(dict: Record<string, unknown>, found: Set<string>): void {
   const action = dict['/S'];
   if (nameIs(action, '/JavaScript')) found.add('JavaScript action (/S /JavaScript)');
   if (nameIs(action, '/Launch')) found.add('Launch action (/S /Launch)');
-  for (const key of Object.keys(dict)) {
-    if (nameIs(key, '/JS')) found.add('JavaScript code (/JS)');
-  }
+  if (Object.keys(dict).some((key) => nameIs(key, '/JS'))) found.add('JavaScript code (/JS)');
   const uri = pdfString(dict['/URI']);
   if (uri !== null && scriptScheme(uri)) found.add(`script URI (${JSON.stringify(uri.slice(0, 40))})`);
-  const names = dict['/Names'];
-  if (names && typeof names === 'object' && !Array.isArray(names) && Object.keys(names).some((key) => nameIs(key, '/JavaScript'))) {
-    found.add('document JavaScript (/Names /JavaScript)');
-  }
+  // Only the catalog's name dictionary has a /JavaScript key (its document-level scripts).
+  if (Object.keys(dict).some((key) => nameIs(key, '/JavaScript'))) found.add('document JavaScript (/Names /JavaScript)');
 }
 
 /** Walks every value without recursion, so a deeply nested object cannot overflow the stack. */

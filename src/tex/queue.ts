@@ -9,6 +9,8 @@ export interface JobQueue {
   stats(): { running: number; waiting: number };
   /** Stops accepting work and ends idle sandboxes. */
   close(): Promise<void>;
+  /** Before serving: removes workspaces left by services that died; resolves to what went. */
+  start?(): Promise<string[]>;
 }
 
 /**
@@ -36,6 +38,10 @@ export class LocalJobQueue implements JobQueue {
 
   close(): Promise<void> {
     return this.runner.close();
+  }
+
+  start(): Promise<string[]> {
+    return this.runner.start();
   }
 
   stats() {

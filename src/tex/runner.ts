@@ -80,14 +80,20 @@ export interface RunnerOptions {
   luaCache?: () => Promise<string>;
   /** Keep a started sandbox ready for the next job (default true). */
   warm?: boolean;
+  /**
+   * Run lualatex with LUA_INIT (default true). Only tests turn it off, to attack the
+   * host-side reads with the links and renames a document could make without it.
+   */
+  hardenLua?: boolean;
 }
 
 /** Engine flags: no shell escape, no interaction, stop at the first error, record files. */
-export function engineArgs(compiler: Compiler): string[] {
+export function engineArgs(compiler: Compiler, hardenLua = true): string[] {
   const common = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
+  if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
   // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
-  if (compiler === 'lualatex') return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
-  return [compiler, ...common, `${MAIN}.tex`];
+  if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
+  return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
 }
 
 /** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
@@ -141,7 +147,7 @@ function workspaceOf(session: Session): Workspace {
 export class TexRunner {
   private luaCache: Promise<string | undefined> | null = null;
   private luaCacheDir: string | undefined;
-  private rootReady: Promise<void> | null = null;
+  private rootReady: Promise<string[]> | null = null;
   /** This process's folder under the work root, holding its workspaces. */
   private folder: string | undefined;
   /** A warm sandbox per uid, started when the previous job on that uid ended. */
@@ -178,12 +184,29 @@ export class TexRunner {
     } finally {
       // A finished job's sandbox is torn down off the caller's path (the uid's next sandbox
       // waits for it); a stopped job's is gone, every process of it, before we answer.
-      const closing = session.close().catch(() => {});
+      const closing = session.close(stopped).catch(() => {});
       this.closing.add(closing);
       void closing.then(() => this.closing.delete(closing));
       this.warm(uid, closing);
       if (stopped) await closing;
     }
+  }
+
+  /**
+   * Prepares the work root and sweeps the workspaces of services that died (customer source)
+   * before any job runs; resolves to the swept folders. The server calls it when it starts
+   * serving; the first job calls it otherwise. Runs once.
+   */
+  start(): Promise<string[]> {
+    this.rootReady ??= (async () => {
+      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
+      await mkdir(this.options.workRoot, { recursive: true });
+      await chmod(this.options.workRoot, 0o711);
+      const swept = await sweepWorkRoot(this.options.workRoot);
+      this.folder = await ownerFolder(this.options.workRoot);
+      return swept;
+    })();
+    return this.rootReady;
   }
 
   /** Ends the warm sandboxes (service shutdown). */
@@ -203,15 +226,7 @@ export class TexRunner {
   }
 
   private open(uid: number | undefined, after?: Promise<void>): Promise<Session> {
-    this.rootReady ??= (async () => {
-      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
-      await mkdir(this.options.workRoot, { recursive: true });
-      await chmod(this.options.workRoot, 0o711);
-      // Workspaces left by a service that died (customer source) go before any job runs.
-      await sweepWorkRoot(this.options.workRoot);
-      this.folder = await ownerFolder(this.options.workRoot);
-    })();
-    return Promise.all([this.rootReady, after]).then(() =>
+    return Promise.all([this.start(), after]).then(() =>
       Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         env: this.options.isolate
@@ -274,7 +289,7 @@ export class TexRunner {
     while (state.passes < MAX_PASSES) {
       const before = await this.snapshot(workspace);
       state.passes++;
-      const pass = await exec(engineArgs(job.compiler));
+      const pass = await exec(engineArgs(job.compiler, this.options.hardenLua !== false));
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -430,7 +445,11 @@ export class TexRunner {
     try {
       const result = await session.run(command);
       // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
-      if (result.code === 128 + 25) throw new Killed('file_too_large', (await measure(workspace)).largest);
+      const after = await measure(workspace);
+      if (result.code === 128 + 25) throw new Killed('file_too_large', after.largest);
+      // A command quicker than the watch is measured once at its end.
+      if (after.overflow) throw new Killed('refused', undefined, `the document created more than ${WALK_ENTRIES} files`);
+      if (after.total > budget) throw new Killed('file_too_large', after.largest);
       return result;
     } catch (err) {
       if (killed) throw killed;

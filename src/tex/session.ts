@@ -127,7 +127,7 @@ export class Session {
    * exits on end of input (and the PID namespace with it); a killed one is waited for until
    * the kernel has taken every process of the job down.
    */
-  async close(): Promise<void> {
+  async close(stopped = false): Promise<void> {
     if (!this.exited) {
       const closed = new Promise<void>((resolve) => this.child.once('close', () => resolve()));
       if (this.pending) this.kill();
@@ -136,9 +136,9 @@ export class Session {
       await closed;
       clearTimeout(timer);
     }
-    // bwrap's init inside the namespace can outlive the outer bwrap by a moment: wait for it
-    // either way, so no process of the job touches the workspace while it is removed.
-    await gone(this.uid);
+    // bwrap's init inside the namespace can outlive the outer bwrap by a moment; a stopped
+    // job (killed, or ended by a limit) is waited for until none of its processes is left.
+    if (this.killed || stopped) await gone(this.uid);
     await removeWorkspace(this.dir);
   }
 }

@@ -4,7 +4,7 @@
 // link, a file is accepted only when the opened descriptor is a regular file the job's uid
 // owns with a single link, reads stop at a fixed cap, and walks are bounded in depth and size.
 import { constants } from 'node:fs';
-import { lstat, open, opendir, rm, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 
 const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
@@ -158,36 +158,26 @@ export class Workspace {
     let seen = 0;
     let overflow = false;
     const walk = async (path: string, prefix: string, depth: number): Promise<void> => {
-      let dir;
-      try {
-        dir = await opendir(path);
-      } catch {
+      // Dirent types come from the directory itself: a link is a link, never its target.
+      const entries = await readdir(path, { withFileTypes: true }).catch(() => []);
+      seen += entries.length;
+      if (seen > WALK_ENTRIES) {
+        overflow = true;
         return;
       }
-      try {
-        for await (const entry of dir) {
-          if (++seen > WALK_ENTRIES) {
-            overflow = true;
-            return;
-          }
-          const name = prefix + entry.name;
-          // Dirent types come from the directory itself: a link is a link, never its target.
-          if (entry.isFile()) {
-            const stats = await lstat(`${path}/${entry.name}`).catch(() => null);
-            if (stats?.isFile()) files.push({ name, size: stats.size });
-          } else if (entry.isDirectory() && depth < WALK_DEPTH) {
-            const handle = await open(`${path}/${entry.name}`, DIR_FLAGS).catch(() => null);
-            if (!handle) continue;
-            try {
-              await walk(`/proc/self/fd/${handle.fd}`, `${name}/`, depth + 1);
-            } finally {
-              await handle.close();
-            }
-            if (overflow) return;
-          }
+      const regular = entries.filter((entry) => entry.isFile());
+      const sizes = await Promise.all(regular.map((entry) => lstat(`${path}/${entry.name}`).catch(() => null)));
+      sizes.forEach((stats, i) => stats?.isFile() && files.push({ name: prefix + regular[i]!.name, size: stats.size }));
+      if (depth >= WALK_DEPTH) return;
+      for (const entry of entries.filter((e) => e.isDirectory())) {
+        const handle = await open(`${path}/${entry.name}`, DIR_FLAGS).catch(() => null);
+        if (!handle) continue;
+        try {
+          await walk(`/proc/self/fd/${handle.fd}`, `${prefix}${entry.name}/`, depth + 1);
+        } finally {
+          await handle.close();
         }
-      } finally {
-        await dir.close().catch(() => {});
+        if (overflow) return;
       }
     };
     await walk(this.dir, '', 1);
