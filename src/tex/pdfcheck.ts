@@ -1,30 +1,31 @@
 // What a delivered PDF may not carry: JavaScript (actions, the /JavaScript name tree, /JS
-// anywhere), /Launch actions and script URIs. Decided on qpdf's JSON view of every object
-// (`qpdf --json=2 --json-key=qpdf --json-key=pages`), where qpdf has already decoded the
+// anywhere), /Launch actions and script URIs. qpdf writes its JSON view of every object
+// (`qpdf --json=2 --json-key=qpdf`) inside the sandbox, where qpdf has already decoded the
 // spellings a filter could miss: name escapes (/Java#53cript is "/JavaScript") and string
-// escapes (octal \152, hex <6a61…>, UTF-16) are all plain text there.
+// escapes (octal \152, hex <6a61…>, UTF-16) are plain JSON there. grep, also in the sandbox,
+// keeps only the entries that matter (SCAN_PATTERN), so the host never parses a whole PDF's
+// JSON on its event loop: it reads back a small list of `"/Key": "value"` matches.
 
-/** How one page count and the active content of a PDF read from qpdf's JSON. */
-export interface PdfInspection {
-  pages: number | null;
-  /** Active content found, described for the caller ("JavaScript action (/S /JavaScript)"). */
-  active: string[];
-}
+/**
+ * The dictionary entries looked at, as qpdf's JSON spells them (`"/Key": value`): actions'
+ * types (/S), JavaScript code (/JS), the name tree of document scripts (/JavaScript) and
+ * URIs, each with its string value when it has one. For `grep -E -i -o`.
+ */
+export const SCAN_PATTERN = '"/(s|js|javascript|uri)": *("([^"\\\\]|\\\\.)*")?';
 
 /** URI schemes that run code in a viewer or browser. */
 const SCRIPT_SCHEMES = ['javascript:', 'vbscript:'];
 
-/** A qpdf JSON v2 string ("u:text" or "b:hex") as the bytes a viewer sees, lowercased. */
-function pdfString(value: unknown): string | null {
-  if (typeof value !== 'string') return null;
+/** A qpdf JSON v2 string ("u:text" or "b:hex") as the text a viewer sees. */
+function pdfString(value: string): string {
   if (value.startsWith('u:')) return value.slice(2);
   if (value.startsWith('b:')) {
     const bytes = Buffer.from(value.slice(2), 'hex');
     // UTF-16BE with a byte order mark, else bytes as Latin-1.
-    if (bytes[0] === 0xfe && bytes[1] === 0xff) return bytes.subarray(2).swap16().toString('utf16le');
+    if (bytes[0] === 0xfe && bytes[1] === 0xff) return Buffer.from(bytes.subarray(2)).swap16().toString('utf16le');
     return bytes.toString('latin1');
   }
-  return null;
+  return value;
 }
 
 /** Browsers ignore case, surrounding blanks and tabs or newlines inside the scheme. */
@@ -33,39 +34,26 @@ function scriptScheme(uri: string): boolean {
   return SCRIPT_SCHEMES.some((scheme) => squeezed.startsWith(scheme));
 }
 
-const nameIs = (value: unknown, name: string) => typeof value === 'string' && value.toLowerCase() === name.toLowerCase();
-
-function inspectDict(dict: Record<string, unknown>, found: Set<string>): void {
-  const action = dict['/S'];
-  if (nameIs(action, '/JavaScript')) found.add('JavaScript action (/S /JavaScript)');
-  if (nameIs(action, '/Launch')) found.add('Launch action (/S /Launch)');
-  if (Object.keys(dict).some((key) => nameIs(key, '/JS'))) found.add('JavaScript code (/JS)');
-  const uri = pdfString(dict['/URI']);
-  if (uri !== null && scriptScheme(uri)) found.add(`script URI (${JSON.stringify(uri.slice(0, 40))})`);
-  // Only the catalog's name dictionary has a /JavaScript key (its document-level scripts).
-  if (Object.keys(dict).some((key) => nameIs(key, '/JavaScript'))) found.add('document JavaScript (/Names /JavaScript)');
-}
-
-/** Walks every value without recursion, so a deeply nested object cannot overflow the stack. */
-function walk(root: unknown, found: Set<string>): void {
-  const stack: unknown[] = [root];
-  while (stack.length > 0) {
-    const value = stack.pop();
-    if (Array.isArray(value)) {
-      for (const item of value) if (item && typeof item === 'object') stack.push(item);
-    } else if (value && typeof value === 'object') {
-      const dict = value as Record<string, unknown>;
-      inspectDict(dict, found);
-      for (const item of Object.values(dict)) if (item && typeof item === 'object') stack.push(item);
+/** The active content named by the scan's matches, one description per kind, sorted. */
+export function activeContent(scan: string): string[] {
+  const found = new Set<string>();
+  for (const line of scan.split('\n')) {
+    const match = /^"(\/[a-z]+)": *(".*")?$/i.exec(line.trim());
+    if (!match) continue;
+    const key = match[1]!.toLowerCase();
+    let value: string | null = null;
+    try {
+      value = match[2] ? (JSON.parse(match[2]) as string) : null;
+    } catch {
+      value = null;
+    }
+    if (key === '/js') found.add('JavaScript code (/JS)');
+    else if (key === '/javascript') found.add('document JavaScript (/Names /JavaScript)');
+    else if (key === '/s' && value?.toLowerCase() === '/javascript') found.add('JavaScript action (/S /JavaScript)');
+    else if (key === '/s' && value?.toLowerCase() === '/launch') found.add('Launch action (/S /Launch)');
+    else if (key === '/uri' && value !== null && scriptScheme(pdfString(value))) {
+      found.add(`script URI (${JSON.stringify(pdfString(value).slice(0, 40))})`);
     }
   }
-}
-
-/** Reads qpdf's JSON (version 2) of a PDF; throws when it is not qpdf JSON. */
-export function inspectPdfJson(json: string): PdfInspection {
-  const doc = JSON.parse(json) as { pages?: unknown; qpdf?: unknown };
-  if (!doc || typeof doc !== 'object' || !Array.isArray(doc.qpdf)) throw new Error('not qpdf JSON');
-  const found = new Set<string>();
-  walk(doc.qpdf, found);
-  return { pages: Array.isArray(doc.pages) ? doc.pages.length : null, active: [...found].sort() };
+  return [...found].sort();
 }

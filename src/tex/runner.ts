@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
 import type { Compiler } from '../quota/plans.js';
 import { LUA_INIT } from './luainit.js';
-import { inspectPdfJson } from './pdfcheck.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
+import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
 import { prlimit, type ProcessLimits } from './sandbox.js';
 import { Session, type Exec } from './session.js';
 import { ownerFolder, sweepWorkRoot } from './sweep.js';
@@ -28,9 +28,9 @@ const WATCH_MS = 250;
 const HELPER_CAP = 64 * 1024 * 1024;
 /** Files hashed between passes; larger ones count as unchanged. */
 const SNAPSHOT_CAP = 16 * 1024 * 1024;
-/** qpdf's JSON view of the PDF (objects without stream data), read back and parsed on the host. */
+/** qpdf's JSON view of the PDF (objects without stream data), written and scanned in the sandbox. */
 const INSPECT_CAP = 64 * 1024 * 1024;
-const INSPECT_JSON = '.quire-pdf.json';
+const INSPECT_SCAN = '.quire-pdf-scan';
 
 export interface TexJob {
   source: string;
@@ -321,26 +321,15 @@ export class TexRunner {
     const pdf = await workspace.read(`${MAIN}.pdf`, job.maxFileBytes);
     if (pdf === 'over') return { outcome: 'file_too_large', log, file: `${MAIN}.pdf` };
     if (!pdf) return { outcome: 'failed', log };
-    // One qpdf run gives the page count and every object, for the active-content check.
-    const inspected = await exec(
-      ['sh', '-c', 'rm -f "$0" && exec qpdf --json=2 --json-key=pages --json-key=qpdf "$1" >"$0"', INSPECT_JSON, `${MAIN}.pdf`],
-      INSPECT_CAP,
-    );
-    const json = inspected.code === 0 || inspected.code === 3 ? await workspace.read(INSPECT_JSON, INSPECT_CAP) : null;
-    if (json === 'over') {
-      return { outcome: 'refused', log, problem: 'the PDF has too many objects to be inspected for active content' };
+    // qpdf exits 3 when it read the PDF with warnings: the count is good.
+    const counted = await exec(['qpdf', '--show-npages', `${MAIN}.pdf`]);
+    // Its warnings share the output: the count is the line that is only a number.
+    const pages = Number(counted.output.split('\n').find((line) => /^\d+$/.test(line.trim())));
+    if ((counted.code !== 0 && counted.code !== 3) || !Number.isInteger(pages) || pages < 1) {
+      return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${counted.output.slice(0, 500)}` };
     }
-    let inspection;
-    try {
-      inspection = json ? inspectPdfJson(json.toString('utf8')) : null;
-    } catch {
-      inspection = null;
-    }
-    const pages = inspection?.pages;
-    if (!inspection || !pages || pages < 1) {
-      return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${inspected.output.slice(0, 500)}` };
-    }
-    if (inspection.active.length > 0) return { outcome: 'active_content', log, problem: inspection.active.join(', ') };
+    const active = await this.activeContent(exec, workspace);
+    if (active.length > 0) return { outcome: 'active_content', log, problem: active.join(', ') };
     // pdflatex prints an empty font slot as the raw byte: the glyph check reads the log's bytes.
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
     const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
@@ -353,6 +342,28 @@ export class TexRunner {
       }
     }
     return { outcome: 'ok', pdf, pages, totalPages: pages, log, warnings };
+  }
+
+  /**
+   * Active content in main.pdf (see pdfcheck.ts). qpdf's JSON and the grep over it stay in the
+   * sandbox, under its limits; the host reads back only the matches. A PDF whose JSON passes
+   * INSPECT_CAP, or that qpdf cannot turn into JSON, is not delivered either.
+   */
+  private async activeContent(exec: (argv: string[], fileBytes?: number) => Promise<Exec>, workspace: Workspace): Promise<string[]> {
+    // Exit 4: the JSON passed the file size cap; 5: the scan itself failed (fail closed).
+    const script =
+      'rm -rf "$0" "$0.json" || exit 5; qpdf --json=2 --json-key=qpdf "$1" >"$0.json"; rc=$?; ' +
+      '[ "$rc" -eq 153 ] && rc=4; grep -E -i -o "$2" "$0.json" >"$0"; [ "$?" -gt 1 ] && rc=5; rm -f "$0.json"; exit "$rc"';
+    const scanned = await exec(['sh', '-c', script, INSPECT_SCAN, `${MAIN}.pdf`, SCAN_PATTERN], INSPECT_CAP);
+    if (scanned.code !== 0 && scanned.code !== 3) {
+      throw new WorkspaceViolation(
+        scanned.code === 4 ? 'the PDF has too many objects to be inspected for active content' : 'the PDF could not be inspected for active content',
+      );
+    }
+    const scan = await workspace.read(INSPECT_SCAN, INSPECT_CAP);
+    if (scan === 'over') throw new WorkspaceViolation('the PDF has too many links and actions to be inspected for active content');
+    if (scan === null) throw new WorkspaceViolation('the PDF could not be inspected for active content');
+    return activeContent(scan?.toString('utf8') ?? '');
   }
 
   /** Hashes of the files a pass may read back (aux, toc, bbl, …) before it runs. */

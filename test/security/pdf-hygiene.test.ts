@@ -4,7 +4,8 @@
 // 422 pdf_active_content; ordinary links pass; a PDF qpdf reads with a warning is measured.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { inspectPdfJson } from '../../src/tex/pdfcheck.js';
+import { execFileSync } from 'node:child_process';
+import { activeContent, SCAN_PATTERN } from '../../src/tex/pdfcheck.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 
 const doc = (body: string, preamble = '') => `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`;
@@ -95,13 +96,18 @@ describe('PDF hygiene', () => {
     assert.equal(body.pages, 1);
   });
 
-  test('the inspection reads qpdf JSON strings as a viewer would', () => {
-    const json = (value: Record<string, unknown>) => JSON.stringify({ pages: [{}], qpdf: [{}, { 'obj:1 0 R': { value } }] });
-    const utf16 = `b:feff${Buffer.from('javascript:x', 'utf16le').swap16().toString('hex')}`;
-    assert.deepEqual(inspectPdfJson(json({ '/URI': utf16 })).active, ['script URI ("javascript:x")']);
-    assert.deepEqual(inspectPdfJson(json({ '/URI': 'u: java\tscript:x' })).active.length, 1);
-    assert.deepEqual(inspectPdfJson(json({ '/URI': 'u:https://example.com/javascript:' })).active, []);
-    assert.deepEqual(inspectPdfJson(json({ '/S': 'u:/JavaScript' })).active, [], 'a string is not a name');
-    assert.equal(inspectPdfJson(json({})).pages, 1);
+  test('the scan of qpdf JSON reads strings as a viewer would', () => {
+    const utf16 = `"b:feff${Buffer.from('javascript:x', 'utf16le').swap16().toString('hex')}"`;
+    assert.deepEqual(activeContent(`"/URI": ${utf16}`), ['script URI ("javascript:x")']);
+    assert.deepEqual(activeContent('"/URI": "u: java\\tscript:x"').length, 1);
+    assert.deepEqual(activeContent('"/URI": "u:https://example.com/javascript:"'), []);
+    assert.deepEqual(activeContent('"/S": "u:/JavaScript"'), [], 'a string is not a name');
+    assert.deepEqual(activeContent('"/s": "/launch"\n"/S": "/GoTo"'), ['Launch action (/S /Launch)']);
+  });
+
+  test('the scan pattern finds every entry grep is given, whatever the layout', () => {
+    const json = '{"/S": "/JavaScript", "/JS": "u:app.alert(\\"x\\")", "/URI": "u:a \\"/S\\": \\"/Launch\\""}';
+    const scan = execFileSync('grep', ['-E', '-i', '-o', SCAN_PATTERN], { input: json }).toString('utf8');
+    assert.deepEqual(activeContent(scan), ['JavaScript action (/S /JavaScript)', 'JavaScript code (/JS)']);
   });
 });

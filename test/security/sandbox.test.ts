@@ -1,7 +1,7 @@
 // The sandbox as a hostile document meets it: every writable place is capped or read-only
 // (a job filling the root, /dev, /dev/shm or /tmp stops at the cap), the workspace cannot be
-// flooded with files, the production lualatex cannot make links or rename files, and the
-// ordinary documents that worked before (fontspec, biber, makeindex) still compile.
+// flooded with files, and the production lualatex cannot make links or rename files.
+// ordinary.test.ts checks that the documents that worked before still compile.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -103,37 +103,4 @@ tex.print("MADE:" .. tostring(made))`;
     assert.equal(body.error, 'compilation_failed');
     assert.match(String(body.message), /main\.pdf is a directory/);
   });
-
-  test('fontspec with a system font, biblatex+biber and makeindex still compile', async () => {
-    const fontspec = '\\documentclass{article}\n\\usepackage{fontspec}\n\\setmainfont{DejaVu Serif}\n\\begin{document}\nFontspec säys héllo.\n\\end{document}\n';
-    for (const compiler of ['lualatex', 'xelatex']) {
-      const { status, body } = await compile(fontspec, compiler);
-      assert.equal(status, 200, `${compiler}: ${JSON.stringify(body).slice(0, 400)}`);
-      assert.match(await pdfText(body), /Fontspec säys héllo\./);
-    }
-    const biber = String.raw`\begin{filecontents*}[overwrite]{refs.bib}
-@book{knuth, author = {Donald E. Knuth}, title = {The TeXbook}, year = {1984}, publisher = {Addison-Wesley}}
-\end{filecontents*}
-\documentclass{article}
-\usepackage[backend=biber]{biblatex}
-\addbibresource{refs.bib}
-\usepackage{makeidx}
-\makeindex
-\begin{document}
-As shown in \cite{knuth}. Zebras\index{zebra} and aardvarks\index{aardvark}.
-\printbibliography
-\printindex
-\end{document}
-`;
-    // pdflatex runs the same helpers in test/tex/runner.test.ts.
-    for (const compiler of ['lualatex']) {
-      const { status, body } = await compile(biber, compiler);
-      assert.equal(status, 200, `${compiler}: ${JSON.stringify(body).slice(0, 400)}`);
-      const text = await pdfText(body);
-      assert.match(text, /As shown in \[1\]\./);
-      assert.match(text, /The TeXbook/);
-      assert.match(text, /aardvark, 1/);
-    }
-  });
 });
-
