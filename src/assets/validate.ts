@@ -32,32 +32,34 @@ export function quoteName(name: string): string {
   return JSON.stringify(shown);
 }
 
-function badName(name: string, why: string): ServiceError {
-  return new ServiceError('invalid_asset_filename', `Asset ${quoteName(name)}: ${why}`, { asset: name });
+function badName(name: string, why: string, details: Record<string, unknown> = {}): ServiceError {
+  return new ServiceError('invalid_asset_filename', `Asset ${quoteName(name)}: ${why}`, { asset: name, ...details });
+}
+
+/**
+ * The name rules every file sent with a compile obeys (assets and project files): not empty,
+ * no null byte, no path separator, no "..", no leading dot, at most ASSET_NAME_MAX characters,
+ * letters, digits, "_" and "-" with one extension. `fail` builds the caller's error.
+ */
+export function checkFileNameRules(name: string, fail: (why: string, details?: Record<string, unknown>) => ServiceError): void {
+  if (name.length === 0) throw fail('the file name is empty.');
+  if (name.includes('\0')) throw fail('the file name contains a null byte.');
+  if (name.includes('/') || name.includes('\\')) {
+    throw fail('the file name contains a path separator; send a bare file name such as "logo.png".');
+  }
+  if (name.includes('..')) throw fail('the file name contains "..".');
+  if (name.startsWith('.')) throw fail('the file name starts with a dot.');
+  if (name.length > ASSET_NAME_MAX) {
+    throw fail(`the file name is ${name.length} characters long; the limit is ${ASSET_NAME_MAX}.`, { limit: ASSET_NAME_MAX });
+  }
+  if (!NAME.test(name)) {
+    throw fail('a file name may hold only letters, digits, "_" and "-", followed by a single extension (e.g. "company-logo.png").');
+  }
 }
 
 /** Checks the name rules and returns the format its extension stands for. */
 export function checkName(name: string): AssetFormat {
-  if (name.length === 0) throw badName(name, 'the file name is empty.');
-  if (name.includes('\0')) throw badName(name, 'the file name contains a null byte.');
-  if (name.includes('/') || name.includes('\\')) {
-    throw badName(name, 'the file name contains a path separator; send a bare file name such as "logo.png".');
-  }
-  if (name.includes('..')) throw badName(name, 'the file name contains "..".');
-  if (name.startsWith('.')) throw badName(name, 'the file name starts with a dot.');
-  if (name.length > ASSET_NAME_MAX) {
-    throw new ServiceError(
-      'invalid_asset_filename',
-      `Asset ${quoteName(name)}: the file name is ${name.length} characters long; the limit is ${ASSET_NAME_MAX}.`,
-      { asset: name, limit: ASSET_NAME_MAX },
-    );
-  }
-  if (!NAME.test(name)) {
-    throw badName(
-      name,
-      'a file name may hold only letters, digits, "_" and "-", followed by a single extension (e.g. "company-logo.png").',
-    );
-  }
+  checkFileNameRules(name, (why, details) => badName(name, why, details));
   if (name.toLowerCase() === `${MAIN}.pdf`) {
     throw badName(name, `"${MAIN}.pdf" is the name of the compiled document itself; rename the asset.`);
   }

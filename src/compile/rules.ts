@@ -1,5 +1,6 @@
 // Request rules checked before anything costs a slot (SPEC §2.1, §7.1).
 import { ServiceError } from '../errors.js';
+import { checkProjectFiles, type ProjectFiles } from './files.js';
 import { SIZE_PREVIEW_MAX_BYTES, isCompiler, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 
 export const LATEX_MARKERS = ['\\documentclass', '\\begin{document}', '\\input{', '\\include{'];
@@ -9,7 +10,10 @@ export const EXAMPLE_TEMPLATE = '\\documentclass{article}\n\\begin{document}\nHe
 export interface CompileRequest {
   latex: string;
   compiler: Compiler;
+  /** main.tex and the project files together. */
   bytes: number;
+  /** The project's other text files (`files`), for the job's workspace. */
+  files: ProjectFiles['files'];
   /** Over the plan's source limit but within the hard cap: compile as a size preview. */
   sizePreview: boolean;
 }
@@ -25,7 +29,7 @@ function invalid(field: string, rule: string, message: string): ServiceError {
  * a source over the plan limit (but within the hard cap) passes as a size preview.
  */
 export function checkRequest(
-  input: { latex: unknown; compiler?: unknown },
+  input: { latex: unknown; compiler?: unknown; files?: unknown },
   tier: Tier,
   upgradeUrl: string,
   previews = false,
@@ -35,13 +39,15 @@ export function checkRequest(
   if (typeof latex !== 'string') throw invalid('latex', 'type', 'must be a string');
   if (!isCompiler(compiler)) throw invalid('compiler', 'enum', 'must be one of pdflatex, xelatex, lualatex');
 
-  const bytes = Buffer.byteLength(latex, 'utf8');
+  const project = checkProjectFiles(input.files);
+  const bytes = Buffer.byteLength(latex, 'utf8') + project.bytes;
+  const what = project.files.length > 0 ? 'The source (latex and files together)' : 'The source';
   const limits = limitsOf(tier);
   const sizePreview = previews && bytes > limits.maxLatexBytes && bytes <= SIZE_PREVIEW_MAX_BYTES;
   if (bytes > limits.maxLatexBytes && !sizePreview) {
     const limit = limits.maxLatexBytes;
     const window = previews && limits.maxLatexBytes < SIZE_PREVIEW_MAX_BYTES ? ` Size previews take sources up to ${SIZE_PREVIEW_MAX_BYTES} bytes.` : '';
-    throw new ServiceError('latex_too_large', `The source is ${bytes} bytes; the limit here is ${limit} bytes.${window}`, {
+    throw new ServiceError('latex_too_large', `${what} is ${bytes} bytes; the limit here is ${limit} bytes.${window}`, {
       limit,
       size_bytes: bytes,
       plan: tier,
@@ -78,5 +84,5 @@ export function checkRequest(
       },
     );
   }
-  return { latex, compiler, bytes, sizePreview };
+  return { latex, compiler, bytes, files: project.files, sizePreview };
 }

@@ -11,6 +11,12 @@ export const CompileRequestBody = Type.Object(
     ),
     assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.' })),
     use_stored_assets: Type.Optional(Type.Unknown({ description: "Names of assets in the account's library (array of strings). Paid plans." })),
+    files: Type.Optional(
+      Type.Unknown({
+        description:
+          'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
+      }),
+    ),
   },
   { additionalProperties: true, description: 'CompileRequest' },
 );
@@ -23,6 +29,22 @@ const NextStep = Type.Object({
   remove_fields: Type.Optional(Type.Array(Type.String())),
   card_required: Type.Optional(Type.Boolean()),
 });
+
+/** Extension of SPEC 1.5.0: a problem in a document that compiled. */
+export const CompileWarning = Type.Object(
+  {
+    type: Type.Union([
+      Type.Literal('undefined_reference'),
+      Type.Literal('undefined_citation'),
+      Type.Literal('bibliography_error'),
+      Type.Literal('missing_glyph'),
+    ]),
+    message: Type.String(),
+    line: Type.Optional(Type.Integer({ description: 'Input line TeX reported' })),
+    fix: Type.String(),
+  },
+  { description: 'CompileWarning' },
+);
 
 export const CompileSuccessBody = Type.Object(
   {
@@ -49,6 +71,9 @@ export const CompileSuccessBody = Type.Object(
     total_pages: Type.Optional(Type.Integer()),
     plan_required: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     upgrade_url: Type.Optional(Type.String({ format: 'uri' })),
+    warnings: Type.Array(CompileWarning, {
+      description: 'Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none.',
+    }),
   },
   { description: 'CompileSuccess' },
 );

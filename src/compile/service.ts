@@ -195,7 +195,7 @@ export class CompileService {
     const result = await this.deps.jobs.run({
       source: request.latex,
       compiler: request.compiler,
-      files: assets.files,
+      files: [...assets.files, ...request.files],
       timeoutMs,
       maxFileBytes: plan.maxFileBytes,
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
@@ -235,6 +235,7 @@ export class CompileService {
       ephemeral_assets_used: assets.ephemeral,
       stored_assets_used: assets.stored,
       usage: await this.usage(caller),
+      warnings: result.warnings ?? [],
     };
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
@@ -316,7 +317,8 @@ export class CompileService {
     }
     // xelatex and lualatex leave out glyphs their font lacks and still write a PDF; a document
     // that silently lost text is a failure the caller can fix, so it is reported as one.
-    const missing = analyzeMissingCharacters(result.log, compiler, { source });
+    // pdflatex's missing characters are empty slots of 8-bit fonts: warnings on the success.
+    const missing = compiler === 'pdflatex' ? undefined : analyzeMissingCharacters(result.log, compiler, { source });
     if (missing) throw compilationFailed(missing, result.log, tier);
     if (result.pdf.length > limits.maxPdfBytes) throw this.pdfTooLarge(tier, upgradeUrl);
     if (result.pages > limits.maxPages) {

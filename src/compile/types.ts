@@ -3,12 +3,15 @@
 // the same SPEC error codes for the same bad input.
 import type { Caller } from '../accounts/caller.js';
 import type { Compiler, PlanName } from '../quota/plans.js';
+import type { TexWarning } from '../tex/warnings.js';
 
 export interface CompileInput {
   latex: unknown;
   compiler?: unknown;
   assets?: unknown;
   use_stored_assets?: unknown;
+  /** Extension of SPEC 1.5.0: the project's other text files, relative name → UTF-8 text. */
+  files?: unknown;
 }
 
 export interface CompileContext {
@@ -81,4 +84,6 @@ export interface CompileSuccess {
   total_pages?: number;
   plan_required?: PlanName | null;
   upgrade_url?: string;
+  /** Extension of SPEC 1.5.0: what the document could still fix (undefined references, …). */
+  warnings: TexWarning[];
 }

@@ -121,6 +121,13 @@ export function pdfText(body: Body): string {
     `Pages: ${pages ?? '?'}${body.preview === true ? ` of ${String(body.total_pages ?? '?')} (preview)` : ''}; the link works without credentials until ${String(body.expires_at)}.`,
   );
   if (str(body.warning)) lines.push(`Warning, relay it to the user: ${String(body.warning)}`);
+  const warnings = list(body.warnings).map(record).filter((w) => w !== undefined);
+  if (warnings.length > 0) {
+    lines.push(`The document compiled with ${warnings.length} problem(s) you can fix:`);
+    for (const w of warnings.slice(0, 10)) {
+      lines.push(`- ${String(w.message)}${num(w.line) !== undefined ? ` (line ${String(w.line)})` : ''} Fix: ${String(w.fix)}`);
+    }
+  }
   if (body.anonymous === true) {
     if (num(body.remaining_today) !== undefined) lines.push(`Anonymous compiles left today: ${String(body.remaining_today)}.`);
     if (str(body.note)) lines.push(String(body.note));

@@ -2,9 +2,9 @@
 
 export type PlanName = 'free' | 'starter' | 'pro' | 'business';
 export type Tier = PlanName | 'anonymous';
-export type Compiler = 'pdflatex' | 'xelatex' | 'lualatex';
+import { COMPILERS, type Compiler } from '../tex/compilers.js';
 
-export const COMPILERS: readonly Compiler[] = ['pdflatex', 'xelatex', 'lualatex'];
+export { COMPILERS, isCompiler, type Compiler } from '../tex/compilers.js';
 export const PLAN_NAMES: readonly PlanName[] = ['free', 'starter', 'pro', 'business'];
 
 const KB = 1024;
@@ -141,10 +141,6 @@ export function limitsOf(tier: Tier): Limits {
 
 export function isPlanName(value: unknown): value is PlanName {
   return typeof value === 'string' && (PLAN_NAMES as readonly string[]).includes(value);
-}
-
-export function isCompiler(value: unknown): value is Compiler {
-  return typeof value === 'string' && (COMPILERS as readonly string[]).includes(value);
 }
 
 /** Smallest plan whose limit satisfies `fits`, or null when even business does not. */

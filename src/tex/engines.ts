@@ -1,7 +1,7 @@
 // Which TeX engines this machine can run, probed once at start for /health.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { COMPILERS, type Compiler } from '../quota/plans.js';
+import { COMPILERS, type Compiler } from './compilers.js';
 
 const run = promisify(execFile);
 

@@ -5,16 +5,20 @@ import { createHash } from 'node:crypto';
 import { chmod, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ServiceError } from '../errors.js';
-import type { Compiler } from '../quota/plans.js';
+import type { Compiler } from './compilers.js';
 import { LUA_INIT } from './luainit.js';
+import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
 import { prlimit, type ProcessLimits } from './sandbox.js';
 import { Session, type Exec } from './session.js';
 import { ownerFolder, sweepWorkRoot } from './sweep.js';
-import { WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
+import { collectWarnings, type TexWarning } from './warnings.js';
+import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
 
 export const MAIN = 'main';
 const MAX_PASSES = 5;
+/** Files biblatex writes for biber (and reads back only to compare): biber's own key decides. */
+const HELPER_CONTROL_FILES = /\.(bcf|run\.xml)$/;
 /** Address space per process: enough for lualatex with large OpenType fonts. */
 const MEMORY_BYTES = 4 * 1024 ** 3;
 /** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
@@ -64,6 +68,8 @@ export interface TexResult {
   file?: string;
   /** With refused and active_content: what was wrong, in words for the caller. */
   problem?: string;
+  /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
+  warnings?: TexWarning[];
 }
 
 export interface RunnerOptions {
@@ -253,16 +259,19 @@ export class TexRunner {
     const dir = session.dir;
     await writeFile(join(dir, `${MAIN}.tex`), job.source);
     for (const file of job.files ?? []) {
-      // Plain names only, and none of the job's own files (main.*, preview.pdf).
-      if (!/^[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
+      // Plain names with at most one folder (chapters/intro.tex), none of the job's own files (main.*, preview.pdf).
+      if (!/^(?:[A-Za-z0-9_-]+\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
         throw new ServiceError('invalid_asset_filename', `The asset name "${file.name}" is reserved or not a plain file name.`, {
           name: file.name,
         });
       }
+      const slash = file.name.indexOf('/');
+      if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
       await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
     }
     if (session.uid !== undefined) {
-      for (const name of await readdir(dir)) await lchown(join(dir, name), session.uid, session.uid);
+      // Written by us just now (nothing of the job has run yet): the folders and their files.
+      for (const name of await readdir(dir, { recursive: true })) await lchown(join(dir, name), session.uid, session.uid);
     }
   }
 
@@ -270,7 +279,11 @@ export class TexRunner {
     const workspace = workspaceOf(session);
     const deadline = performance.now() + job.timeoutMs;
     const exec = (argv: string[], fileBytes?: number) => this.exec(session, workspace, job, deadline, argv, fileBytes);
-    const done: Record<string, string> = {};
+    // Every read of a file the job wrote goes through the workspace reader.
+    const read: ReadFile = (name) => workspace.readCapped(name, HELPER_CAP);
+    const sources = [job.source, ...(job.files ?? []).filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => f.data.toString('utf8'))];
+    const done = new Map<string, string>();
+    const problems = new Map<string, Array<{ tool: string; message: string }>>();
     let log = '';
 
     while (state.passes < MAX_PASSES) {
@@ -284,20 +297,26 @@ export class TexRunner {
         return { outcome: 'refused', log: '', problem: `${MAIN}.log is missing: the document removed its own transcript` };
       }
       log = transcript;
-      if (pass.code !== 0 || (await workspace.size(`${MAIN}.pdf`)) === null) return { outcome: 'failed', log };
+      // A pass may end without pages (a document that only prints a biblatex list before biber ran).
+      const empty = pass.code === 0 && /^No pages of output\.$/m.test(log);
+      if (pass.code !== 0 || (!empty && (await workspace.size(`${MAIN}.pdf`)) === null)) return { outcome: 'failed', log };
 
-      // Helpers run when their input changed since they last ran; their output forces a pass.
-      let helped = false;
-      for (const helper of await this.helpersNeeded(workspace, log, done)) {
-        const result = await exec(helper);
-        helped = true;
-        // bibtex exits 1 on warnings; 2 and above are errors. makeindex problems are not fatal.
-        if (result.code > (helper[0] === 'bibtex' ? 1 : 0) && helper[0] !== 'makeindex') {
-          const blg = (await workspace.readCapped(`${MAIN}.blg`, HELPER_CAP))?.toString('utf8') ?? '';
-          return { outcome: 'failed', log: `${log}\n${helper[0]} failed:\n${blg || result.output}` };
+      // Helpers run when their input changed since they last ran; a changed output forces a pass.
+      let changed = false;
+      const fls = (await read(`${MAIN}.fls`))?.toString('utf8') ?? '';
+      for (const helper of await planHelpers(MAIN, { read, log, fls, sources, done })) {
+        const outputs = await Promise.all(helper.outputs.map(async (name) => (await read(name)) ?? Buffer.alloc(0)));
+        const result = await exec(helper.argv);
+        const verdict = await judgeHelper(helper, result, read);
+        if (verdict.fatal) return { outcome: 'failed', log: `${log}\n${verdict.fatal}` };
+        problems.set(helper.id, verdict.problems.map((message) => ({ tool: helper.tool, message })));
+        for (const [i, name] of helper.outputs.entries()) {
+          if (!((await read(name)) ?? Buffer.alloc(0)).equals(outputs[i]!)) changed = true;
         }
+        // splitindex writes (and runs makeindex on) files whose names only it knows.
+        if (helper.outputs.length === 0) changed = true;
       }
-      if (!helped && !(await this.needsRerun(workspace, log, before))) break;
+      if (!changed && (empty || !(await this.needsRerun(workspace, log, before)))) break;
     }
     const pdf = await workspace.read(`${MAIN}.pdf`, job.maxFileBytes);
     if (pdf === 'over') return { outcome: 'file_too_large', log, file: `${MAIN}.pdf` };
@@ -311,15 +330,18 @@ export class TexRunner {
     }
     const active = await this.activeContent(exec, workspace);
     if (active.length > 0) return { outcome: 'active_content', log, problem: active.join(', ') };
+    // pdflatex prints an empty font slot as the raw byte: the glyph check reads the log's bytes.
+    const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
+    const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
     if (job.keepPages !== undefined && pages > job.keepPages) {
       const cut = await exec(['qpdf', `${MAIN}.pdf`, '--pages', '.', `1-${job.keepPages}`, '--', 'preview.pdf']);
       // qpdf exits 3 on warnings with a usable output.
       const preview = cut.code === 0 || cut.code === 3 ? await workspace.read('preview.pdf', job.maxFileBytes) : null;
       if (preview && preview !== 'over') {
-        return { outcome: 'ok', pdf: preview, pages: job.keepPages, totalPages: pages, log };
+        return { outcome: 'ok', pdf: preview, pages: job.keepPages, totalPages: pages, log, warnings };
       }
     }
-    return { outcome: 'ok', pdf, pages, totalPages: pages, log };
+    return { outcome: 'ok', pdf, pages, totalPages: pages, log, warnings };
   }
 
   /**
@@ -377,7 +399,7 @@ export class TexRunner {
     }
     for (const name of inputs) {
       // A file new in this pass was read back by LaTeX's own end-of-run check (the .aux).
-      if (!outputs.has(name) || !before.has(name)) continue;
+      if (!outputs.has(name) || !before.has(name) || HELPER_CONTROL_FILES.test(name)) continue;
       const data = await workspace.read(name, SNAPSHOT_CAP).catch(() => null);
       if (data && data !== 'over' && before.get(name) !== sha(data)) return true;
     }
@@ -387,34 +409,6 @@ export class TexRunner {
       if (((await workspace.size(name).catch(() => null)) ?? 0) > 0) return true;
     }
     return false;
-  }
-
-  private async helpersNeeded(workspace: Workspace, log: string, done: Record<string, string>): Promise<string[][]> {
-    const helpers: string[][] = [];
-    const aux = (await workspace.readCapped(`${MAIN}.aux`, HELPER_CAP))?.toString('utf8') ?? '';
-    const bcf = await workspace.readCapped(`${MAIN}.bcf`, HELPER_CAP);
-    if (bcf) {
-      const key = sha(bcf);
-      if (done.biber !== key && (done.biber === undefined || /run Biber/i.test(log))) {
-        done.biber = key;
-        helpers.push(['biber', '--nolog', MAIN]);
-      }
-    } else if (/\\bibdata\{/.test(aux)) {
-      const key = sha(Buffer.from(aux.split('\n').filter((l) => /^\\(citation|bibdata|bibstyle)\{/.test(l)).join('\n')));
-      if (done.bibtex !== key) {
-        done.bibtex = key;
-        helpers.push(['bibtex', MAIN]);
-      }
-    }
-    const idx = await workspace.readCapped(`${MAIN}.idx`, HELPER_CAP);
-    if (idx && idx.length > 0) {
-      const key = sha(idx);
-      if (done.makeindex !== key) {
-        done.makeindex = key;
-        helpers.push(['makeindex', '-q', `${MAIN}.idx`]);
-      }
-    }
-    return helpers;
   }
 
   /**

@@ -25,6 +25,7 @@ export const CompileArguments = Type.Object(
       Type.Object({}, { additionalProperties: Type.String({ contentEncoding: 'base64' }), description: request.assets.description }),
     ),
     use_stored_assets: Type.Optional(Type.Array(Type.String(), { description: request.use_stored_assets.description })),
+    files: Type.Optional(Type.Object({}, { additionalProperties: Type.String(), description: request.files.description })),
   },
 );
 
@@ -36,8 +37,9 @@ export const compileTool = defineTool({
     `Without an API key: pdflatex only, ${anon.maxPages} pages, ${anon.maxLatexBytes / 1024} KB of source, no assets, ${anon.compilesPerPeriod} successful compiles per day.`,
     'With a key the plan decides pages, source size, compilers and assets (see the `usage` tool).',
     `Images go in \`assets\` (file name → base64 of ${ASSET_EXTENSIONS.join('/')}) or \`use_stored_assets\` (names in the library), then \\includegraphics{name}. No shell escape.`,
+    'A multi-file project sends its other text files in `files` (relative name → text, e.g. {"chapters/intro.tex": "...", "refs.bib": "..."}); \\input, \\include, \\bibliography and \\addbibresource find them. bibtex, biber, makeindex (every index), glossaries and nomencl run as needed.',
     'On failure the result has isError and the error body: for `compilation_failed` read `diagnosis.suggested_fix` (and `suggested_package`) and `line`, fix the source and call compile again with the whole document. Failed compiles cost no quota.',
-    'Relay any `warning` in the result (grace quota, truncated preview) to the user.',
+    'Relay any `warning` in the result (grace quota, truncated preview) to the user. `warnings` lists what the document could still fix (undefined references and citations, bibliography errors, missing glyphs), each with a `fix`.',
   ].join(' '),
   inputSchema: CompileArguments,
   argumentSchema: CompileRequestBody,

@@ -15,8 +15,9 @@ export function missingGlyphs(log: string, engine: Compiler, source?: Source): (
   for (const line of log.replace(/\r\n?/g, '\n').split('\n')) {
     const m = MISSING.exec(line);
     if (!m?.[1] || !m[3] || m[3].startsWith('nullfont')) continue;
-    const char = m[2] ? String.fromCodePoint(parseInt(m[2], 16)) : m[1];
-    if ([...char].length !== 1 || (char.codePointAt(0) ?? 0) < 0x20) continue;
+    const char = m[2] ? String.fromCodePoint(parseInt(m[2], 16)) : printedChar(m[1]);
+    // U+FFFD is a byte the log reader could not decode (an 8-bit font slot), never a character we can name.
+    if (char === undefined || [...char].length !== 1 || (char.codePointAt(0) ?? 0) < 0x20 || char === '\uFFFD') continue;
     if (!chars.has(char)) chars.set(char, m[3].replace(/^\[|\].*$/g, '').replace(/:.*$/, ''));
   }
   if (chars.size === 0) return undefined;
@@ -63,6 +64,14 @@ export function missingGlyphs(log: string, engine: Compiler, source?: Source): (
     retryable: coverable.length > 0,
     hint,
   };
+}
+
+/** The character as the engine printed it: itself, or TeX's ^^xx / ^^^^xxxx / ^^^^^^xxxxxx notation. */
+function printedChar(printed: string): string | undefined {
+  const caret = /^\^\^(?:\^\^(?:\^\^([0-9a-f]{6})|([0-9a-f]{4}))|([0-9a-f]{2}))$/.exec(printed);
+  if (!caret) return printed;
+  const cp = parseInt(caret[1] ?? caret[2] ?? caret[3]!, 16);
+  return cp <= 0x10ffff ? String.fromCodePoint(cp) : undefined;
 }
 
 function findChar(source: Source, chars: string[]): number | undefined {

@@ -6,6 +6,7 @@ import { parseErrors, primaryError, type ErrorBlock } from './log.js';
 import { RULES, RULES_ANYWHERE, type Finding } from './rules.js';
 import { Source } from './source.js';
 import { missingGlyphs } from './glyphs.js';
+import { missingDatabase } from './bibtools.js';
 
 export const ERROR_CLASSES = [
   'missing_package',
@@ -52,6 +53,11 @@ export interface AnalyzeOptions {
 }
 
 export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOptions = {}): LogAnalysis {
+  const database = missingDatabase(log, options.source === undefined ? undefined : new Source(options.source));
+  if (database) {
+    const diagnosis = toDiagnosis(database, database.line);
+    return { ...(diagnosis.line !== undefined ? { line: diagnosis.line } : {}), message: database.summary, diagnosis, agent_hint: database.hint };
+  }
   const blocks = parseErrors(log);
   const primary = primaryError(blocks);
   if (!primary) {

@@ -114,14 +114,14 @@ const missingFile: Rule = ({ block, source, line, engine }) => {
 
   if (['tex', 'bib', 'bst', 'cfg', 'def', 'csv', 'dat', 'txt', 'bbx', 'cbx', 'ltx'].includes(ext)) {
     const at = source?.find(new RegExp(escape(base))) ?? line;
-    const fix = `Paste the content of "${file}" into main.tex where it is used${onLine(at)} (or write it from main.tex with a filecontents* environment before \\documentclass): only png, jpg, jpeg, pdf and svg files can be sent as assets.`;
+    const fix = `Send "${file}" in "files" (file name → its text), or paste its content into main.tex where it is used${onLine(at)}.`;
     return {
       error_class: 'missing_asset',
-      summary: `The file "${file}" does not exist in the compile: only main.tex and the sent assets are there.`,
+      summary: `The file "${file}" does not exist in the compile: only main.tex, the sent files and the assets are there.`,
       suggested_fix: fix,
       symbol: file,
       line: at,
-      hint: `Inline the content of "${file}" into main.tex${onLine(at)} and compile again.`,
+      hint: `Send "${file}" in "files" (or inline its content into main.tex${onLine(at)}) and compile again.`,
     };
   }
   return undefined;

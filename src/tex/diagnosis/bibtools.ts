@@ -1,0 +1,28 @@
+// A bibliography database the document names but the request did not send. biber says
+// "ERROR - Cannot find 'x.bib'!", bibtex "I couldn't open database file x.bib"; the runner
+// appends that output to the transcript after "<tool> failed:". Both are missing_asset.
+import type { Finding } from './rules.js';
+import type { Source } from './source.js';
+
+const FAILED = /\n(biber|bibtex) failed:\n([\s\S]*)$/;
+
+export function missingDatabase(log: string, source?: Source): Finding | undefined {
+  const failed = FAILED.exec(log);
+  if (!failed) return undefined;
+  const [, tool, output] = failed;
+  const file = (/ERROR - Cannot find '([^']+)'/.exec(output!) ?? /I couldn't open database file (\S+)/.exec(output!))?.[1];
+  if (!file) return undefined;
+  const name = file.endsWith('.bib') ? file : `${file}.bib`;
+  const stemName = name.replace(/\.bib$/, '');
+  const escaped = stemName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const line = source?.find(new RegExp(`\\\\(?:addbibresource|bibliography|addglobalbib|addsectionbib)(?:\\[[^\\]]*\\])?\\{[^}]*${escaped}`));
+  const where = line === undefined ? '' : ` (line ${line})`;
+  return {
+    error_class: 'missing_asset',
+    summary: `${tool} cannot find the bibliography database "${name}"${where}: it was not sent with the compile request.`,
+    suggested_fix: `Send "${name}" in "files" (file name → the .bib text), or fix the name in \\${tool === 'biber' ? 'addbibresource' : 'bibliography'}${where}.`,
+    symbol: name,
+    ...(line !== undefined ? { line } : {}),
+    hint: `Add "${name}" to "files" in the request (its text as the value) and compile again.`,
+  };
+}

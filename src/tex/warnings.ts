@@ -1,0 +1,85 @@
+// Problems in a document that compiled: what an agent can still improve. Read from the last
+// pass's transcript (undefined references and citations, font slots pdflatex left empty)
+// plus the errors bibtex/biber reported without stopping delivery.
+import type { Compiler } from './compilers.js';
+
+export type TexWarningType = 'undefined_reference' | 'undefined_citation' | 'bibliography_error' | 'missing_glyph';
+
+export interface TexWarning {
+  type: TexWarningType;
+  message: string;
+  /** Input line TeX reported (of the file being read at the time, main.tex or a project file). */
+  line?: number;
+  fix: string;
+}
+
+/** Enough for an agent to act on; a document with hundreds of broken keys has one cause. */
+const MAX_WARNINGS = 50;
+
+/**
+ * `log` is the last pass's main.log; `raw` the same as bytes when pdflatex reported missing
+ * characters: it prints an empty slot as the raw byte, which a UTF-8 reading turns into U+FFFD.
+ */
+export function collectWarnings(
+  log: string,
+  raw: Buffer | null,
+  compiler: Compiler,
+  bibliographyProblems: Array<{ tool: string; message: string }>,
+): TexWarning[] {
+  const warnings: TexWarning[] = [];
+  const seen = new Set<string>();
+  const add = (warning: TexWarning) => {
+    const key = `${warning.type}\0${warning.message}`;
+    if (seen.has(key) || warnings.length >= MAX_WARNINGS) return;
+    seen.add(key);
+    warnings.push(warning);
+  };
+
+  for (const m of log.matchAll(/^(?:LaTeX|Package natbib|Package biblatex) Warning: (Reference|Citation) [`'"]([^'"]+)'(?: on page \S+)? undefined(?: on input line (\d+))?/gm)) {
+    const citation = m[1] === 'Citation';
+    const key = m[2]!;
+    add({
+      type: citation ? 'undefined_citation' : 'undefined_reference',
+      message: citation ? `The citation "${key}" is not in the bibliography.` : `The reference "${key}" points to no \\label.`,
+      ...(m[3] ? { line: Number(m[3]) } : {}),
+      fix: citation
+        ? `Add an entry with the key "${key}" to the .bib file (or fix the key in \\cite), and make sure the .bib file is sent in "files".`
+        : `Add \\label{${key}} where the target is, or fix the name in \\ref{${key}}.`,
+    });
+  }
+
+  for (const problem of bibliographyProblems) {
+    add({
+      type: 'bibliography_error',
+      message: `${problem.tool}: ${problem.message}`,
+      fix: 'Fix the .bib entry the message names (a missing comma or brace is the usual cause); the entry was left out of the bibliography.',
+    });
+  }
+
+  if (compiler === 'pdflatex' && raw) {
+    const latin1 = raw.toString('latin1');
+    for (const m of latin1.matchAll(/^Missing character: There is no (.+?) in font (.+?)!$/gm)) {
+      const font = m[2]!;
+      if (font.startsWith('nullfont')) continue;
+      const slot = slotOf(m[1]!);
+      if (slot === undefined) continue;
+      const hex = slot.toString(16).toUpperCase().padStart(2, '0');
+      add({
+        type: 'missing_glyph',
+        message: `The font ${font} has no character in slot ${slot} (0x${hex}); pdflatex left it out of the PDF.`,
+        fix: `Use a font encoding that has the character (\\usepackage[T1]{fontenc}) or write it with its LaTeX command instead of \\symbol/\\char.`,
+      });
+    }
+  }
+  return warnings;
+}
+
+/** The slot pdflatex printed: a raw byte, or ^^xx notation. */
+function slotOf(printed: string): number | undefined {
+  const caret = /^\^\^([0-9a-f]{2})$/.exec(printed);
+  if (caret) return parseInt(caret[1]!, 16);
+  const control = /^\^\^(.)$/.exec(printed);
+  if (control) return control[1]!.charCodeAt(0) ^ 0x40;
+  if (printed.length === 1) return printed.charCodeAt(0);
+  return undefined;
+}

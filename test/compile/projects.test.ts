@@ -1,0 +1,166 @@
+// Multi-file projects (`files`) and warnings on success, both extensions of SPEC 1.5.0,
+// through the real HTTP route and the MCP compile tool with real TeX: validation errors with
+// their exact codes, a .bib named but not sent as missing_asset, and the warnings' content.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { createAccount, HELLO, testApp, type TestAccount, type TestApp } from '../helpers.js';
+
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'projects');
+const fixture = (path: string) => readFile(join(FIXTURES, path), 'utf8');
+
+describe('compile with files and warnings', () => {
+  let t: TestApp;
+  let account: TestAccount;
+  before(async () => {
+    t = await testApp();
+    account = await createAccount(t.services, 'pro');
+  });
+  after(() => t.close());
+
+  const compile = (payload: object, headers: Record<string, string> = account.headers) =>
+    t.app.inject({ method: 'POST', url: '/api/v1/compile', payload, headers });
+
+  test('a chapter file and a .bib through bibtex: 200 with the pages latexmk gives and no warnings', async () => {
+    const res = await compile({
+      latex: await fixture('projbibtex/main.tex'),
+      files: { 'chapters/intro.tex': await fixture('projbibtex/chapters/intro.tex'), 'refs.bib': await fixture('projbibtex/refs.bib') },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.pages, 4);
+    assert.deepEqual(body.warnings, []);
+    const usage = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json();
+    assert.equal(usage.usage.used_this_month, 1);
+  });
+
+  test('warnings: undefined reference and citation, and an empty pdflatex font slot, with lines and fixes', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\nSee \\ref{nowhere}.\nAnd \\cite{nobody}.\nA\\symbol{200}.\n\\end{document}\n';
+    const res = await compile({ latex });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.deepEqual(
+      body.warnings.map((w: { type: string; line?: number }) => [w.type, w.line]),
+      [
+        ['undefined_reference', 3],
+        ['undefined_citation', 4],
+        ['missing_glyph', undefined],
+      ],
+    );
+    assert.equal(body.warnings[2].message, 'The font cmr10 has no character in slot 200 (0xC8); pdflatex left it out of the PDF.');
+    for (const w of body.warnings) assert.ok(w.fix.length > 10);
+  });
+
+  test('anonymous callers get warnings too; a plain document has none', async () => {
+    const res = await compile({ latex: HELLO }, { 'x-forwarded-for': '203.0.113.77' });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json().warnings, []);
+  });
+
+  for (const [tool, latex] of [
+    ['biber', '\\documentclass{article}\n\\usepackage[backend=biber]{biblatex}\n\\addbibresource{refs.bib}\n\\begin{document}\n\\cite{knuth}\n\\printbibliography\n\\end{document}\n'],
+    ['bibtex', '\\documentclass{article}\n\\begin{document}\n\\cite{knuth}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n'],
+  ] as const) {
+    test(`a .bib named but not sent (${tool}) is missing_asset naming the file and its line`, async () => {
+      const res = await compile({ latex });
+      assert.equal(res.statusCode, 422, res.body);
+      const body = res.json();
+      assert.equal(body.error, 'compilation_failed');
+      assert.equal(body.diagnosis.error_class, 'missing_asset');
+      assert.equal(body.diagnosis.symbol, 'refs.bib');
+      assert.equal(body.diagnosis.line, tool === 'biber' ? 3 : 5);
+      assert.match(body.diagnosis.suggested_fix, /Send "refs\.bib" in "files"/);
+    });
+  }
+
+  test('xelatex still fails on a glyph its font lacks, naming the real codepoint', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\nSnow \u2603.\n\\end{document}\n';
+    const res = await compile({ latex, compiler: 'xelatex' });
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().diagnosis.error_class, 'unsupported_unicode');
+    assert.equal(res.json().diagnosis.symbol, 'U+2603');
+  });
+
+  const bad: Array<[string, unknown, number, string, Record<string, unknown>]> = [
+    ['traversal', { '../x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '../x.tex' }],
+    ['absolute path', { '/etc/x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '/etc/x.tex' }],
+    ['leading dot', { '.hidden.tex': 'x' }, 422, 'invalid_asset_filename', { file: '.hidden.tex' }],
+    ['dot folder', { '.git/x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '.git/x.tex' }],
+    ['two folder levels', { 'a/b/c.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a/b/c.tex' }],
+    ['backslash', { 'a\\b.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a\\b.tex' }],
+    ['main.* is the document', { 'main.bib': 'x' }, 422, 'invalid_asset_filename', { file: 'main.bib' }],
+    ['long name', { [`${'a'.repeat(70)}.tex`]: 'x' }, 422, 'invalid_asset_filename', { file: `${'a'.repeat(70)}.tex`, limit: 64 }],
+    ['same name in other case', { 'A.tex': 'x', 'a.tex': 'y' }, 422, 'invalid_asset_filename', { file: 'a.tex' }],
+    ['image extension', { 'logo.png': 'x' }, 422, 'invalid_asset_format', { file: 'logo.png' }],
+    ['executable extension', { 'run.sh': 'x' }, 422, 'invalid_asset_format', { file: 'run.sh' }],
+    ['not an object', ['x.tex'], 422, 'validation_failed', { fields: [{ field: 'files', rule: 'type', message: 'must be an object mapping file names to text' }] }],
+    ['value not text', { 'x.tex': 5 }, 422, 'validation_failed', { fields: [{ field: 'files.x.tex', rule: 'type', message: "must be a string (the file's UTF-8 text)" }] }],
+  ];
+  for (const [label, files, status, code, details] of bad) {
+    test(`files: ${label} → ${status} ${code}`, async () => {
+      const res = await compile({ latex: HELLO, files });
+      assert.equal(res.statusCode, status, res.body);
+      const body = res.json();
+      assert.equal(body.error, code);
+      for (const [key, value] of Object.entries(details)) assert.deepEqual(body[key], value, key);
+      if (code === 'invalid_asset_format') {
+        assert.deepEqual(body.allowed_extensions, ['tex', 'bib', 'sty', 'cls', 'bst', 'bbx', 'cbx', 'cfg', 'def', 'csv', 'dat', 'txt']);
+      }
+    });
+  }
+
+  test('more than 100 files → 422 validation_failed', async () => {
+    const files = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}.tex`, '']));
+    const res = await compile({ latex: HELLO, files });
+    assert.equal(res.statusCode, 422);
+    assert.equal(res.json().error, 'validation_failed');
+    assert.equal(res.json().fields[0].rule, 'maxProperties');
+  });
+
+  test('files count toward the source limit: anonymous 30 KB over latex and files together → 413', async () => {
+    const files = { 'big.tex': 'x'.repeat(30 * 1024) };
+    const res = await compile({ latex: HELLO, files }, { 'x-forwarded-for': '203.0.113.78' });
+    assert.equal(res.statusCode, 413, res.body);
+    const body = res.json();
+    assert.equal(body.error, 'latex_too_large');
+    assert.equal(body.size_bytes, Buffer.byteLength(HELLO) + 30 * 1024);
+    assert.equal(body.limit, 30 * 1024);
+    assert.match(body.message, /latex and files together/);
+  });
+
+  test('files over the plan limit become a size preview for an account, like the source alone', async () => {
+    const free = await createAccount(t.services, 'free');
+    const padding = '%'.repeat(1000) + '\n';
+    const files = { 'pad.tex': padding.repeat(60) };
+    const res = await compile({ latex: HELLO.replace('Hello', '\\input{pad}Hello'), files }, free.headers);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().preview, true);
+    assert.match(res.json().warning, /the source is \d+ bytes/);
+  });
+
+  test('the MCP compile tool takes files and returns warnings', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\n\\input{chapters/part}\n\\end{document}\n';
+    const payload = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'compile', arguments: { latex, files: { 'chapters/part.tex': 'Part text, see \\ref{gone}.\n' } } },
+    };
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      payload,
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...account.headers },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const result = res.json().result;
+    assert.equal(result.isError, undefined, JSON.stringify(result));
+    assert.equal(result.structuredContent.pages, 1);
+    assert.deepEqual(
+      result.structuredContent.warnings.map((w: { type: string; line: number }) => [w.type, w.line]),
+      [['undefined_reference', 1]],
+    );
+    assert.match(result.content[0].text, /The reference "gone" points to no \\label\./);
+  });
+});
