@@ -36,6 +36,10 @@ export interface Config {
   /** `open` lets anyone create a Free account at /signup. */
   signup: 'open' | 'closed';
   logLevel: string;
+  /** Webhook callback URLs may be http:// (else https only). */
+  webhookAllowHttp: boolean;
+  /** Webhook callbacks may reach loopback and private addresses (development and tests). */
+  webhookAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -146,5 +150,7 @@ export function loadConfig(env: Env = process.env): Config {
     previews: flag(env, 'QUIRE_PREVIEWS', true),
     signup,
     logLevel: env.LOG_LEVEL || 'info',
+    webhookAllowHttp: flag(env, 'QUIRE_WEBHOOK_ALLOW_HTTP', false),
+    webhookAllowPrivate: flag(env, 'QUIRE_WEBHOOK_ALLOW_PRIVATE', false),
   };
 }
