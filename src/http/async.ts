@@ -1,21 +1,14 @@
 // The async door of compile, V2 render and public render: `"async": true` (and an optional
 // `callback_url`) turns the synchronous call into a job answered 202 {job_id, status, status_url}.
-import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { Caller } from '../accounts/caller.js';
 import { ServiceError } from '../errors.js';
+import { AcceptedBody } from '../jobs/schemas.js';
 import type { AsyncWork } from '../jobs/service.js';
 import type { JobKind } from '../jobs/store.js';
 import type { Services } from '../services.js';
 
-export const AcceptedBody = Type.Object(
-  {
-    job_id: Type.String({ format: 'uuid' }),
-    status: Type.String({ enum: ['queued', 'running'] }),
-    status_url: Type.String({ format: 'uri' }),
-  },
-  { description: 'Accepted: the job runs in the background (async: true)' },
-);
+export { AcceptedBody };
 
 export interface AsyncRequest {
   async: boolean;

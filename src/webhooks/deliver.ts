@@ -15,6 +15,8 @@ export interface DeliveryOptions {
   maxRedirects: number;
   /** DNS resolution; replaceable in unit tests to make a name resolve to a chosen address. */
   resolve?: Resolver;
+  /** The address rule; unit tests exempt one loopback address to stand in for a public host. */
+  isForbidden?: (address: string) => boolean;
 }
 
 /** `retry`: worth another attempt (5xx, 429, timeout, connection error); `final`: not. */
@@ -42,7 +44,7 @@ export async function deliverOnce(target: string, body: string, headers: Record<
       return { outcome: 'retry', error: `DNS lookup of ${host} failed: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, url };
     }
     if (addresses.length === 0) return { outcome: 'retry', error: `${host} has no address`, url };
-    const forbidden = addresses.find((a) => isForbiddenAddress(a.address));
+    const forbidden = addresses.find((a) => (options.isForbidden ?? isForbiddenAddress)(a.address));
     if (forbidden && !options.policy.allowPrivate) {
       return { outcome: 'final', error: `refused: ${host} resolves to ${forbidden.address}, a private, loopback, link-local or reserved address`, url };
     }
