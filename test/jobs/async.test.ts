@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyWebhook } from '../../src/webhooks/signing.js';
 import { createAccount, DB_KINDS, HELLO, testApp, testServices, type TestAccount, type TestApp } from '../helpers.js';
-import { startReceiver, waitForJob, type Receiver } from './receiver.js';
+import { startReceiver, waitForJob } from './receiver.js';
 
 const ENV = { QUIRE_WEBHOOK_ALLOW_PRIVATE: '1', QUIRE_WEBHOOK_ALLOW_HTTP: '1' };
 

@@ -57,7 +57,8 @@ describe('batch render', () => {
       const job = await waitForJob(async () => (await t.app.inject({ url: `/api/v1/jobs/${res.json().job_id}`, headers: pro.headers })).json(), undefined, 60_000);
       assert.equal(job.kind, 'render_batch');
       assert.equal(job.status, 'succeeded');
-      const result = job.result as { template_id: number; items: Array<Record<string, any>>; succeeded: number; failed: number; merged: Record<string, any> };
+      type Entry = { index: number; status: number; result: { pdf_url: string; template: { id: number } }; error: { error: string; missing_fields?: string[] } };
+      const result = job.result as { template_id: number; items: Entry[]; succeeded: number; failed: number; merged: { pages: number; items_merged: number; pdf_url: string } };
       assert.equal(result.template_id, templateId);
       assert.deepEqual(result.items.map((i) => [i.index, i.status]), [[0, 200], [1, 422], [2, 422], [3, 200]]);
       assert.equal(result.items[1]!.error.error, 'schema_validation_failed');
