@@ -32,6 +32,9 @@ import { JobService } from './jobs/service.js';
 import { JobStore } from './jobs/store.js';
 import { WebhookSecrets } from './webhooks/secrets.js';
 
+/** Finished async jobs are kept a week after their last change (their PDF links expire sooner). */
+const JOB_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
 export interface Services {
   config: Config;
   clock: Clock;
@@ -126,7 +129,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
   // Embedded SQLite is one node: every unfinished job was this process's, before a restart.
   await asyncJobs.recover(db.dialect === 'sqlite');
   cleanups.push(() => asyncJobs.close());
-  const sweepKeys = setInterval(() => void idempotency.sweep().catch((err) => log.error({ err }, 'idempotency sweep failed')), 60 * 60 * 1000);
+  const sweepKeys = setInterval(() => {
+    void idempotency.sweep().catch((err) => log.error({ err }, 'idempotency sweep failed'));
+    void jobStore.sweep(new Date(clock.now().getTime() - JOB_RETENTION_MS)).catch((err) => log.error({ err }, 'job sweep failed'));
+  }, 60 * 60 * 1000);
   sweepKeys.unref();
   cleanups.push(() => clearInterval(sweepKeys));
 

@@ -130,6 +130,16 @@ export class JobStore {
       .execute();
   }
 
+  /** Forgets finished jobs (and their stored bodies) last touched before `before`. */
+  async sweep(before: Date): Promise<void> {
+    await this.db
+      .deleteFrom('jobs')
+      .where('status', 'in', ['succeeded', 'failed'])
+      .where('webhook_state', '!=', 'pending')
+      .where('updated_at', '<', before.toISOString())
+      .execute();
+  }
+
   /** When the next delivery is due, for the poller's sleep. */
   async nextDeliveryAt(): Promise<Date | null> {
     const row = await this.db

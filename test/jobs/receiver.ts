@@ -10,7 +10,7 @@ export interface Received {
 }
 
 /** What to do with the n-th request (0-based): answer a status, or hang for ms before answering. */
-export type Script = (n: number) => { status: number; hangMs?: number; location?: string };
+export type Script = (n: number) => { status: number; hangMs?: number; location?: string; body?: string };
 
 export interface Receiver {
   url: string;
@@ -31,10 +31,10 @@ export async function startReceiver(script: Script = () => ({ status: 200 }), ho
       const n = received.length;
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
       for (const wake of waiters.splice(0)) wake();
-      const { status, hangMs, location } = script(n);
+      const { status, hangMs, location, body } = script(n);
       const answer = () => {
         if (location) res.setHeader('location', location);
-        res.writeHead(status).end('ok');
+        res.writeHead(status).end(body ?? 'ok');
       };
       if (hangMs) setTimeout(answer, hangMs).unref();
       else answer();

@@ -4,6 +4,9 @@
 // delivery time with nothing sent, a redirect from an allowed receiver to a private address,
 // and the connection pinned to the checked address. Real sockets on loopback throughout.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import pino from 'pino';
 import { after, before, describe, it } from 'node:test';
 import { checkCallbackUrl, isForbiddenAddress } from '../../src/webhooks/address.js';
 import { deliverOnce, type DeliveryOptions } from '../../src/webhooks/deliver.js';
@@ -82,7 +85,8 @@ describe('delivery-time checks on real sockets', () => {
   });
 
   it('a redirect from an allowed receiver to a private address (literal or by name) is refused at that hop', async () => {
-    const privateTarget = await startReceiver(() => ({ status: 200 }), '127.0.0.1');
+    const canary = `canary-${randomBytes(16).toString('hex')}`;
+    const privateTarget = await startReceiver(() => ({ status: 200, body: canary }), '127.0.0.1');
     const redirects = [`http://127.0.0.1:${privateTarget.port}/steal`, `http://localhost:${privateTarget.port}/steal`, `http://[::ffff:127.0.0.1]:${privateTarget.port}/x`];
     const allowed = await startReceiver((n) => ({ status: 302, location: redirects[n] ?? '/' }), PUBLIC_STAND_IN);
     try {
@@ -91,6 +95,7 @@ describe('delivery-time checks on real sockets', () => {
       for (const redirect of redirects) {
         const result = await deliverOnce(`http://ok.test:${allowed.port}/hook`, '{}', {}, options(resolve));
         assert.equal(result.outcome, 'final', redirect);
+        assert.ok(!JSON.stringify(result).includes(canary));
         assert.equal(result.url, redirect.replace('[::ffff:127.0.0.1]', '[::ffff:7f00:1]'));
       }
       assert.equal(allowed.received.length, 3);
@@ -124,15 +129,24 @@ describe('delivery-time checks on real sockets', () => {
 describe('SSRF through the API (address rule on, http allowed)', () => {
   let t: TestApp;
   let pro: TestAccount;
+  const logs: string[] = [];
   before(async () => {
-    t = await testApp({ env: { QUIRE_WEBHOOK_ALLOW_HTTP: '1' } });
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logs.push(chunk.toString());
+        done();
+      },
+    });
+    t = await testApp({ env: { QUIRE_WEBHOOK_ALLOW_HTTP: '1' }, log: pino({ level: 'info' }, sink) });
     t.services.asyncJobs.deliveries.timings = { timeoutMs: 1000, baseDelayMs: 50, maxAttempts: 3, maxRedirects: 3, pollMs: 200 };
     pro = await createAccount(t.services, 'pro');
   });
   after(() => t.close());
 
   it('422 invalid_callback_url for a literal private address; a job whose callback host resolves to loopback never sends it', async () => {
-    const receiver = await startReceiver();
+    // The "internal service" holds a canary: it must never be contacted, nor its answer surface anywhere.
+    const canary = `canary-${randomBytes(16).toString('hex')}`;
+    const receiver = await startReceiver(() => ({ status: 200, body: canary }));
     try {
       for (const host of ['127.0.0.1', '10.0.0.1', '169.254.169.254', '[::1]', '192.168.0.10']) {
         const res = await t.app.inject({ method: 'POST', url: '/api/v1/compile', headers: pro.headers, payload: { latex: HELLO, async: true, callback_url: `http://${host}:${receiver.port}/hook` } });
@@ -153,6 +167,12 @@ describe('SSRF through the API (address rule on, http allowed)', () => {
       assert.equal(webhook.attempts.length, 1, 'a refused address is final, not retried');
       assert.match(webhook.attempts[0]!.error, /refused: localhost resolves to (127\.0\.0\.1|::1)/);
       assert.equal(receiver.received.length, 0);
+      assert.ok(!JSON.stringify(job).includes(canary));
+      const attemptLog = logs.find((line) => line.includes('"msg":"webhook attempt"'));
+      assert.ok(attemptLog, 'every attempt is logged');
+      assert.match(attemptLog, /"outcome":"final"/);
+      assert.match(attemptLog, /refused: localhost resolves to/);
+      assert.ok(!logs.join('').includes(canary));
     } finally {
       await receiver.close();
     }
