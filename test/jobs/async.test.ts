@@ -261,7 +261,7 @@ for (const db of DB_KINDS) {
 }
 
 describe('restart', () => {
-  it('a job left running by a stopped process becomes failed with job_interrupted, and its webhook goes out', async () => {
+  it('a job left running by a stopped process becomes failed with job_interrupted; a pending delivery resumes', async () => {
     const receiver = await startReceiver();
     const first = await testServices({ env: ENV });
     const env = { ...ENV, QUIRE_DATA_DIR: first.dataDir, QUIRE_DATABASE_URL: `sqlite://${first.dataDir}/quire.db` };
@@ -269,9 +269,17 @@ describe('restart', () => {
     try {
       const account = await createAccount(first, 'pro');
       await first.asyncJobs.store.create({ id: '00000000-0000-4000-8000-000000000001', accountId: account.id, kind: 'compile', status: 'running', callbackUrl: receiver.url });
+      // A finished job whose delivery is scheduled but not yet sent when the process stops.
+      await first.asyncJobs.store.create({ id: '00000000-0000-4000-8000-000000000002', accountId: account.id, kind: 'compile', status: 'running', callbackUrl: receiver.url });
+      await first.asyncJobs.deliveries.close();
+      assert.equal(await first.asyncJobs.store.finish('00000000-0000-4000-8000-000000000002', 200, { pages: 1 }), true);
       await first.close();
+      assert.equal(receiver.received.length, 0);
       second = await testServices({ env });
-      const [delivery] = await receiver.waitFor(1);
+      const deliveries = await receiver.waitFor(2);
+      const byJob = new Map(deliveries.map((d) => [JSON.parse(d.body).job_id as string, d]));
+      assert.deepEqual(JSON.parse(byJob.get('00000000-0000-4000-8000-000000000002')!.body), { type: 'compile.succeeded', job_id: '00000000-0000-4000-8000-000000000002', data: { pages: 1 } });
+      const delivery = byJob.get('00000000-0000-4000-8000-000000000001');
       const payload = JSON.parse(delivery!.body);
       assert.equal(payload.type, 'compile.failed');
       assert.equal(payload.data.error, 'job_interrupted');
