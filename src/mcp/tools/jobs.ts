@@ -12,6 +12,7 @@ import { accountOf, callerOf, defineTool, type Body, type Tool, type ToolContext
 type Hooks = Pick<CompileContext, 'onAccepted'>;
 type Runner = (args: Body, context: ToolContext, hooks: Hooks) => Promise<unknown>;
 
+/** The async form of each tool's service call (the synchronous form stays the tool's own `run`). */
 const RUNNERS: Record<string, { kind: JobKind; run: Runner }> = {
   compile: {
     kind: 'compile',
@@ -55,8 +56,13 @@ export function withJobs(tool: Tool): Tool {
       if (async !== undefined && typeof async !== 'boolean') {
         throw new ServiceError('validation_failed', 'Arguments are invalid: async must be boolean', { fields: [{ field: 'async', rule: 'type', message: 'must be boolean' }] });
       }
+      if (callback_url !== undefined && async !== true) {
+        throw new ServiceError('validation_failed', 'Arguments are invalid: callback_url needs async: true', {
+          fields: [{ field: 'callback_url', rule: 'dependencies', message: 'needs async: true' }],
+        });
+      }
       const work = async (): Promise<Body> => {
-        if (async !== true) return { ...((await runner.run(rest, context, {})) as Body) };
+        if (async !== true) return tool.run(rest, context);
         const accepted = await context.services.asyncJobs.start(callerOf(context), { kind: runner.kind, callbackUrl: callback_url }, (onAccepted) =>
           runner.run(rest, context, { onAccepted }),
         );
