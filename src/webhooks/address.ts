@@ -29,8 +29,9 @@ for (const [net, prefix] of [
   FORBIDDEN.addSubnet(net, prefix, 'ipv4');
 }
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96], // unspecified, loopback and IPv4-compatible addresses
+  ['2001::', 32], // Teredo
+  ['2002::', 16], // 6to4 (embeds an IPv4 address)
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['fec0::', 10],

@@ -17,7 +17,7 @@ describe('forbidden addresses', () => {
   it('refuses loopback, private, link-local, metadata, CGNAT, ULA and mapped addresses; allows public ones', () => {
     for (const address of [
       '127.0.0.1', '127.5.6.7', '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-      '224.0.0.1', '255.255.255.255', '::1', '::', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'fe80::1%eth0', '::ffff:127.0.0.1', '::ffff:7f00:1',
+      '224.0.0.1', '255.255.255.255', '::1', '::', '::7f00:1', '2002:7f00:1::1', '2001:0:4136:e378::1', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'fe80::1%eth0', '::ffff:127.0.0.1', '::ffff:7f00:1',
       '::ffff:10.0.0.1', '::ffff:a9fe:a9fe', '64:ff9b::a00:1', 'fd00:ec2::254', 'not-an-ip',
     ]) {
       assert.equal(isForbiddenAddress(address), true, address);
