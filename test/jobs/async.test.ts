@@ -5,6 +5,7 @@
 // ownership (404), anonymous refusal, and a job interrupted by a restart.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { monthlyCompilesKey } from '../../src/quota/keys.js';
 import { verifyWebhook } from '../../src/webhooks/signing.js';
 import { createAccount, DB_KINDS, HELLO, testApp, testServices, type TestAccount, type TestApp } from '../helpers.js';
 import { startReceiver, waitForJob } from './receiver.js';
@@ -19,7 +20,7 @@ for (const db of DB_KINDS) {
 
     before(async () => {
       t = await testApp({ db, env: ENV });
-      t.services.asyncJobs.deliveries.timings = { timeoutMs: 400, baseDelayMs: 100, maxAttempts: 4, maxRedirects: 3, pollMs: 200 };
+      t.services.asyncJobs.deliveries.timings = { timeoutMs: 1000, baseDelayMs: 100, maxAttempts: 4, maxRedirects: 3, pollMs: 200 };
       pro = await createAccount(t.services, 'pro');
       other = await createAccount(t.services, 'pro');
     });
@@ -75,7 +76,7 @@ for (const db of DB_KINDS) {
       }
     });
 
-    it('refusals come at once, not as a job: anonymous, bad callback URLs, not LaTeX, bad async', async () => {
+    it('refusals come at once, not as a job: anonymous, bad callback URLs, not LaTeX, plan, quota, bad async', async () => {
       const anon = await t.app.inject({ method: 'POST', url: '/api/v1/compile', payload: { latex: HELLO, async: true } });
       assert.equal(anon.statusCode, 422);
       assert.equal(anon.json().error, 'async_not_available_anonymously');
@@ -96,6 +97,18 @@ for (const db of DB_KINDS) {
       const lua = await t.app.inject({ method: 'POST', url: '/api/v1/compile', headers: (await createAccount(t.services, 'free')).headers, payload: { latex: HELLO, compiler: 'lualatex', async: true } });
       assert.equal(lua.statusCode, 403);
       assert.equal(lua.json().error, 'compiler_not_available');
+      // Quota: a Free account with its 50 compiles used gets the synchronous 429 now, not a job.
+      const spent = await createAccount(t.services, 'free');
+      const monthKey = monthlyCompilesKey(spent.id, new Date());
+      for (let i = 0; i < 50; i++) {
+        await t.services.counters.tryReserve(monthKey, 50, new Date(Date.now() + 40 * 86400_000));
+        await t.services.counters.commit(monthKey);
+      }
+      const exhausted = await t.app.inject({ method: 'POST', url: '/api/v1/compile', headers: spent.headers, payload: { latex: HELLO, async: true } });
+      assert.equal(exhausted.statusCode, 429);
+      assert.equal(exhausted.json().error, 'rate_limit');
+      const jobsOfSpent = await t.services.db.kysely.selectFrom('jobs').select('id').where('account_id', '=', spent.id).execute();
+      assert.equal(jobsOfSpent.length, 0);
       const bad = await t.app.inject({ method: 'POST', url: '/api/v1/compile', headers: pro.headers, payload: { latex: HELLO, async: 'yes' } });
       assert.equal(bad.statusCode, 422);
       assert.equal(bad.json().error, 'validation_failed');
@@ -131,8 +144,8 @@ for (const db of DB_KINDS) {
     });
 
     it('retries after a 500 and after a timeout, every attempt recorded; one charge while client and deliveries retry', async () => {
-      // Attempt 0: 500; attempt 1: hangs past the 400 ms timeout; attempt 2: 200.
-      const receiver = await startReceiver((n) => (n === 0 ? { status: 500 } : n === 1 ? { status: 200, hangMs: 1500 } : { status: 200 }));
+      // Attempt 0: 500; attempt 1: hangs past the 1 s timeout; attempt 2: 200.
+      const receiver = await startReceiver((n) => (n === 0 ? { status: 500 } : n === 1 ? { status: 200, hangMs: 2500 } : { status: 200 }));
       try {
         const before = await used(pro);
         const request = { method: 'POST' as const, url: '/api/v1/compile', headers: { ...pro.headers, 'idempotency-key': `retry-${db}` }, payload: { latex: HELLO, async: true, callback_url: receiver.url } };
@@ -154,7 +167,7 @@ for (const db of DB_KINDS) {
             [3, 'delivered', 200],
           ],
         );
-        assert.match(String(attempts[1]!.error), /no answer within 400 ms/);
+        assert.match(String(attempts[1]!.error), /no answer within 1000 ms/);
         const third = await t.app.inject(request);
         assert.equal(third.json().job_id, jobId);
         const received = await receiver.waitFor(3);
