@@ -28,7 +28,7 @@ import { LocalJobQueue, type JobQueue } from './tex/queue.js';
 import { TexRunner } from './tex/runner.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
-import { JobService } from './jobs/service.js';
+import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
 import { JobStore } from './jobs/store.js';
 import { WebhookSecrets } from './webhooks/secrets.js';
 
@@ -125,9 +125,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const idempotency = new IdempotencyStore(db.kysely, clock);
   const callbackPolicy = { allowHttp: config.webhookAllowHttp, allowPrivate: config.webhookAllowPrivate };
   const jobStore = new JobStore(db.kysely, clock, randomUUID());
-  const asyncJobs = new JobService(jobStore, new Deliveries(jobStore, webhookSecrets, callbackPolicy, clock, log), callbackPolicy, clock, log, config.baseUrl);
-  // Embedded SQLite is one node: every unfinished job was this process's, before a restart.
-  await asyncJobs.recover(db.dialect === 'sqlite');
+  const deliveries = new Deliveries(jobStore, webhookSecrets, callbackPolicy, clock, log);
+  const asyncJobs = new JobService(jobStore, deliveries, callbackPolicy, clock, log, config.baseUrl, JOB_STALE_MS[db.dialect]);
+  await asyncJobs.recover();
   cleanups.push(() => asyncJobs.close());
   const sweepKeys = setInterval(() => {
     void idempotency.sweep().catch((err) => log.error({ err }, 'idempotency sweep failed'));

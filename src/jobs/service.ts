@@ -12,9 +12,14 @@ import { checkCallbackUrl, type CallbackPolicy } from '../webhooks/address.js';
 import type { Deliveries } from './deliveries.js';
 import type { DeliveryAttempt, JobKind, JobStore } from './store.js';
 
-/** Heartbeat of running jobs; a job unseen for STALE_MS belongs to a process that died. */
+/** Heartbeat of running jobs; a job unbeaten for longer than the stale time belongs to a process that died. */
 const HEARTBEAT_MS = 15_000;
-const STALE_MS = 60_000;
+/**
+ * One node on embedded SQLite: 20 s (a live process beats every 15 s, so a CLI command opening
+ * the same database never fails the server's jobs). Several nodes on PostgreSQL: 60 s, which
+ * also absorbs clock skew between nodes.
+ */
+export const STALE_MS = { sqlite: 20_000, postgres: 60_000 } as const;
 
 export interface Accepted {
   job_id: string;
@@ -41,6 +46,7 @@ export class JobService {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly baseUrl: string,
+    private readonly staleMs: number,
   ) {}
 
   /** Refuses anonymous callers and bad callback URLs (both before anything else runs). */
@@ -127,20 +133,20 @@ export class JobService {
     return jobView(row);
   }
 
-  /** Starts heartbeats and fails the jobs of processes that died; `all`: every unfinished job (single node). */
-  async recover(all: boolean): Promise<void> {
-    await this.failOrphans(all ? null : new Date(this.clock.now().getTime() - STALE_MS));
+  /** Fails the jobs of processes that stopped beating (now and every heartbeat), and beats for ours. */
+  async recover(): Promise<void> {
+    await this.failOrphans(new Date(this.clock.now().getTime() - this.staleMs));
     this.timer = setInterval(() => {
       void this.store
         .heartbeat()
-        .then(() => this.failOrphans(new Date(this.clock.now().getTime() - STALE_MS)))
+        .then(() => this.failOrphans(new Date(this.clock.now().getTime() - this.staleMs)))
         .catch((err) => this.log.error({ err }, 'job heartbeat failed'));
     }, HEARTBEAT_MS);
     this.timer.unref();
     this.deliveries.kick();
   }
 
-  private async failOrphans(before: Date | null): Promise<void> {
+  private async failOrphans(before: Date): Promise<void> {
     const interrupted = new ServiceError(
       'job_interrupted',
       'The server stopped while this job ran. Send the request again (with a new Idempotency-Key).',

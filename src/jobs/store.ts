@@ -91,11 +91,10 @@ export class JobStore {
       .execute();
   }
 
-  /** Unfinished jobs whose runner stopped beating before `before` (all of them when null). */
-  async orphans(before: Date | null): Promise<string[]> {
-    let query = this.db.selectFrom('jobs').select('id').where('status', 'in', ['queued', 'running']);
-    if (before) query = query.where('heartbeat_at', '<', before.toISOString());
-    return (await query.execute()).map((r) => r.id);
+  /** Unfinished jobs whose runner stopped beating before `before`. */
+  async orphans(before: Date): Promise<string[]> {
+    const rows = await this.db.selectFrom('jobs').select('id').where('status', 'in', ['queued', 'running']).where('heartbeat_at', '<', before.toISOString()).execute();
+    return rows.map((r) => r.id);
   }
 
   async dueDeliveries(limit: number): Promise<JobRow[]> {

@@ -285,6 +285,8 @@ describe('restart', () => {
       // A finished job whose delivery is scheduled but not yet sent when the process stops.
       await first.asyncJobs.store.create({ id: '00000000-0000-4000-8000-000000000002', accountId: account.id, kind: 'compile', status: 'running', callbackUrl: receiver.url });
       await first.asyncJobs.deliveries.close();
+      // The process "died" a minute ago: its last heartbeat is that old.
+      await first.db.kysely.updateTable('jobs').set({ heartbeat_at: new Date(Date.now() - 60_000).toISOString() }).execute();
       assert.equal(await first.asyncJobs.store.finish('00000000-0000-4000-8000-000000000002', 200, { pages: 1 }), true);
       await first.close();
       assert.equal(receiver.received.length, 0);
@@ -300,6 +302,15 @@ describe('restart', () => {
       const view = await second.asyncJobs.get({ kind: 'account', account: { id: account.id } } as never, '00000000-0000-4000-8000-000000000001');
       assert.equal(view.status, 'failed');
       assert.equal(view.http_status, 503);
+
+      // A live process's running job (fresh heartbeat) is left alone by another process opening the database.
+      await second.asyncJobs.store.create({ id: '00000000-0000-4000-8000-000000000003', accountId: account.id, kind: 'compile', status: 'running', callbackUrl: null });
+      const third = await testServices({ env });
+      try {
+        assert.equal((await third.asyncJobs.store.byId('00000000-0000-4000-8000-000000000003'))?.status, 'running');
+      } finally {
+        await third.cleanup();
+      }
     } finally {
       await receiver.close();
       await second?.cleanup();
