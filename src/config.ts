@@ -38,6 +38,10 @@ export interface Config {
   /** Browser origins allowed to call /mcp (`*`: any); a request without Origin always passes. */
   mcpAllowedOrigins: string[];
   logLevel: string;
+  /** Webhook callback URLs may be http:// (else https only). */
+  webhookAllowHttp: boolean;
+  /** Webhook callbacks may reach loopback and private addresses (development and tests). */
+  webhookAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -175,5 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     signup,
     mcpAllowedOrigins: mcpOrigins(env.QUIRE_MCP_ALLOWED_ORIGINS, baseUrl),
     logLevel: env.LOG_LEVEL || 'info',
+    webhookAllowHttp: flag(env, 'QUIRE_WEBHOOK_ALLOW_HTTP', false),
+    webhookAllowPrivate: flag(env, 'QUIRE_WEBHOOK_ALLOW_PRIVATE', false),
   };
 }

@@ -78,6 +78,14 @@ export const ERROR_STATUS = {
   // Sign-up
   signup_closed: 403,
   email_taken: 409,
+  // Async jobs, webhooks and idempotency keys (extension, docs/async-and-webhooks.md)
+  async_not_available_anonymously: 422,
+  invalid_callback_url: 422,
+  job_not_found: 404,
+  job_interrupted: 503,
+  invalid_idempotency_key: 422,
+  idempotency_key_reused: 422,
+  idempotency_key_in_progress: 409,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,4 +1,5 @@
 // The service layer, assembled once. HTTP routes, MCP tools and the CLI all call into it.
+import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -25,6 +26,14 @@ import { probeEngines, type EngineReport } from './tex/engines.js';
 import { prepareLuaCache } from './tex/luacache.js';
 import { LocalJobQueue, type JobQueue } from './tex/queue.js';
 import { TexRunner } from './tex/runner.js';
+import { IdempotencyStore } from './idempotency/store.js';
+import { Deliveries } from './jobs/deliveries.js';
+import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
+import { JobStore } from './jobs/store.js';
+import { WebhookSecrets } from './webhooks/secrets.js';
+
+/** Finished async jobs are kept a week after their last change (their PDF links expire sooner). */
+const JOB_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 export interface Services {
   config: Config;
@@ -48,6 +57,10 @@ export interface Services {
   templates: TemplateService;
   /** The public template gallery (list, detail, render, previews). */
   gallery: GalleryService;
+  /** Async jobs and their webhook deliveries (docs/async-and-webhooks.md). */
+  asyncJobs: JobService;
+  webhookSecrets: WebhookSecrets;
+  idempotency: IdempotencyStore;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -108,6 +121,21 @@ export async function createServices(config: Config, options: ServiceOptions = {
     previewDir: join(config.dataDir, 'gallery-previews'),
   });
 
+  const webhookSecrets = new WebhookSecrets(db.kysely, clock);
+  const idempotency = new IdempotencyStore(db.kysely, clock);
+  const callbackPolicy = { allowHttp: config.webhookAllowHttp, allowPrivate: config.webhookAllowPrivate };
+  const jobStore = new JobStore(db.kysely, clock, randomUUID());
+  const deliveries = new Deliveries(jobStore, webhookSecrets, callbackPolicy, clock, log);
+  const asyncJobs = new JobService(jobStore, deliveries, callbackPolicy, clock, log, config.baseUrl, JOB_STALE_MS[db.dialect]);
+  await asyncJobs.recover();
+  cleanups.push(() => asyncJobs.close());
+  const sweepKeys = setInterval(() => {
+    void idempotency.sweep().catch((err) => log.error({ err }, 'idempotency sweep failed'));
+    void jobStore.sweep(new Date(clock.now().getTime() - JOB_RETENTION_MS)).catch((err) => log.error({ err }, 'job sweep failed'));
+  }, 60 * 60 * 1000);
+  sweepKeys.unref();
+  cleanups.push(() => clearInterval(sweepKeys));
+
   return {
     config,
     clock,
@@ -126,6 +154,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
     signup: new SignupService(accounts, counters, clock, config.signup),
     templates,
     gallery,
+    asyncJobs,
+    webhookSecrets,
+    idempotency,
     async close() {
       for (const cleanup of cleanups.reverse()) await cleanup();
       await db.close();

@@ -104,6 +104,24 @@ $('#copy-rotated').addEventListener('click', async () => {
   $('#key-status').textContent = (await copyText($('#rotated-key').textContent ?? '')) ? 'New key copied.' : 'Select the key and copy it.';
 });
 
+// ---- Webhook secret ------------------------------------------------------------------------
+
+async function showWebhookSecret(rotate: boolean): Promise<void> {
+  const status = $('#webhook-status');
+  try {
+    const path = rotate ? '/api/v1/webhooks/secret/rotate' : '/api/v1/webhooks/secret';
+    const res = await api<{ secret: string }>(path, rotate ? { method: 'POST' } : {});
+    $('#webhook-secret').textContent = res.secret;
+    status.textContent = rotate ? 'Secret rotated: webhooks from now on are signed with this one.' : '';
+  } catch (err) {
+    status.textContent = `Could not read the secret: ${(err as Error).message}`;
+  }
+}
+$('#show-webhook-secret').addEventListener('click', () => void showWebhookSecret(false));
+$('#rotate-webhook-secret').addEventListener('click', () => {
+  if (confirm('Rotate the webhook secret? Receivers must switch to the new one.')) void showWebhookSecret(true);
+});
+
 // ---- Templates -----------------------------------------------------------------------------
 
 interface TemplateRow {

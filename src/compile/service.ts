@@ -102,6 +102,7 @@ export class CompileService {
     let delivered = false;
     try {
       const ticket = await this.quota.reserve(caller);
+      context.onAccepted?.();
       try {
         const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes));
         delivered = true;

@@ -19,6 +19,8 @@ export interface CompileContext {
   via?: 'compile' | 'render' | 'public_render' | 'mcp';
   /** Epoch ms after which the job is not worth finishing (render's 60 s wall clock). */
   deadline?: number;
+  /** Called once every check passed and the quota slot is reserved (async jobs answer 202 then). */
+  onAccepted?: () => void;
 }
 
 export interface ResolvedAssets {

@@ -2,7 +2,7 @@
 // validate → fill the template (with the chosen color) → exactly the compile path.
 import type { Caller } from '../accounts/caller.js';
 import type { CompileService } from '../compile/service.js';
-import type { CompileSuccess } from '../compile/types.js';
+import type { CompileContext, CompileSuccess } from '../compile/types.js';
 import { ServiceError } from '../errors.js';
 import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
 import { renderTemplate } from '../templates/liquid.js';
@@ -164,7 +164,7 @@ export class GalleryService {
     return { data: cleaned, color: chosen };
   }
 
-  async render(caller: Caller, slug: string, body: unknown): Promise<GalleryRenderSuccess> {
+  async render(caller: Caller, slug: string, body: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}): Promise<GalleryRenderSuccess> {
     const started = this.now();
     const t = this.find(slug);
     const { data, color } = this.check(t, body);
@@ -173,7 +173,7 @@ export class GalleryService {
     const result = await this.compiler.compile(
       caller,
       { latex: filled.latex, compiler: t.compiler, ...input },
-      { via: 'public_render', deadline: started + RENDER_WALL_CLOCK_SECONDS * 1000 },
+      { via: 'public_render', deadline: started + RENDER_WALL_CLOCK_SECONDS * 1000, ...hooks },
     );
     return {
       ...result,

@@ -21,9 +21,12 @@ import type { App } from './types.js';
 import { usageRoutes } from './usage.js';
 import { webRoutes } from './web.js';
 import { accountRoutes } from './account.js';
+import { installIdempotency } from './idempotency.js';
+import { jobRoutes } from './jobs.js';
+import { webhookRoutes } from './webhooks.js';
 
 /** Route modules, each `(app, services) => void`. Add a domain's routes here. */
-const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcpRoutes, assetRoutes, templateRoutes, galleryRoutes];
+const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcpRoutes, assetRoutes, templateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
 
 export async function buildApp(services: Services): Promise<App> {
   const app = Fastify({
@@ -75,6 +78,7 @@ export async function buildApp(services: Services): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   installCors(app, services.config);
   installAuth(app, services);
+  installIdempotency(app, services);
 
   for (const register of ROUTES) register(app, services);
   return app;

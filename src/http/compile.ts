@@ -2,6 +2,7 @@
 import type { CompileInput } from '../compile/types.js';
 import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../compile/schemas.js';
 import type { Services } from '../services.js';
+import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
 import { COMPILE_ASSET_NAMES } from './edge.js';
 import { errors } from './schemas.js';
@@ -18,9 +19,16 @@ export function compileRoutes(app: App, services: Services): void {
           'Returns a signed pdf_url. Without credentials the anonymous tier applies (3 compiles a day, pdflatex, 3 pages). Failed or refused compiles cost no quota.',
         tags: ['compile'],
         body: CompileRequestBody,
-        response: { 200: CompileSuccessBody, 422: CompileFailureBody, ...errors(400, 401, 403, 413, 429, 500, 503) },
+        response: { 200: CompileSuccessBody, 202: AcceptedBody, 422: CompileFailureBody, ...errors(400, 401, 403, 413, 429, 500, 503) },
       },
     },
-    async (req) => services.compile.compile(callerOf(req), req.body as CompileInput, { via: 'compile' }),
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const { async, callbackUrl, rest } = asyncOf(req.body);
+      if (!async) return services.compile.compile(caller, rest as unknown as CompileInput, { via: 'compile' });
+      return acceptAsync(services, reply, caller, 'compile', callbackUrl, (onAccepted) =>
+        services.compile.compile(caller, rest as unknown as CompileInput, { via: 'compile', onAccepted }),
+      );
+    },
   );
 }

@@ -6,6 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { repoRoot } from '../gallery/catalog.js';
 import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, SlugParam } from '../gallery/schemas.js';
 import type { Services } from '../services.js';
+import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
 import { indexPage, notFoundPage, templatePage } from './pages/gallery.js';
 import { errors } from './schemas.js';
@@ -61,11 +62,17 @@ export function galleryRoutes(app: App, services: Services): void {
         body: PublicRenderRequest,
         response: {
           200: Type.Object({}, { additionalProperties: true, description: 'CompileSuccess plus render_time_ms and template' }),
+          202: AcceptedBody,
           ...errors(401, 403, 404, 413, 422, 429, 503, 504),
         },
       },
     },
-    async (req) => gallery.render(callerOf(req), req.params.slug, req.body),
+    async (req, reply) => {
+      const caller = callerOf(req);
+      const { async, callbackUrl, rest } = asyncOf(req.body);
+      if (!async) return gallery.render(caller, req.params.slug, rest);
+      return acceptAsync(services, reply, caller, 'public_render', callbackUrl, (onAccepted) => gallery.render(caller, req.params.slug, rest, { onAccepted }));
+    },
   );
 
   app.get(

@@ -14,6 +14,7 @@ import {
   TemplateV1Response,
   TemplateV2Response,
 } from '../templates/schemas.js';
+import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
 import { accountOf } from './auth.js';
 import { errors, IdParam } from './schemas.js';
 import type { App } from './types.js';
@@ -190,9 +191,14 @@ export function templateRoutes(app: App, services: Services): void {
         tags: ['templates v2'],
         params: IdParam,
         body: RenderBody,
-        response: { 200: RenderSuccess, ...errors(401, 403, 404, 413, 422, 429, 503, 504) },
+        response: { 200: RenderSuccess, 202: AcceptedBody, ...errors(401, 403, 404, 413, 422, 429, 503, 504) },
       },
     },
-    async (req) => templates.render(accountOf(req), req.params.id, req.body.data),
+    async (req, reply) => {
+      const caller = accountOf(req);
+      const { async, callbackUrl } = asyncOf(req.body);
+      if (!async) return templates.render(caller, req.params.id, req.body.data);
+      return acceptAsync(services, reply, caller, 'render', callbackUrl, (onAccepted) => templates.render(caller, req.params.id, req.body.data, { onAccepted }));
+    },
   );
 }

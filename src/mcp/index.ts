@@ -9,11 +9,12 @@ import type { Tool } from './tool.js';
 import { assetTools } from './tools/assets.js';
 import { compileTool } from './tools/compile.js';
 import { galleryTools } from './tools/gallery.js';
+import { getJobTool, withJobs } from './tools/jobs.js';
 import { templateTools } from './tools/templates.js';
 import { usageTool } from './tools/usage.js';
 
 export function mcpTools(): Tool[] {
-  return [compileTool, ...galleryTools, ...templateTools, usageTool, ...assetTools];
+  return [...[compileTool, ...galleryTools, ...templateTools, usageTool, ...assetTools].map(withJobs), getJobTool];
 }
 
 export function createMcpServer(services: Services, version: string): McpServer {

@@ -68,6 +68,49 @@ export interface PreviewAttemptsTable {
   created_at: string;
 }
 
+export interface JobsTable {
+  id: string;
+  account_id: number;
+  /** compile | render | public_render | render_batch */
+  kind: string;
+  /** queued | running | succeeded | failed */
+  status: string;
+  /** The HTTP status of the stored body (200, or the error's status). */
+  http_status: number | null;
+  /** The exact body the synchronous call would have sent. */
+  body_json: string | null;
+  callback_url: string | null;
+  /** none | pending | delivered | failed */
+  webhook_state: string;
+  webhook_attempts_json: string;
+  webhook_next_at: string | null;
+  /** The process running the job, and when it last said so (a stale heartbeat means it died). */
+  runner_id: string | null;
+  heartbeat_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface IdempotencyKeysTable {
+  account_id: number;
+  key: string;
+  /** Hash of the door, route and canonical body. */
+  fingerprint: string;
+  /** in_progress | done */
+  state: string;
+  status: number | null;
+  body: string | null;
+  content_type: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface WebhookSecretsTable {
+  account_id: number;
+  secret: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -76,6 +119,9 @@ export interface Database {
   pdfs: PdfsTable;
   counters: CountersTable;
   preview_attempts: PreviewAttemptsTable;
+  jobs: JobsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  webhook_secrets: WebhookSecretsTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -84,3 +130,4 @@ export type TemplateRow = Selectable<TemplatesTable>;
 export type NewTemplateRow = Insertable<TemplatesTable>;
 export type AssetRow = Selectable<AssetsTable>;
 export type PdfRow = Selectable<PdfsTable>;
+export type JobRow = Selectable<JobsTable>;

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { lockAccount, type Db } from '../storage/db.js';
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
-import type { CompileSuccess } from '../compile/types.js';
+import type { CompileContext, CompileSuccess } from '../compile/types.js';
 import type { Config } from '../config.js';
 import { ServiceError, type FieldError } from '../errors.js';
 import { links } from '../links.js';
@@ -449,7 +449,7 @@ export class TemplateService {
     await this.counters.commit(key);
   }
 
-  async render(caller: Caller, idOrName: string, data: unknown) {
+  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
     const started = Date.now();
     const deadline = started + this.renderWallClockMs;
     const owner = this.owner(caller);
@@ -480,7 +480,7 @@ export class TemplateService {
       const result = await this.compiler.compile(
         caller,
         { latex: rendered.latex, compiler, use_stored_assets: rendered.assets },
-        { via: 'render', deadline },
+        { via: 'render', deadline, ...hooks },
       );
       return {
         ...result,

@@ -216,6 +216,12 @@ export function dashboardPage(manifest: WebManifest): string {
     </div>
     <p id="key-status" class="hint" role="status"></p>
   </section>
+  <section class="card stack" aria-labelledby="webhook-title">
+    <h2 id="webhook-title">Webhook signing secret</h2>
+    <p class="hint">Async jobs with a <code>callback_url</code> sign each webhook with this secret (Standard Webhooks). Rotating replaces it at once.</p>
+    <div class="key-row"><code id="webhook-secret" class="key">••••••••</code><button type="button" class="button" id="show-webhook-secret">Show</button><button type="button" class="button danger" id="rotate-webhook-secret">Rotate</button></div>
+    <p id="webhook-status" class="hint" role="status"></p>
+  </section>
   <section class="card stack" aria-labelledby="templates-title">
     <div class="card-head"><h2 id="templates-title">Templates</h2><a class="button" href="/studio">New in studio</a></div>
     <div id="templates"></div>
