@@ -12,6 +12,7 @@ const ALL_TOOLS = [
   'delete_asset',
   'delete_template',
   'get_asset',
+  'get_job',
   'get_template',
   'list_assets',
   'list_templates',
