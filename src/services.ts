@@ -17,6 +17,7 @@ import { Metrics } from './metrics.js';
 import { SqlCounters, type Counters } from './quota/counters.js';
 import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
+import { S3BlobStore } from './storage/s3-blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
 import { TemplateService } from './templates/service.js';
 import { loadCatalog } from './gallery/catalog.js';
@@ -65,8 +66,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const db = await openDb(config.databaseUrl);
   await migrate(db);
 
-  const blobs = options.overrides?.blobs ?? new LocalBlobStore(join(config.dataDir, 'blobs'));
   const cleanups: Array<() => Promise<void> | void> = [];
+  const blobs = options.overrides?.blobs ?? blobStore(config, cleanups);
   const counters = options.overrides?.counters ?? sharedCounters(config, db, cleanups);
   // In the embedded default no other node can hold a reservation, so any left are from a crash.
   if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
@@ -105,7 +106,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     baseUrl: config.baseUrl,
     compiler: compile,
     jobs,
-    previewDir: join(config.dataDir, 'gallery-previews'),
+    blobs,
   });
 
   return {
@@ -131,6 +132,14 @@ export async function createServices(config: Config, options: ServiceOptions = {
       await db.close();
     },
   };
+}
+
+/** PDFs, assets and previews: in the S3 bucket when QUIRE_S3_BUCKET is set, else under the data dir. */
+function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>): BlobStore {
+  if (!config.s3) return new LocalBlobStore(join(config.dataDir, 'blobs'));
+  const store = S3BlobStore.create(config.s3);
+  cleanups.push(() => store.close());
+  return store;
 }
 
 /** Quota counters: in Redis when QUIRE_REDIS_URL is set, else in the database. */
