@@ -63,12 +63,12 @@ export interface ServiceOptions {
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? pino({ level: config.logLevel });
-  const db = await openDb(config.databaseUrl);
+  const db = await openDb(config.databaseUrl, (err) => log.warn({ err: err.message }, 'database connection lost; it reconnects on the next query'));
   await migrate(db);
 
   const cleanups: Array<() => Promise<void> | void> = [];
   const blobs = options.overrides?.blobs ?? blobStore(config, cleanups);
-  const counters = options.overrides?.counters ?? sharedCounters(config, db, cleanups);
+  const counters = options.overrides?.counters ?? sharedCounters(config, db, clock, log, cleanups);
   // In the embedded default no other node can hold a reservation, so any left are from a crash.
   if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
   const engines = options.overrides?.engines ?? (await probeEngines());
@@ -143,9 +143,9 @@ function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>):
 }
 
 /** Quota counters: in Redis when QUIRE_REDIS_URL is set, else in the database. */
-function sharedCounters(config: Config, db: Db, cleanups: Array<() => Promise<void> | void>): Counters {
-  if (!config.redisUrl) return new SqlCounters(db.kysely);
-  const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix);
+function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, cleanups: Array<() => Promise<void> | void>): Counters {
+  if (!config.redisUrl) return new SqlCounters(db.kysely, db.dialect, () => clock.now().getTime());
+  const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix, (err) => log.warn({ err: err.message }, 'redis connection error'));
   cleanups.push(() => redis.close());
   return redis;
 }
