@@ -17,7 +17,6 @@ import { Metrics } from './metrics.js';
 import { SqlCounters, type Counters } from './quota/counters.js';
 import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
-import { S3BlobStore } from './storage/s3-blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
 import { TemplateService } from './templates/service.js';
 import { loadCatalog } from './gallery/catalog.js';
@@ -67,7 +66,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   await migrate(db);
 
   const cleanups: Array<() => Promise<void> | void> = [];
-  const blobs = options.overrides?.blobs ?? blobStore(config, cleanups);
+  const blobs = options.overrides?.blobs ?? (await blobStore(config, cleanups));
   const counters = options.overrides?.counters ?? sharedCounters(config, db, clock, log, cleanups);
   // In the embedded default no other node can hold a reservation, so any left are from a crash.
   if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
@@ -135,8 +134,10 @@ export async function createServices(config: Config, options: ServiceOptions = {
 }
 
 /** PDFs, assets and previews: in the S3 bucket when QUIRE_S3_BUCKET is set, else under the data dir. */
-function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>): BlobStore {
+async function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>): Promise<BlobStore> {
   if (!config.s3) return new LocalBlobStore(join(config.dataDir, 'blobs'));
+  // Loaded only when used: the AWS SDK takes most of a second to import.
+  const { S3BlobStore } = await import('./storage/s3-blobs.js');
   const store = S3BlobStore.create(config.s3);
   cleanups.push(() => store.close());
   return store;
