@@ -24,10 +24,17 @@ if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], 0, 'PXAT',
 return {1, used, reserved + 1}
 `;
 
-// KEYS: used, leases. ARGV: 1 to count the work, 0 to give the slot back; the lease id, or ''
-// for the lease that ends first.
+// KEYS: used, leases, done-marker of the lease. ARGV: 1 to count the work, 0 to give the slot
+// back; the lease id, or '' for the lease that ends first; the marker's lifetime in ms.
+// A named lease is finished at most once: ioredis resends a command whose reply was lost to a
+// dropped connection, and a resent commit must not count the work twice.
 const FINISH = `
-if ARGV[2] == '' then redis.call('ZPOPMIN', KEYS[2], 1) else redis.call('ZREM', KEYS[2], ARGV[2]) end
+if ARGV[2] == '' then
+  redis.call('ZPOPMIN', KEYS[2], 1)
+else
+  if not redis.call('SET', KEYS[3], 1, 'NX', 'PX', ARGV[3]) then return 0 end
+  redis.call('ZREM', KEYS[2], ARGV[2])
+end
 if ARGV[1] == '1' then redis.call('INCR', KEYS[1]) end
 return 1
 `;
@@ -99,11 +106,16 @@ export class RedisCounters implements Counters {
   }
 
   async commit(key: string, lease?: string): Promise<void> {
-    await this.call(() => this.redis.eval(FINISH, 2, ...this.keys(key), '1', lease ?? ''));
+    await this.finish(key, '1', lease);
   }
 
   async release(key: string, lease?: string): Promise<void> {
-    await this.call(() => this.redis.eval(FINISH, 2, ...this.keys(key), '0', lease ?? ''));
+    await this.finish(key, '0', lease);
+  }
+
+  private async finish(key: string, count: '1' | '0', lease = ''): Promise<void> {
+    const done = `${this.prefix}lease-done:${lease || 'none'}`;
+    await this.call(() => this.redis.eval(FINISH, 3, ...this.keys(key), done, count, lease, RESERVATION_LEASE_MS));
   }
 
   /** Leases end on their own; other nodes may hold live ones, so nothing is cleared here. */

@@ -112,3 +112,22 @@ describe('a node killed mid-compile on PostgreSQL without Redis', () => {
     }
   });
 });
+
+describe('a commit resent after a lost reply (Redis)', () => {
+  test('counts the work once', async () => {
+    const prefix = `quire-test-${randomBytes(4).toString('hex')}:`;
+    const redis = new Redis(REDIS_URL);
+    try {
+      const counters = new RedisCounters(redis, prefix);
+      const taken = await counters.tryReserve('lease:resent', 5, new Date(Date.now() + 86_400_000));
+      await counters.commit('lease:resent', taken.lease);
+      await counters.commit('lease:resent', taken.lease);
+      await counters.release('lease:resent', taken.lease);
+      assert.deepEqual(await counters.get('lease:resent'), { used: 1, reserved: 0 });
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    }
+  });
+});
