@@ -6,7 +6,7 @@
 // retryable) rather than waiting, and the client reconnects by itself.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { redisFault } from '../storage/faults.js';
+import { redisFault, unavailable } from '../storage/faults.js';
 import { RESERVATION_LEASE_MS, type CounterState, type Counters } from './counters.js';
 
 export { RESERVATION_LEASE_MS };
@@ -59,9 +59,17 @@ export class RedisCounters implements Counters {
   /** `onError` sees connection errors (without a listener ioredis prints them to stderr). */
   static connect(url: string, prefix: string, onError: (err: Error) => void = () => {}): RedisCounters {
     const redis = new Redis(url, REDIS_OPTIONS);
-    redis.on('error', onError);
-    return new RedisCounters(redis, prefix);
+    const counters = new RedisCounters(redis, prefix);
+    redis.on('error', (err: Error) => {
+      counters.lastError = err;
+      onError(err);
+    });
+    redis.on('ready', () => (counters.lastError = null));
+    return counters;
   }
+
+  /** The last connection error, which says more than "retries exhausted" in /health. */
+  private lastError: Error | null = null;
 
   private async call<T>(work: () => Promise<T>): Promise<T> {
     try {
@@ -72,7 +80,11 @@ export class RedisCounters implements Counters {
   }
 
   async ping(): Promise<void> {
-    await this.call(() => this.redis.ping());
+    try {
+      await this.redis.ping();
+    } catch (err) {
+      throw unavailable('redis', this.lastError ?? err);
+    }
   }
 
   private keys(key: string): [string, string] {

@@ -43,6 +43,7 @@ describe('Redis down and back', () => {
     assert.equal(health.statusCode, 503);
     assert.equal(health.json().status, 'degraded');
     assert.equal(health.json().redis.ok, false);
+    assert.match(health.json().redis.error, /ECONNREFUSED/, 'the driver says why');
     assert.deepEqual(health.json().database, { ok: true, dialect: 'sqlite' });
 
     await server.start();
