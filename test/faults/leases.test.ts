@@ -10,6 +10,7 @@ import { ManualClock } from '../../src/clock.js';
 import { CompileQuota } from '../../src/quota/compile-quota.js';
 import { RESERVATION_LEASE_MS, SqlCounters, type Counters } from '../../src/quota/counters.js';
 import { RedisCounters } from '../../src/quota/redis-counters.js';
+import { openDb } from '../../src/storage/db.js';
 import { DB_KINDS, HELLO, testApp, testServices, type TestServices } from '../helpers.js';
 
 const REDIS_URL = process.env.QUIRE_TEST_REDIS ?? 'redis://127.0.0.1:6379';
@@ -68,6 +69,32 @@ for (const db of DB_KINDS) {
     });
   });
 }
+
+describe('leases on PostgreSQL shared by two nodes', () => {
+  let services: TestServices;
+  const now = Date.now();
+  let counters: SqlCounters;
+  before(async () => {
+    services = await testServices({ db: 'postgres' });
+    counters = new SqlCounters(services.db.kysely, services.db.dialect, () => now);
+  });
+  after(() => services.cleanup());
+
+  test('50 parallel reservations from two nodes against a limit of 20 take exactly 20', async () => {
+    // A second node: its own connection pool on the same database.
+    const other = await openDb(services.config.databaseUrl);
+    try {
+      const nodes = [counters, new SqlCounters(other.kysely, other.dialect, () => now)];
+      const expires = new Date(now + 86_400_000);
+      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => nodes[i % 2]!.tryReserve('lease:race', 20, expires)));
+      assert.equal(results.filter((r) => r.ok).length, 20);
+      assert.equal(new Set(results.map((r) => r.lease).filter(Boolean)).size, 20, 'every lease is distinct');
+      assert.deepEqual(await counters.get('lease:race'), { used: 0, reserved: 20 });
+    } finally {
+      await other.close();
+    }
+  });
+});
 
 describe('leases on Redis', () => {
   const prefix = `quire-test-${randomBytes(4).toString('hex')}:`;
