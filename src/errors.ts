@@ -18,6 +18,11 @@ export const ERROR_STATUS = {
   uri_too_long: 414,
   headers_too_large: 431,
   origin_not_allowed: 403,
+  // Shared infrastructure down or full (retryable; see docs/storage-and-faults.md)
+  database_unavailable: 503,
+  redis_unavailable: 503,
+  storage_unavailable: 503,
+  storage_full: 507,
   // Authentication
   missing_api_key: 401,
   invalid_api_key: 401,

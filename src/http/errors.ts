@@ -1,6 +1,7 @@
 // Every error leaves as JSON `{error, message, ...}` with the catalogue's status.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_ERROR_BODY, ServiceError, type ErrorCode, type FieldError } from '../errors.js';
+import { diskFault } from '../storage/faults.js';
 
 interface AjvError {
   instancePath?: string;
@@ -55,7 +56,7 @@ function toServiceError(err: FastifyError): ServiceError | null {
   }
   const status = err.statusCode ?? (err as { status?: unknown }).status;
   if (typeof status === 'number' && status >= 400 && status < 500) return byStatus(status, err.message);
-  return null;
+  return diskFault(err);
 }
 
 /** Codes for the 4xx errors the framework and its plugins raise themselves (e.g. a bad Content-Length). */

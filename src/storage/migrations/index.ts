@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import * as foundation from './0001_foundation.js';
+import * as counterLeases from './0002_counter_leases.js';
 import * as asyncJobs from './0003_async_jobs.js';
 
 export interface Migration {
@@ -12,5 +13,6 @@ export interface Migration {
 
 export const MIGRATIONS: readonly Migration[] = [
   { name: '0001_foundation', up: foundation.up },
+  { name: '0002_counter_leases', up: counterLeases.up },
   { name: '0003_async_jobs', up: asyncJobs.up },
 ];
