@@ -75,7 +75,9 @@ export function linkProblem(arg: string, command: string, options: { liquidPendi
 
 const PDF_ACTION_NAMES =
   /\/(launch|javascript|js|submitform|importdata|gotor|gotoe|resetform|rendition|sound|movie|richmediaexecute|named)(?![a-z0-9])/;
-const PDF_URI_SCHEME = /(?<![a-z0-9+.-])(javascript|vbscript|file|run|launch|data|livescript|mocha):/;
+// A URI is a PDF string: its scheme follows the opening parenthesis (hex strings are decoded
+// into one below).
+const PDF_URI_SCHEME = /\((javascript|vbscript|file|run|launch|data|livescript|mocha):/;
 
 /** PDF name #xx escapes and literal/hex string escapes decoded, blanks dropped, case folded. */
 export function pdfView(text: string): string {
@@ -91,7 +93,7 @@ export function pdfView(text: string): string {
     .replace(/<([0-9A-Fa-f\s]+)>/g, (_, hex: string) => {
       const digits = hex.replace(/\s/g, '');
       const padded = digits.length % 2 ? `${digits}0` : digits;
-      return Buffer.from(padded, 'hex').toString('latin1');
+      return `(${Buffer.from(padded, 'hex').toString('latin1')})`;
     });
   return decoded.replace(/[\s\u0000-\u001f\u007f{}]/g, '').toLowerCase();
 }

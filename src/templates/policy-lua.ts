@@ -101,13 +101,14 @@ function danglingName(text: string): string | null {
  */
 export function luaProblem(source: string, expanding: boolean, checkTeX: (tex: string) => string | null): string | null {
   if (expanding) {
-    // \number and \string only print characters; \luaescapestring right after a quote fills a
-    // string literal. Any other macro, and the active ~, could expand to code never seen here.
+    // \string only prints characters; \luaescapestring right after a quote fills a string
+    // literal. Any other macro (even after \number, which stops at the first non-digit), and
+    // the active ~, could expand to code never seen here.
     const visible = source
       .replace(/\\\\/g, 'S')
       .replace(/\\string\s*(?:\\(?:[A-Za-z@]+|.)|.)/gs, 'S')
       .replace(/(["'])\\(?:luatex)?luaescapestring\s*\{(?:[^{}]|\{[^{}]*\})*\}/g, '$1S');
-    const hidden = /\\(?!number\b)[A-Za-z@]+|~/.exec(visible);
+    const hidden = /\\[A-Za-z@]+|~/.exec(visible);
     if (hidden) return `Lua code with ${hidden[0] === '~' ? 'the active character ~' : `the macro ${hidden[0]}`} (TeX expands it first)`;
   }
   const parsed = parseLua(source);
