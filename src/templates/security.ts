@@ -171,7 +171,9 @@ function ruleNumber(rule: SecurityRuleId): number {
 function violation(scanner: Scanner, index: number, rule: SecurityRuleId, what: string): SecurityViolation {
   const line = scanner.lineAt(index);
   const number = ruleNumber(rule);
-  return { rule, rule_number: number, line, message: `Line ${line}: ${what} is not allowed in templates (rule ${number}: ${rule}).` };
+  // One line: a quoted argument may span several.
+  const shown = what.replace(/\s+/g, ' ');
+  return { rule, rule_number: number, line, message: `Line ${line}: ${shown} is not allowed in templates (rule ${number}: ${rule}).` };
 }
 
 /** True when a name built by \csname (or \@nameuse…) from `content` could be one a rule guards. */

@@ -1,0 +1,63 @@
+// The bypass families of issue 13 as payloads, each with the rule it must land on. Shared by the
+// policy's unit test and the HTTP attack test (test/security/templates-policy.test.ts); `/etc/passwd`
+// stands for any file outside the job, and the HTTP test swaps in a canary.
+export const BYPASSES: Array<{ family: string; body: string; rule: string }> = [
+  // Case tricks: \lowercase and \uppercase turn any spelling into any other.
+  { family: 'case', body: '\\lowercase{\\csname WRITE\\endcsname}18{ls}', rule: 'indirect_command' },
+  { family: 'case', body: '\\lowercase{\\usepackage{SHELLESC}}', rule: 'shell_escape_package' },
+  { family: 'case', body: '\\uppercase{\\csname input\\endcsname}{/etc/passwd}', rule: 'indirect_command' },
+  { family: 'case', body: '\\lowercase{\\csname SCANTOKENS\\endcsname}{x}', rule: 'indirect_command' },
+  { family: 'case', body: '\\lowercase{\\usetikzlibrary{EXTERNAL}}', rule: 'tikz_externalize' },
+  { family: 'case', body: '\\lowercase{\\begin{FILECONTENTS}{x.tex}}', rule: 'file_write' },
+  { family: 'case', body: '\\lccode`X=`w \\lowercase{\\csname XRITE\\endcsname}18{ls}', rule: 'catcode_change' },
+  // File reads around the path rule.
+  { family: 'file', body: '\\CatchFileDef{\\x}{/etc/passwd}{}', rule: 'file_read' },
+  { family: 'file', body: '\\makeatletter\\def\\input@path{{/etc/}}\\makeatother', rule: 'unsafe_path' },
+  { family: 'file', body: '\\csname input@path\\endcsname', rule: 'indirect_command' },
+  { family: 'file', body: '\\input{{/etc}/passwd}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\input {{/etc}/passwd}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\input{{}/etc/passwd}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\input{%\n/etc/passwd}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\input{"/etc/passwd"}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\graphicspath{{./img/}{/etc/}}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\def\\p{/etc/passwd}\\input{\\p}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\newcommand\\inc[1]{\\input{#1}}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\def\\x{\\includegraphics}', rule: 'indirect_command' },
+  { family: 'file', body: '\\DTLloaddb{db}{/etc/passwd}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\embedfile{/etc/passwd}', rule: 'unsafe_path' },
+  { family: 'file', body: '\\special{pdf:fstream @x (/etc/passwd)}', rule: 'file_read' },
+  // Links and raw PDF in any spelling.
+  { family: 'link', body: '\\href{\\detokenize{javascript:alert(1)}}{x}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\href{\\string javascript:alert(1)}{x}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\href{ JavaScript :alert(1)}{x}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\def\\j{javascript}\\href{\\j:alert(1)}{x}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\url|javascript:alert(1)|', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\href{evil.exe}{x}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\pdfannot{/A << /S /Java#53cript /JS (app.alert(1)) >>}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\pdfannot{/A << /S /L#61unch /F (calc) >>}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\pdfannot{/A << /S /URI /URI (\\string\\152avascript:alert(1)) >>}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\pdfannot{/A << /S /URI /URI <6a6176617363726970743a616c657274283129> >>}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\def\\js{JavaScript}\\pdfannot{/A << /S /\\js >>}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\hypersetup{pdfopenaction={/S/Java#53cript/JS(app.alert(1))}}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\begin{Form}\\PushButton[onclick={app.alert(1)}]{x}\\end{Form}', rule: 'unsafe_link_action' },
+  // Re-tokenising, code hidden in macros, aliased Lua libraries.
+  { family: 'retokenize', body: '\\scantokens{\\x}', rule: 'retokenize' },
+  { family: 'retokenize', body: '\\csname scantokens\\endcsname{x}', rule: 'indirect_command' },
+  { family: 'retokenize', body: '\\csname iow_open:Nn\\endcsname', rule: 'indirect_command' },
+  { family: 'retokenize', body: '\\UseName{sys_shell_now:n}{ls}', rule: 'indirect_command' },
+  { family: 'retokenize', body: '\\makeatletter\\scantokens@x', rule: 'retokenize' },
+  { family: 'lua', body: '\\def\\mymacro{os.execute("ls")}\\directlua{\\mymacro}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\newtoks\\t \\directlua{\\the\\t}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\directlua{local l = lfs; l.link("/etc/passwd", "x")}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\directlua{local t = tex; t.scantoks(0, "x")}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\lowercase{\\directlua{OS.EXECUTE("ls")}}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\directlua{local a = "te18{ls}" local b = "\\string\\\\wri" tex.print(b .. a)}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\directlua{tex.print(string["char"](92) .. "input{/etc/passwd}")}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\directlua{callback.register("find_read_file", function() end)}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\begin{luacode*}\nlocal p = pdf\n\\end{luacode*}', rule: 'dangerous_lua' },
+  { family: 'lua', body: '\\def\\x{\\directlua}', rule: 'dangerous_lua' },
+  // Aliases.
+  { family: 'alias', body: '\\NewCommandCopy\\x\\input', rule: 'indirect_command' },
+  { family: 'alias', body: '\\def\\x{\\input}', rule: 'indirect_command' },
+];
+
