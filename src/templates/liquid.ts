@@ -36,11 +36,17 @@ export interface RenderedTemplate {
   assets: string[];
 }
 
-/** Resource limits of one parse or render (liquidjs units: characters, milliseconds, bytes). */
+/**
+ * Resource limits of one parse or render (liquidjs units: characters, milliseconds, and
+ * characters or array elements). liquidjs counts an array element as 1 although it costs 8 bytes
+ * of heap, so 8 million units keep a render's tracked allocations near 64 MB, far below the
+ * render worker's heap (render-pool.ts): a worker that hits its heap limit with one large
+ * allocation can abort the whole process (nodejs/node#47224), so that limit must stay a backstop.
+ */
 export const LIQUID_LIMITS = {
   parseLimit: 4_000_000,
   renderLimit: 10_000,
-  memoryLimit: 64_000_000,
+  memoryLimit: 8_000_000,
 } as const;
 
 const DEFAULT_DATE_FORMAT = '%B %-d, %Y';

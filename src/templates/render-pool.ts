@@ -15,6 +15,7 @@ export interface RenderRequest {
 }
 
 export type RenderReply =
+  | { ready: true }
   | { id: number; ok: true; result: RenderedTemplate }
   | { id: number; ok: false; error: { code: ErrorCode; message: string; details: Record<string, unknown> } }
   | { id: number; ok: false; internal: string };
@@ -28,6 +29,7 @@ export interface RenderPoolOptions {
   heapMb: number;
 }
 
+// The time limit is the Liquid render limit (LIQUID_LIMITS.renderLimit), now enforced from outside.
 export const RENDER_POOL_DEFAULTS: RenderPoolOptions = { size: 2, timeoutMs: 10_000, heapMb: 256 };
 
 interface Task {
@@ -38,6 +40,8 @@ interface Task {
 
 interface Slot {
   worker: Worker;
+  /** The worker has loaded the engine; a render's clock starts only then. */
+  ready: boolean;
   task: Task | null;
   timer: NodeJS.Timeout | null;
 }
@@ -86,7 +90,7 @@ export class RenderPool {
       stdout: false,
       stderr: false,
     });
-    const slot: Slot = { worker, task: null, timer: null };
+    const slot: Slot = { worker, ready: false, task: null, timer: null };
     worker.on('message', (reply: RenderReply) => this.finish(slot, reply));
     worker.on('error', (err: Error & { code?: string }) => {
       const memory = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
@@ -102,19 +106,30 @@ export class RenderPool {
   private dispatch(): void {
     this.warm();
     for (const slot of this.slots) {
-      if (slot.task || this.queue.length === 0) continue;
-      const task = this.queue.shift()!;
-      slot.task = task;
-      slot.worker.ref();
-      slot.timer = setTimeout(() => {
-        const seconds = this.options.timeoutMs / 1000;
-        this.fail(slot, limitError(`The render took longer than ${seconds} s and was stopped (render time limit).`, { limit_seconds: seconds }));
-      }, this.options.timeoutMs);
-      slot.worker.postMessage(task.request);
+      if (slot.ready && !slot.task && this.queue.length > 0) this.start(slot, this.queue.shift()!);
+    }
+    // A worker keeps the process alive only while a render runs or waits for it to start.
+    for (const slot of this.slots) {
+      if (slot.task || (!slot.ready && this.queue.length > 0)) slot.worker.ref();
+      else slot.worker.unref();
     }
   }
 
+  private start(slot: Slot, task: Task): void {
+    slot.task = task;
+    slot.timer = setTimeout(() => {
+      const seconds = this.options.timeoutMs / 1000;
+      this.fail(slot, limitError(`The render took longer than ${seconds} s and was stopped (render time limit).`, { limit_seconds: seconds }));
+    }, this.options.timeoutMs);
+    slot.worker.postMessage(task.request);
+  }
+
   private finish(slot: Slot, reply: RenderReply): void {
+    if ('ready' in reply) {
+      slot.ready = true;
+      this.dispatch();
+      return;
+    }
     const task = slot.task;
     if (!task || task.request.id !== reply.id) return;
     this.release(slot);
@@ -133,6 +148,12 @@ export class RenderPool {
     this.slots.splice(index, 1);
     void this.stop(slot);
     task?.reject(err);
+    if (!slot.ready) {
+      // A worker that cannot even start would be replaced for ever: fail what waits instead,
+      // and let the next render try again.
+      for (const waiting of this.queue.splice(0)) waiting.reject(err);
+      return;
+    }
     if (this.closed) return;
     this.replaced++;
     this.dispatch();
@@ -142,7 +163,6 @@ export class RenderPool {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
     slot.task = null;
-    slot.worker.unref();
   }
 
   private async stop(slot: Slot): Promise<void> {

@@ -7,6 +7,7 @@ import { renderInThread } from './liquid.js';
 import type { RenderRequest, RenderReply } from './render-pool.js';
 
 const port = parentPort!;
+port.postMessage({ ready: true } satisfies RenderReply);
 port.on('message', (request: RenderRequest) => {
   renderInThread(request.source, request.data, { assetNames: request.assetNames }).then(
     (result) => port.postMessage({ id: request.id, ok: true, result } satisfies RenderReply),

@@ -9,6 +9,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { InjectOptions } from 'fastify';
 import { SECURITY_RULES } from '../../src/templates/security.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { BYPASSES } from '../templates/bypasses.js';
@@ -35,7 +36,7 @@ describe('template policy over HTTP', () => {
     await t.close();
   });
 
-  const inject = async (options: Parameters<TestApp['app']['inject']>[0]) => {
+  const inject = async (options: InjectOptions) => {
     const res = await t.app.inject(options);
     bodies.push(res.body);
     return res;
