@@ -145,6 +145,9 @@ const PDF_COMMANDS = new Set([
 const PDF_KEYWORD_FORMS = new Set(['pdfobj', 'pdfextension', 'pdfvariable', 'pdfrefobj']);
 /** Key-value commands whose values can carry raw PDF (hyperref's pdfopenaction and friends). */
 const PDF_OPTION_COMMANDS = new Set(['hypersetup', 'usepackage', 'requirepackage', 'passoptionstopackage', 'documentclass', 'atbeginshipout', 'addtohook']);
+/** hyperref keys whose values become PDF text strings (escaped by hyperref), not raw PDF. */
+const PDF_STRING_KEYS =
+  /\b(pdftitle|pdfauthor|pdfsubject|pdfkeywords|pdfcreator|pdfproducer|pdfcopyright|pdflicenseurl|pdfcaptionwriter|pdfmetalang|pdflang|pdfcontact[a-z]*|pdfpubtype|pdfdate|pdfurl|pdfidentifier|pdfsource|pdfdocumentid|pdfinstanceid|pdfversionid|pdfrendition)\s*=\s*(\{(?:\\.|[^{}\\]|\{(?:\\.|[^{}\\]|\{(?:\\.|[^{}\\])*\})*\})*\}|[^,\]]*)/gis;
 /** hyperref form fields: their on… and format/validate/calculate/keystroke keys hold JavaScript. */
 const FORM_FIELDS = new Set(['pushbutton', 'textfield', 'checkbox', 'choicemenu']);
 const FORM_SCRIPT_KEYS = /(?:^|[,\s[{])(on[a-z]+|format|validate|calculate|keystroke)\s*=/i;
@@ -309,7 +312,7 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
     if (PDF_OPTION_COMMANDS.has(name)) {
       const options = /^\s*(\[[^\]]{0,2000}\])/.exec(rest) ?? /^\s*(\[[^\]]{0,2000}\])/.exec(src.slice(after, after + 2100));
       const arg = scanner.group(after);
-      const text = `${options?.[1] ?? ''}${arg?.text ?? ''}`;
+      const text = `${options?.[1] ?? ''}${arg?.text ?? ''}`.replace(PDF_STRING_KEYS, '');
       const problem = pdfProblem(text, { literal: false, uris: false });
       if (problem) return violation(scanner, index, 'unsafe_link_action', problem);
       if (name === 'hypersetup' && !arg) return violation(scanner, index, 'unsafe_link_action', '\\hypersetup without its options written out');
