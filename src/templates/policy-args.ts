@@ -58,7 +58,7 @@ const BAD_SCHEMES = new Set(['javascript', 'vbscript', 'file', 'run', 'launch', 
 export function linkProblem(arg: string, command: string, options: { liquidPending: boolean }): string | null {
   let text = stripComments(arg)
     .replace(/\\kern0pt\{\}|\\leavevmode\\newline\{\}/g, '')
-    .replace(/\\([A-Za-z]+)\{\}/g, (whole, name: string) => GLYPHS[name] ?? whole)
+    .replace(/\\([A-Za-z]+)\{\}/g, (whole, name: string) => (Object.hasOwn(GLYPHS, name) ? GLYPHS[name]! : whole))
     .replace(/\\([^A-Za-z@])/g, '$1');
   const colon = text.indexOf(':');
   const head = colon === -1 ? text : text.slice(0, colon);

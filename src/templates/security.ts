@@ -218,6 +218,8 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
   let letPending = 0;
   let luaCheckedUpTo = 0;
   let pdfCheckedUpTo = 0;
+  // Only the rarer checks look ahead; slicing for every token would dominate the scan.
+  const restAt = (at: number): string => src.slice(at, at + 200);
   const checkTeX = (tex: string): string | null => {
     const inner = checkControlSequences(new Scanner(tex), { rendered: true });
     return inner ? inner.message.replace(/^Line \d+: /, '').replace(/ is not allowed.*$/, '') : null;
@@ -227,7 +229,6 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
     const name = written.toLowerCase();
     const index = match.index;
     const after = index + match[0].length;
-    const rest = src.slice(after, after + 200);
     // Without \makeatletter, \read@x is \read followed by "@x": the part before @ counts too.
     const stem = name.includes('@') && !name.startsWith('@') ? name.slice(0, name.indexOf('@')) : name;
 
@@ -237,13 +238,14 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
         return violation(scanner, index, 'indirect_command', `\\let to an alias of \\${written}`);
       }
     }
-    if (LET_LIKE[name]) letPending = LET_LIKE[name];
+    if (Object.hasOwn(LET_LIKE, name)) letPending = LET_LIKE[name]!;
 
-    const forbidden = FORBIDDEN[name] ?? FORBIDDEN[stem];
+    // Own keys only: `\constructor` must not find Object.prototype.constructor.
+    const forbidden = Object.hasOwn(FORBIDDEN, name) ? FORBIDDEN[name] : Object.hasOwn(FORBIDDEN, stem) ? FORBIDDEN[stem] : undefined;
     if (forbidden) return violation(scanner, index, forbidden, `\\${written}`);
 
     if (name === 'write' || stem === 'write') {
-      const stream = name === 'write' ? /^\s*(-?\d+)\b/.exec(rest) : null;
+      const stream = name === 'write' ? /^\s*(-?\d+)\b/.exec(restAt(after)) : null;
       if (!stream) return violation(scanner, index, 'shell_escape', '\\write without a literal stream number');
       if (Number(stream[1]) === 18) return violation(scanner, index, 'shell_escape', '\\write18');
     }
@@ -259,18 +261,18 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
     if (NAME_TAKING.has(name)) {
       const arg = scanner.group(after, false);
       if (!arg || !arg.closed || csnameContentProblem(arg.text)) {
-        return violation(scanner, index, 'indirect_command', `\\${written}{${(arg?.text ?? rest).trim().slice(0, 40)}}`);
+        return violation(scanner, index, 'indirect_command', `\\${written}{${(arg?.text ?? restAt(after)).trim().slice(0, 40)}}`);
       }
     }
 
     if (FILE_COMMANDS.has(name)) {
-      const found = checkFileCommand(scanner, name, written, index, after, rest, options);
+      const found = checkFileCommand(scanner, name, written, index, after, restAt(after), options);
       if (found) return found;
     }
 
     if (name === 'addplot' || name === 'addplot3') {
       // \addplot table {file} and \addplot file {file} read data files.
-      const source = /^\+?\s*(?:\[[^\]]{0,300}\]\s*)?(table|file)\b\s*(?:\[[^\]]{0,300}\]\s*)?/.exec(rest);
+      const source = /^\+?\s*(?:\[[^\]]{0,300}\]\s*)?(table|file)\b\s*(?:\[[^\]]{0,300}\]\s*)?/.exec(restAt(after));
       if (source) {
         const arg = scanner.group(after + source[0].length, false);
         const problem = arg ? pathProblem(arg.text, { allowRowBreaks: true }) : { rule: 'unsafe_path' as const, what: 'a data file given indirectly' };
@@ -292,7 +294,7 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
       if (problem) return violation(scanner, index, 'dangerous_lua', problem);
     }
 
-    if ((name === 'pdfobj' || name === 'pdfextension') && /^[^{}]{0,100}\bfile\b/i.test(rest)) {
+    if ((name === 'pdfobj' || name === 'pdfextension') && /^[^{}]{0,100}\bfile\b/i.test(restAt(after))) {
       return violation(scanner, index, 'file_read', `\\${written} … file`);
     }
 
@@ -310,7 +312,7 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
     }
 
     if (PDF_OPTION_COMMANDS.has(name)) {
-      const options = /^\s*(\[[^\]]{0,2000}\])/.exec(rest) ?? /^\s*(\[[^\]]{0,2000}\])/.exec(src.slice(after, after + 2100));
+      const options = /^\s*(\[[^\]]{0,2000}\])/.exec(src.slice(after, after + 2100));
       const arg = scanner.group(after);
       const text = `${options?.[1] ?? ''}${arg?.text ?? ''}`.replace(PDF_STRING_KEYS, '');
       const problem = pdfProblem(text, { literal: false, uris: false });
@@ -319,7 +321,7 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
     }
 
     if (FORM_FIELDS.has(name)) {
-      const options = /^\s*\[((?:[^[\]]|\[[^\]]*\]){0,2000})\]/.exec(rest.length < 200 ? rest : src.slice(after, after + 2100));
+      const options = /^\s*\[((?:[^[\]]|\[[^\]]*\]){0,2000})\]/.exec(src.slice(after, after + 2100));
       if (options && FORM_SCRIPT_KEYS.test(options[1]!)) {
         return violation(scanner, index, 'unsafe_link_action', `a form field with JavaScript (${FORM_SCRIPT_KEYS.exec(options[1]!)![1]}=)`);
       }

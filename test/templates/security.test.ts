@@ -68,6 +68,8 @@ const ALLOWED = [
   '\\directlua{tex.print(tex.getcount("c@page") + 1)}',
   '\\hypersetup{colorlinks=true, pdftitle={Invoice}, pdfauthor={ {{- name -}} }}',
   '\\pdfannot width 1pt height 1pt {/Subtype /Text /Contents (note)}',
+  // Names that are also Object.prototype keys are ordinary names.
+  '\\newcommand\\constructor{x}\\constructor \\def\\valueOf{y}',
 
   '\\usepackage[T1]{fontenc}\n\\usepackage{graphicx,xcolor}\n\\usepackage{tikz}\n\\usetikzlibrary{calc,positioning}',
   '\\newcommand{\\name}[1]{\\textbf{#1}}\n\\def\\x#1{%\n#1}',
