@@ -90,6 +90,8 @@ export function pdfView(text: string): string {
     .replace(/\\([0-7]{1,3})/g, (_, oct: string) => String.fromCharCode(parseInt(oct, 8) & 0xff))
     .replace(/\\\r?\n/g, '')
     .replace(/\\([nrtbf()\\])/g, (_, ch: string) => (({ n: '\n', r: '\r', t: '\t', b: '\b', f: '\f' }) as Record<string, string>)[ch] ?? ch)
+    // A backslash before any other character is ignored by a PDF reader: (java\script:…).
+    .replace(/\\(.)/gs, '$1')
     .replace(/<([0-9A-Fa-f\s]+)>/g, (_, hex: string) => {
       const digits = hex.replace(/\s/g, '');
       const padded = digits.length % 2 ? `${digits}0` : digits;

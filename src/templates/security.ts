@@ -245,7 +245,9 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
     if (forbidden) return violation(scanner, index, forbidden, `\\${written}`);
 
     if (name === 'write' || stem === 'write') {
-      const stream = name === 'write' ? /^\s*(-?\d+)\b/.exec(restAt(after)) : null;
+      // TeX keeps reading digits through expansion (\write1\number8 is stream 18), so the number
+      // must end at a blank, a brace or \relax.
+      const stream = name === 'write' ? /^\s*(-?\d+)(?=\s|\{|\\relax\b)/.exec(restAt(after)) : null;
       if (!stream) return violation(scanner, index, 'shell_escape', '\\write without a literal stream number');
       if (Number(stream[1]) === 18) return violation(scanner, index, 'shell_escape', '\\write18');
     }
@@ -327,7 +329,8 @@ function checkControlSequences(scanner: Scanner, options: PolicyOptions): Securi
       }
     }
 
-    if (LINK_COMMANDS.has(name)) {
+    // \hyperref[label]{text} is an internal link; only \hyperref{url}{…}{…}{…} has a target.
+    if (LINK_COMMANDS.has(name) && !(name === 'hyperref' && /^\s*\[/.test(restAt(after)))) {
       const arg = scanner.group(after, name !== 'hyperref');
       if (!arg || !arg.closed || arg.start - after > 40) {
         return violation(scanner, index, 'unsafe_link_action', `\\${written} without its target written out`);

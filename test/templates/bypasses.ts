@@ -40,6 +40,9 @@ export const BYPASSES: Array<{ family: string; body: string; rule: string }> = [
   { family: 'link', body: '\\def\\js{JavaScript}\\pdfannot{/A << /S /\\js >>}', rule: 'unsafe_link_action' },
   { family: 'link', body: '\\hypersetup{pdfopenaction={/S/Java#53cript/JS(app.alert(1))}}', rule: 'unsafe_link_action' },
   { family: 'link', body: '\\begin{Form}\\PushButton[onclick={app.alert(1)}]{x}\\end{Form}', rule: 'unsafe_link_action' },
+  { family: 'link', body: '\\pdfannot{/A << /S /URI /URI (java\\string\\script:alert(1)) >>}', rule: 'unsafe_link_action' },
+  { family: 'shell', body: '\\write1\\number8{ls}', rule: 'shell_escape' },
+  { family: 'shell', body: '\\write1%\n8{ls}', rule: 'shell_escape' },
   // Re-tokenising, code hidden in macros, aliased Lua libraries.
   { family: 'retokenize', body: '\\scantokens{\\x}', rule: 'retokenize' },
   { family: 'retokenize', body: '\\csname scantokens\\endcsname{x}', rule: 'indirect_command' },

@@ -68,6 +68,7 @@ const ALLOWED = [
   '\\directlua{tex.print(tex.getcount("c@page") + 1)}',
   '\\hypersetup{colorlinks=true, pdftitle={Invoice}, pdfauthor={ {{- name -}} }}',
   '\\pdfannot width 1pt height 1pt {/Subtype /Text /Contents (note)}',
+  '\\hyperref[sec:intro]{the introduction} \\write16 {note}\\immediate\\write-1{x}',
   // Names that are also Object.prototype keys are ordinary names.
   '\\newcommand\\constructor{x}\\constructor \\def\\valueOf{y}',
 
