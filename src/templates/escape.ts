@@ -28,12 +28,14 @@ const NEWLINE = '\\leavevmode\\newline{}';
 // two keeps the text literal in every engine.
 const LIGATURE_BREAK = '\\kern0pt{}';
 
-// One pass of one regular expression: what is not special is copied by the engine without being
-// looked at, so the cost is the output's size (no per-character array or string pieces, which
-// took ~40 bytes of heap per input character). Control characters and lone surrogates would stop
-// TeX with "invalid character" and are dropped.
+// One regular expression over the input, a slice at a time: what is not special is copied by the
+// engine without being looked at, and the per-match bookkeeping of a slice is garbage before the
+// next one starts, so memory stays near input plus output (the old per-character array took ~40
+// bytes of heap per input character). Control characters and lone surrogates would stop TeX with
+// "invalid character" and are dropped.
 const SPECIAL =
   /\r\n?|\n|[\\{}$&#^_~%<>|"'`\t]|[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|-(?=-)|,(?=,)/g;
+const SLICE = 64 * 1024;
 
 function replacement(ch: string): string {
   if (ch === '\n' || ch[0] === '\r') return NEWLINE;
@@ -43,8 +45,22 @@ function replacement(ch: string): string {
   return '';
 }
 
+/** Where a slice may end: never inside \r\n, a surrogate pair, or a -- or ,, pair. */
+function sliceEnd(input: string, from: number): number {
+  let end = Math.min(input.length, from + SLICE);
+  while (end < input.length && /[-,\r\uD800-\uDBFF]/.test(input[end - 1]!)) end++;
+  return end;
+}
+
 export function escapeLatex(input: string): string {
-  return input.replace(SPECIAL, replacement);
+  if (input.length <= SLICE) return input.replace(SPECIAL, replacement);
+  let out = '';
+  for (let start = 0; start < input.length; ) {
+    const end = sliceEnd(input, start);
+    out += input.slice(start, end).replace(SPECIAL, replacement);
+    start = end;
+  }
+  return out;
 }
 
 /** How a value is printed before escaping: Liquid's own stringification for lists and nil. */

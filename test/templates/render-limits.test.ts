@@ -3,6 +3,7 @@
 // pool's time limit, replacement of a killed worker and queueing, and the policy's view of
 // escaped text (any string, escaped, never trips a rule).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { after, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { ServiceError } from '../../src/errors.js';
@@ -79,17 +80,35 @@ describe('escapeLatex on large inputs', () => {
     );
   });
 
-  it('escapes 20 MB in one pass with heap growth near the size of its output', () => {
-    const input = 'Plain words, a_b & 50% -- done.\n'.repeat(625_000); // 20 MB
-    global.gc?.();
-    const before = process.memoryUsage().heapUsed;
-    const started = performance.now();
-    const out = escapeLatex(input);
-    const ms = performance.now() - started;
-    const grown = process.memoryUsage().heapUsed - before;
-    assert.ok(out.startsWith('Plain words, a\\_b \\& 50\\% -\\kern0pt{}- done.\\leavevmode\\newline{}P'), out.slice(0, 80));
-    assert.ok(grown < out.length * 3 + 64 * 1024 * 1024, `heap grew ${Math.round(grown / 1e6)} MB for ${Math.round(out.length / 1e6)} MB of output`);
-    assert.ok(ms < 20_000, `${Math.round(ms)} ms`);
+  it('property: slicing a long input never splits \\r\\n, a surrogate pair, -- or ,,', () => {
+    const unit = fc.constantFrom('-', ',', '\r', '\n', 'a', '\\', '\uD83D\uDE00', '\uD800', '\uDC00', 'é');
+    fc.assert(
+      fc.property(fc.array(unit, { minLength: 1, maxLength: 40 }), fc.integer({ min: 65_500, max: 65_560 }), (tail, pad) => {
+        const input = 'x'.repeat(pad) + tail.join('') + '-'.repeat(70_000) + tail.join('');
+        assert.equal(escapeLatex(input), referenceEscape(input));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('escapes 20 MB of text, or 4 MB of special characters (37 MB out), inside a 128 MB heap', () => {
+    // A child process with a small heap: the per-character escaper needed ~40 bytes per input
+    // character (800 MB and 160 MB here).
+    const escaper = new URL('../../src/templates/escape.ts', import.meta.url).href;
+    for (const [unit, size] of [['Plain words, a_b & 50% -- done.\n', 20_000_000], ['\\{}$&#^_~%<>|"\'`', 4_000_000]] as const) {
+      const code = `import { escapeLatex } from ${JSON.stringify(escaper)};
+        const input = ${JSON.stringify(unit)}.repeat(Math.ceil(${size} / ${unit.length}));
+        const out = escapeLatex(input);
+        process.stdout.write(String(out.length) + ' ' + out.slice(0, 60));`;
+      const run = spawnSync(process.execPath, ['--max-old-space-size=128', '--import', 'tsx', '--input-type=module', '-e', code], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      assert.equal(run.status, 0, `${JSON.stringify(unit)}: ${run.stderr.split('\n').slice(0, 5).join(' ')}`);
+      const [length, head] = [Number(run.stdout.split(' ')[0]), run.stdout.slice(run.stdout.indexOf(' ') + 1)];
+      assert.ok(length > size * 2, `${length}`);
+      assert.ok(escapeLatex(unit.repeat(3)).startsWith(head), head);
+    }
   });
 });
 
