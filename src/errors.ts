@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   latex_too_large: 413,
   assets_too_large: 413,
   storage_quota_exceeded: 413,
+  data_too_large: 413,
   not_latex_source: 422,
   compilation_failed: 422,
   compilation_timeout: 422,

@@ -5,6 +5,7 @@ import type { CompileService } from '../compile/service.js';
 import type { CompileContext, CompileSuccess } from '../compile/types.js';
 import { ServiceError } from '../errors.js';
 import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
+import { checkDataSize } from '../templates/data-size.js';
 import { renderTemplate } from '../templates/liquid.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { GalleryTemplate } from './catalog.js';
@@ -142,6 +143,7 @@ export class GalleryService {
         got: jsonType(data),
       });
     }
+    checkDataSize(data);
     let chosen = t.default_color;
     if (color !== undefined && color !== null) {
       if (typeof color !== 'string' || !t.colors.includes(color)) {

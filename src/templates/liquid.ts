@@ -16,6 +16,7 @@ import { ServiceError, isServiceError, type ErrorCode } from '../errors.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
 import { protectLatexBraces } from './braces.js';
 import { escapeLatex, stringify } from './escape.js';
+import { renderPool } from './render-pool.js';
 import { checkSecurity } from './security.js';
 
 export interface ParsedTemplate {
@@ -35,11 +36,17 @@ export interface RenderedTemplate {
   assets: string[];
 }
 
-/** Resource limits of one parse or render (liquidjs units: characters, milliseconds, bytes). */
+/**
+ * Resource limits of one parse or render (liquidjs units: characters, milliseconds, and
+ * characters or array elements). liquidjs counts an array element as 1 although it costs 8 bytes
+ * of heap, so 8 million units keep a render's tracked allocations near 64 MB, far below the
+ * render worker's heap (render-pool.ts): a worker that hits its heap limit with one large
+ * allocation can abort the whole process (nodejs/node#47224), so that limit must stay a backstop.
+ */
 export const LIQUID_LIMITS = {
   parseLimit: 4_000_000,
   renderLimit: 10_000,
-  memoryLimit: 64_000_000,
+  memoryLimit: 8_000_000,
 } as const;
 
 const DEFAULT_DATE_FORMAT = '%B %-d, %Y';
@@ -260,11 +267,21 @@ export function checkTemplate(source: string): ParsedTemplate {
 const INCLUDEGRAPHICS = /\\includegraphics\s*(?:\[[^\]]{0,500}\]\s*)?\{([^{}]{0,200})\}/g;
 
 /**
- * Renders a template with `data`. Throws render_parse_failed (source not Liquid), render_failed
- * (undefined variable or filter, bad filter input, resource limit), render_asset_not_found, or
- * template_security_violation (a `raw` value smuggling a forbidden command).
+ * Renders a template with `data` in a worker thread of the render pool. Throws
+ * render_parse_failed (source not Liquid), render_failed (undefined variable or filter, bad
+ * filter input, time or memory limit), render_asset_not_found, or template_security_violation
+ * (a `raw` value smuggling a forbidden command).
  */
-export async function renderTemplate(
+export function renderTemplate(
+  source: string | ParsedTemplate,
+  data: Record<string, unknown>,
+  options: RenderOptions = {},
+): Promise<RenderedTemplate> {
+  return renderPool().render(typeof source === 'string' ? source : source.source, data, options.assetNames);
+}
+
+/** The render itself, on the calling thread: what a render worker runs. */
+export async function renderInThread(
   source: string | ParsedTemplate,
   data: Record<string, unknown>,
   options: RenderOptions = {},
@@ -280,7 +297,7 @@ export async function renderTemplate(
     throw toError(err, 'render_failed');
   }
   // Escaped values cannot form commands; only `raw` output can, so the result is checked too.
-  checkSecurity(latex);
+  checkSecurity(latex, { rendered: true });
   for (const match of latex.matchAll(INCLUDEGRAPHICS)) {
     const name = match[1]!.trim();
     if (!ASSET_NAME.test(name)) continue;

@@ -21,6 +21,7 @@ import {
 } from '../quota/plans.js';
 import type { Database, TemplateRow } from '../storage/schema.js';
 import { hasLiquidMarkup } from './braces.js';
+import { checkDataSize } from './data-size.js';
 import { checkTemplate, renderTemplate } from './liquid.js';
 import { deriveSchema, type JsonSchema } from './schema.js';
 import type { CreateV2Input, PatchV2Input, PromoteInput, SaveTemplateInput } from './schemas.js';
@@ -460,6 +461,7 @@ export class TemplateService {
         got: data === null ? 'null' : Array.isArray(data) ? 'array' : typeof data,
       });
     }
+    checkDataSize(data);
     const { schema } = derivedOf(row);
     const problems = validateData(schema, data);
     if (problems) {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { findViolation, SECURITY_RULES } from '../../src/templates/security.js';
+import { BYPASSES } from './bypasses.js';
 
 const doc = (body: string) => `\\documentclass{article}\n${body}\n\\begin{document}\nHi\n\\end{document}\n`;
 
@@ -58,6 +59,19 @@ const REFUSED: Record<string, string[]> = {
 };
 
 const ALLOWED = [
+  '\\lowercase{\\def\\x{Hello}}\\MakeUppercase{ {{- name -}} }',
+  '\\href{mailto:{{ email }}}{ {{- email -}} }\n\\href{ {{- website -}} }{site}\n\\url{https://example.com/a_b?x=1\\#top}',
+  '\\newcommand\\email[1]{\\href{mailto:#1}{#1}}\n\\href{\\#sec}{back}',
+  '\\usepackage{amsmath, % maths\n  graphicx}\n\\graphicspath{{./img/}{figures/}}',
+  '\\includegraphics[height=16mm,width=\\linewidth,keepaspectratio]{ {{- logo | asset -}} }',
+  '\\begin{luacode*}\nlocal s = "a\\nb"\ntex.print(s)\n\\end{luacode*}',
+  '\\directlua{tex.print(tex.getcount("c@page") + 1)}',
+  '\\hypersetup{colorlinks=true, pdftitle={Invoice}, pdfauthor={ {{- name -}} }}',
+  '\\pdfannot width 1pt height 1pt {/Subtype /Text /Contents (note)}',
+  '\\hyperref[sec:intro]{the introduction} \\write16 {note}\\immediate\\write-1{x}',
+  // Names that are also Object.prototype keys are ordinary names.
+  '\\newcommand\\constructor{x}\\constructor \\def\\valueOf{y}',
+
   '\\usepackage[T1]{fontenc}\n\\usepackage{graphicx,xcolor}\n\\usepackage{tikz}\n\\usetikzlibrary{calc,positioning}',
   '\\newcommand{\\name}[1]{\\textbf{#1}}\n\\def\\x#1{%\n#1}',
   '\\input{chapter1}\n\\include{sections/intro}\n\\includegraphics[width=3cm]{logo.png}',
@@ -100,6 +114,21 @@ describe('security policy', () => {
       findViolation(unit.repeat(Math.ceil(300_000 / unit.length)));
       assert.ok(performance.now() - started < 2000, `${unit}: ${Math.round(performance.now() - started)} ms`);
     }
+  });
+
+  it('refuses every bypass family on the normalised view, with the right rule', () => {
+    for (const { family, body, rule } of BYPASSES) {
+      const found = findViolation(doc(body));
+      assert.ok(found, `${family}: expected a violation for ${JSON.stringify(body)}`);
+      assert.equal(found.rule, rule, `${family}: ${JSON.stringify(body)}: ${found.message}`);
+    }
+  });
+
+  it('judges a rendered document as it stands: a link target from a placeholder is decided at render', () => {
+    const source = doc('\\href{ {{- site -}} }{x}');
+    assert.equal(findViolation(source), null);
+    assert.equal(findViolation(doc('\\href{evil.exe}{x}'), { rendered: true })?.rule, 'unsafe_link_action');
+    assert.equal(findViolation(doc('\\href{https://example.com}{x}'), { rendered: true }), null);
   });
 
   it('lets ordinary LaTeX and Liquid through', () => {
