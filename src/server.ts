@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './log.js';
 import { createServices } from './services.js';
+import { renderPool } from './templates/render-pool.js';
 import { probeSandbox } from './tex/sandbox.js';
 import { SLOT_UID_BASE } from './tex/queue.js';
 
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
   // Before serving: remove job workspaces (customer source) a killed predecessor left behind.
   const swept = (await services.jobs.start?.()) ?? [];
   if (swept.length > 0) log.warn({ swept: swept.length }, 'removed job workspaces left by a stopped process');
+  // Liquid renders in worker threads; start them now so the first render does not wait.
+  renderPool().warm();
 
   let stopping = false;
   const stop = async (signal: string) => {
