@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { Compiler } from '../src/quota/plans.js';
 import { ensureCatalog, type TexCatalog } from '../src/tex/diagnosis/catalog.js';
-import { readDocument } from '../src/tex/diagnosis/candidates.js';
 import { analyzeMissingCharacters, diagnose, type Diagnosis, type LogAnalysis } from '../src/tex/diagnosis/index.js';
 import { parseErrors, primaryError } from '../src/tex/diagnosis/log.js';
 import type { TexResult, TexRunner } from '../src/tex/runner.js';
@@ -175,7 +174,7 @@ function mutations(doc: Doc, cat: TexCatalog): Array<() => Mutant | undefined> {
     }
   }
   out.push(() => mk('delete_begin_document', source.replace('\\begin{document}', ''), { class: 'missing_begin_document', symbol: '\\begin{document}', package: null }));
-  if (readDocument(cat, source).defined('includegraphics', 'command')) {
+  if (/\\usepackage\s*(\[[^\]]*\])?\s*\{[^}]*\bgraphicx?\b/.test(source)) {
     out.push(() => mk('missing_image', source.replace('\\begin{document}', '\\begin{document}\n\\includegraphics{missing-figure}\n'), { class: 'missing_asset', symbol: 'missing-figure', package: null }));
   }
   out.push(() => mk('undefined_command', source.replace('\\begin{document}', '\\begin{document}\n\\qzxundefinedmacro\n'), { class: 'undefined_command', symbol: '\\qzxundefinedmacro', package: null }));

@@ -325,9 +325,14 @@ export async function buildAndCacheCatalog(dir = defaultCacheDir(), roots = texm
 let current: TexCatalog | undefined;
 let loading: Promise<TexCatalog | undefined> | undefined;
 
-/** The loaded index, if any; starts loading it (from cache, else by building) in the background. */
+/**
+ * The loaded index, if any. The first call reads the cache synchronously (tens of ms) so that
+ * answers do not depend on timing; without a cache it starts the build in the background.
+ */
 export function catalog(): TexCatalog | undefined {
-  if (!current && !loading) void ensureCatalog();
+  if (current || loading) return current;
+  current = loadCachedCatalog();
+  if (!current) void ensureCatalog();
   return current;
 }
 

@@ -61,7 +61,7 @@ function otherEngine(engines: readonly Compiler[]): string {
 
 // ---------------------------------------------------------------- missing files
 
-const missingFile: Rule = ({ block, source, line, engine }) => {
+const missingFile: Rule = ({ block, source, line, engine, catalog: cat }) => {
   const m = /File `([^']+)' not found|Unable to load picture or PDF file '([^']+)'/.exec(block.message);
   const file = m?.[1] ?? m?.[2];
   if (!file) return undefined;
@@ -71,7 +71,7 @@ const missingFile: Rule = ({ block, source, line, engine }) => {
 
   if (ext === 'cls') {
     const at = source?.find(/\\documentclass/) ?? line;
-    const near = UNINSTALLED_CLASSES.includes(base) ? undefined : closest(base, INSTALLED_CLASSES);
+    const near = UNINSTALLED_CLASSES.includes(base) ? undefined : (closest(base, INSTALLED_CLASSES) ?? (cat ? closest(base, cat.classNames()) : undefined));
     const fix = near
       ? `Change \\documentclass{${base}}${onLine(at)} to \\documentclass{${near}}.`
       : `Change \\documentclass{${base}}${onLine(at)} to an installed class such as article, report, book, beamer, amsart or scrartcl.`;
@@ -87,7 +87,8 @@ const missingFile: Rule = ({ block, source, line, engine }) => {
 
   if (ext === 'sty') {
     const at = source?.usePackageLine(base) ?? line;
-    const typo = closest(base, PACKAGE_NAMES);
+    // Well-known names first; then every package installed here (one edit away, and only one).
+    const typo = closest(base, PACKAGE_NAMES) ?? (cat ? closest(base, cat.packageNames()) : undefined);
     const replacement = PACKAGE_REPLACEMENTS[base];
     let fix: string;
     let pkg: string | undefined;
