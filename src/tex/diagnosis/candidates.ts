@@ -31,21 +31,34 @@ export interface DocumentContext {
 }
 
 const MAX_INDIRECT = 400;
+/** A name defined by more packages than this tells nothing about which one is missing. */
+const TELLING_DEFINERS = 25;
+/** A package that loads a definer is a candidate only if at least this many packages load it in turn. */
+const MIN_LOADERS = 2;
 
 export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ctx: DocumentContext): Candidate[] {
   const direct = new Map<string, boolean>();
+  /** Files a front package loads for its work (fontspec-xetex, caption3, pgfcore): documents load the front. */
+  const inner = new Set<string>();
   for (const d of cat.definers(name, kind)) {
     if (!cat.has(d.package)) continue; // classes cannot be added with \usepackage
     direct.set(d.package, (direct.get(d.package) ?? false) || d.sure);
+    for (const front of cat.loadersOf(d.package)) {
+      if (front === d.package || !d.package.startsWith(front) || !cat.has(front)) continue;
+      inner.add(d.package);
+      direct.set(front, (direct.get(front) ?? false) || d.sure);
+    }
   }
   if (direct.size === 0) return [];
   const doc = ctx.source === undefined ? undefined : readDocument(cat, ctx.source);
   const missing = doc ? doc.missing.filter((m) => !(m.name === name && m.kind === kind)) : [];
 
   const pool = new Map<string, Candidate>();
-  const coverage = (pkg: string) => missing.reduce((n, m) => n + Number(cat.provides(pkg, m.name, m.kind)), 0);
+  // Only names few packages define say which package went missing (\section or \hskip say nothing).
+  const telling = missing.filter((m) => cat.definers(m.name, m.kind).length <= TELLING_DEFINERS);
+  const coverage = (pkg: string) => telling.reduce((n, m) => n + Number(cat.provides(pkg, m.name, m.kind)), 0);
   for (const [pkg, sure] of direct) pool.set(pkg, { package: pkg, sure, direct: true, coverage: coverage(pkg), ...engines(cat, pkg) });
-  if (missing.length > 0) {
+  if (telling.length > 0) {
     // A package that loads a definer wins only by covering more of the document's undefined names.
     const best = Math.max(...[...pool.values()].map((c) => c.coverage));
     const frontier = [...direct.keys()];
@@ -56,6 +69,8 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
           if (seen.has(loader) || !cat.has(loader)) continue;
           seen.add(loader);
           frontier.push(loader);
+          // Only packages others build on (mathtools over amsmath), not kitchen-sink bundles.
+          if (cat.loaderCount(loader) < MIN_LOADERS && !doc?.mentions.has(loader)) continue;
           const covers = coverage(loader);
           if (covers > best) pool.set(loader, { package: loader, sure: direct.get(pkg) ?? true, direct: false, coverage: covers, ...engines(cat, loader) });
         }
@@ -67,6 +82,7 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
   const key = (c: Candidate): number[] => [
     Number(c.package === ctx.preferred),
     Number(!c.engines || c.engines.includes(ctx.engine)),
+    Number(!inner.has(c.package)),
     c.coverage,
     Number(related(c.package)),
     Number(c.direct),

@@ -12,7 +12,7 @@ import { PACKAGE_ENGINES } from './packages.js';
 import { fingerprint, listTexFiles, texmfRoots, type TexFile } from './texlive.js';
 
 /** Bump when extraction changes, so cached indexes are rebuilt. */
-export const EXTRACTOR_VERSION = 4;
+export const EXTRACTOR_VERSION = 5;
 
 type Kind = 'command' | 'environment';
 
@@ -269,6 +269,11 @@ export async function buildCatalog(roots = texmfRoots()): Promise<StoredCatalog>
     const defs = await parse(file).catch(() => undefined);
     for (const k of defs?.commands.keys() ?? []) kernel.c.add(k);
     for (const k of defs?.environments.keys() ?? []) kernel.e.add(k);
+    // expl3 names every engine primitive (\hskip, \vrule, …) once: the kernel has them all.
+    if (name === 'expl3-code.tex') {
+      const text = await readTex(file.path).catch(() => '');
+      for (const m of text.matchAll(/\\__kernel_primitive:NN\s*\\([A-Za-z]+)\s/g)) if (m[1]) kernel.c.add(m[1]);
+    }
   }
   return {
     version: EXTRACTOR_VERSION,
