@@ -12,7 +12,7 @@ import { PACKAGE_ENGINES } from './packages.js';
 import { fingerprint, listTexFiles, texmfRoots, type TexFile } from './texlive.js';
 
 /** Bump when extraction changes, so cached indexes are rebuilt. */
-export const EXTRACTOR_VERSION = 5;
+export const EXTRACTOR_VERSION = 6;
 
 type Kind = 'command' | 'environment';
 
@@ -219,7 +219,7 @@ export async function buildCatalog(roots = texmfRoots()): Promise<StoredCatalog>
     if (!m?.[1]) continue;
     const name = m[1];
     // Dated copies kept for \RequirePackage rollback, and lwarp's HTML-mode patches: never loaded by name.
-    if (/-\d{4}-\d{2}-\d{2}$/.test(name) || name.startsWith('lwarp-')) continue;
+    if (/[-_]\d{4}-\d{2}-\d{2}$/.test(name) || name.startsWith('lwarp-')) continue;
     const own = await parse(file).catch(() => undefined);
     if (!own) continue;
     const commands = new Map(own.commands);
