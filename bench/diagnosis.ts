@@ -20,6 +20,7 @@ const MAX_DOCS = Number(process.env.BENCH_DOCS ?? 70);
 const PER_DOC = Number(process.env.BENCH_MUTANTS_PER_DOC ?? 4);
 const LANES = Number(process.env.BENCH_LANES ?? 2);
 const FIX_ROUNDS = 3;
+const PER_DIR = Number(process.env.BENCH_PER_DIR ?? 6);
 
 interface Doc {
   path: string;
@@ -64,18 +65,39 @@ function readDoc(path: string): string | undefined {
   }
 }
 
-/** Self-contained documents: one file, no local inputs, images or bibliographies. */
+/**
+ * The document with its local \input/\include files pasted in (they sit next to it), and its
+ * .bib file written by a filecontents* environment, as a caller of the service would send it.
+ */
+function inlineInputs(source: string | undefined, path: string): string | undefined {
+  if (source === undefined) return undefined;
+  const dir = path.slice(0, path.lastIndexOf('/'));
+  const local = (name: string, ext: string) => readDoc(join(dir, /\.\w+$/.test(name) ? name : `${name}${ext}`)) ?? readDoc(join(dir, `${name}${ext}.gz`));
+  let text = source.replace(/^([^%\n]*?)\\(input|include)\s*\{([\w./-]+)\}/gm, (all, before: string, _cmd: string, name: string) => {
+    const inner = local(name, '.tex');
+    return inner !== undefined && !/\\documentclass/.test(inner) ? `${before}${inner}` : all;
+  });
+  const bib = /\\bibliography\{([\w./-]+)\}/.exec(text)?.[1];
+  if (bib && !bib.includes(',')) {
+    const data = local(bib, '.bib');
+    if (data !== undefined && data.length < 30_000) text = `\\begin{filecontents*}{${bib}.bib}\n${data}\n\\end{filecontents*}\n${text}`;
+  }
+  return text;
+}
+
+/** Self-contained documents: one file (inputs pasted in), no images or bibliography databases we cannot send. */
 function candidates(): Doc[] {
   const docs: Doc[] = [];
   const perDir = new Map<string, number>();
   const seen = new Set<string>();
   for (const path of texFiles(DOC_ROOT)) {
     const dir = path.slice(DOC_ROOT.length).split('/').slice(0, 3).join('/');
-    if ((perDir.get(dir) ?? 0) >= 3) continue;
-    const source = readDoc(path);
+    if ((perDir.get(dir) ?? 0) >= PER_DIR) continue;
+    const source = inlineInputs(readDoc(path), path);
     if (!source || source.length < 300 || source.length > 40_000) continue;
     if (!/^\s*\\documentclass/m.test(source) || !/\\begin\{document\}/.test(source) || !/\\end\{document\}/.test(source)) continue;
-    if (/\\(input|include|includegraphics|bibliography|addbibresource|printbibliography|lstinputlisting|verbatiminput|includepdf|includeonly|InputIfFileExists|externaldocument|write18)\b/.test(source)) continue;
+    if (/\\(input|include|includegraphics|addbibresource|printbibliography|lstinputlisting|verbatiminput|includepdf|includeonly|InputIfFileExists|externaldocument|write18)\b/.test(source)) continue;
+    if (/\\bibliography\{/.test(source) && !/\\begin\{filecontents\*\}/.test(source)) continue;
     const hash = createHash('sha1').update(source).digest('hex');
     if (seen.has(hash)) continue;
     seen.add(hash);
@@ -234,6 +256,10 @@ async function main(): Promise<void> {
   const runner = await corpusRunner();
   try {
     const pool1 = candidates();
+    if (process.env.BENCH_LIST === '1') {
+      for (const d of pool1) console.log(d.engine, d.path);
+      return;
+    }
     console.log(`${pool1.length} self-contained documents under ${DOC_ROOT}; compiling until ${MAX_DOCS} compile cleanly`);
     const clean: Doc[] = [];
     // Which documents compile cleanly is remembered between runs (keyed by content), to save the first phase.

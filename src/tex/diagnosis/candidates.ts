@@ -8,6 +8,11 @@
 import type { Compiler } from '../../quota/plans.js';
 import type { TexCatalog } from './catalog.js';
 import { extractDefinitions, stripComments } from './extract.js';
+import { KERNEL_COMMANDS, KERNEL_ENVIRONMENTS } from './names.js';
+
+/** What LaTeX and the standard classes define in ways the index cannot read (\small comes from size10.clo, chosen at run time). */
+const KERNEL_COMMAND_SET = new Set(KERNEL_COMMANDS);
+const KERNEL_ENVIRONMENT_SET = new Set(KERNEL_ENVIRONMENTS);
 
 export type NameKind = 'command' | 'environment';
 
@@ -80,10 +85,10 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
 
   const related = (pkg: string) => Boolean(doc && (doc.mentions.has(pkg) || doc.families.some((f) => pkg.startsWith(f))));
   const key = (c: Candidate): number[] => [
-    Number(c.package === ctx.preferred),
     Number(!c.engines || c.engines.includes(ctx.engine)),
     Number(!inner.has(c.package)),
     c.coverage,
+    Number(c.package === ctx.preferred),
     Number(related(c.package)),
     Number(c.direct),
     Number(c.sure),
@@ -116,6 +121,8 @@ interface DocumentFacts {
   families: string[];
   /** LaTeX, the class or a loaded package defines the name. */
   defined: (name: string, kind: NameKind) => boolean;
+  /** The class and packages the document loads, with everything they load. */
+  loads: Set<string>;
 }
 
 /** The document's class or packages (or LaTeX itself) define the name. */
@@ -138,8 +145,8 @@ export function readDocument(cat: TexCatalog, source: string): DocumentFacts {
     for (const p of (m[1] ?? '').split(',')) if (p.trim()) loaded.add(p.trim());
   }
   const defined = (n: string, kind: NameKind) => {
-    if (cat.inKernel(n, kind)) return true;
-    for (const p of [...loaded, ...(cls ? [cls] : [])]) if (cat.provides(p, n, kind)) return true;
+    if (cat.inKernel(n, kind) || (kind === 'command' ? KERNEL_COMMAND_SET : KERNEL_ENVIRONMENT_SET).has(n)) return true;
+    for (const p of [...loaded, ...(cls ? [`${cls}.cls`] : [])]) if (cat.provides(p, n, kind)) return true;
     return false;
   };
   const own = extractDefinitions(text);
@@ -163,7 +170,9 @@ export function readDocument(cat: TexCatalog, source: string): DocumentFacts {
   for (const m of source.matchAll(/(\\(?:begin|end)\s*)?\{\s*([A-Za-z][A-Za-z0-9-]*(?:\s*,\s*[A-Za-z][A-Za-z0-9-]*)*)\s*\}/g)) {
     if (m[1] === undefined) for (const p of (m[2] ?? '').split(',')) mentions.add(p.trim());
   }
-  const facts = { missing, mentions, families, defined };
+  const loads = new Set<string>();
+  for (const p of [...loaded, ...(cls ? [`${cls}.cls`] : [])]) for (const q of cat.closure(p)) loads.add(q);
+  const facts = { missing, mentions, families, defined, loads };
   bySource.set(source, facts);
   if (bySource.size > 32) bySource.delete(bySource.keys().next().value as string);
   return facts;

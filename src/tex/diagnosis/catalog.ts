@@ -12,7 +12,7 @@ import { PACKAGE_ENGINES } from './packages.js';
 import { fingerprint, listTexFiles, texmfRoots, type TexFile } from './texlive.js';
 
 /** Bump when extraction changes, so cached indexes are rebuilt. */
-export const EXTRACTOR_VERSION = 6;
+export const EXTRACTOR_VERSION = 7;
 
 type Kind = 'command' | 'environment';
 
@@ -104,12 +104,13 @@ export class TexCatalog {
     return Object.keys(this.data.packages).length;
   }
 
+  /** A package of that name is installed (classes are keyed `name.cls`). */
   has(name: string): boolean {
     return Object.hasOwn(this.data.packages, name) && this.data.packages[name]?.k !== 'c';
   }
 
   hasClass(name: string): boolean {
-    return this.data.packages[name]?.k === 'c';
+    return this.data.packages[`${name}.cls`]?.k === 'c';
   }
 
   packageNames(): string[] {
@@ -117,7 +118,7 @@ export class TexCatalog {
   }
 
   classNames(): string[] {
-    return Object.keys(this.data.packages).filter((n) => this.data.packages[n]?.k === 'c');
+    return Object.keys(this.data.packages).filter((n) => this.data.packages[n]?.k === 'c').map((n) => n.slice(0, -4));
   }
 
   isCore(name: string): boolean {
@@ -242,7 +243,7 @@ export async function buildCatalog(roots = texmfRoots()): Promise<StoredCatalog>
       for (const r of defs.requires) requires.add(r);
       if (depth < 3) pending.push(...defs.inputs.map((i) => ({ n: i, depth: depth + 1 })));
     }
-    if (own.loadsClass) requires.add(own.loadsClass);
+    if (own.loadsClass) requires.add(`${own.loadsClass}.cls`);
     requires.delete(name);
     const split = (map: Map<string, boolean>, sure: boolean) => [...map].filter(([, s]) => s === sure).map(([k]) => k);
     const entry: StoredPackage = { b: bytes };
@@ -257,8 +258,8 @@ export async function buildCatalog(roots = texmfRoots()): Promise<StoredCatalog>
     if (u.length) entry.u = u;
     if (e.length) entry.e = e;
     if (v.length) entry.v = v;
-    // A class and a package of the same name: the package is what \usepackage finds.
-    if (!(packages[name] && m[2] === 'cls')) packages[name] = entry;
+    // Classes are keyed `name.cls`: article.cls and the article.sty stub are different files.
+    packages[m[2] === 'cls' ? `${name}.cls` : name] = entry;
     helperCache.delete(file.path);
   }
 

@@ -57,6 +57,8 @@ export interface AnalyzeOptions {
   catalog?: TexCatalog | null;
   /** Probe results from diagnose(). */
   verdicts?: Verdicts;
+  /** Set by diagnose(): suggestions that need a probe may be returned (with `verify`). */
+  probing?: boolean;
 }
 
 export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOptions = {}): LogAnalysis {
@@ -73,7 +75,7 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
   const rules = primary.file !== undefined && !isMain(primary.file) ? RULES_ANYWHERE : RULES;
   const catalog = options.catalog === null ? undefined : (options.catalog ?? loadedCatalog());
   for (const rule of rules) {
-    const finding = rule({ block: primary, blocks, engine, source, line, catalog, verdicts: options.verdicts });
+    const finding = rule({ block: primary, blocks, engine, source, line, catalog, verdicts: options.verdicts, probing: options.probing });
     if (finding) {
       const diagnosis = toDiagnosis(finding, line);
       return { line: diagnosis.line, message, diagnosis, agent_hint: finding.hint, ...(finding.verify ? { verify: finding.verify } : {}) };
@@ -94,7 +96,8 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
  * candidate that got TeX past the failing name, and absent when none did or the budget ran out.
  */
 export async function diagnose(log: string, engine: Compiler, options: AnalyzeOptions & Partial<ProbeOptions> = {}): Promise<LogAnalysis> {
-  const first = analyzeLog(log, engine, options);
+  const canProbe = options.probe !== undefined && options.source !== undefined;
+  const first = analyzeLog(log, engine, { ...options, probing: canProbe });
   const v = first.verify;
   if (!v) return first;
   const { verify: _, ...plain } = first;
@@ -110,7 +113,7 @@ export async function diagnose(log: string, engine: Compiler, options: AnalyzeOp
   }
   const verdicts = new Map(options.verdicts ?? []);
   verdicts.set(verdictKey(v.kind, v.name), verdict);
-  const { verify: ___, ...again } = analyzeLog(log, engine, { ...options, verdicts });
+  const { verify: ___, ...again } = analyzeLog(log, engine, { ...options, verdicts, probing: true });
   return again;
 }
 

@@ -8,7 +8,7 @@ import { COMMAND_PACKAGES, ENVIRONMENT_PACKAGES, PACKAGES, PACKAGE_ENGINES, PACK
 import type { Source } from './source.js';
 import { codepointOf, pdflatexAdvice, fontsWithChar, installedFonts } from './unicode.js';
 import type { TexCatalog } from './catalog.js';
-import { documentProvides, rankCandidates, type NameKind } from './candidates.js';
+import { documentProvides, rankCandidates, readDocument, type NameKind } from './candidates.js';
 import { closest, KERNEL_COMMANDS, INSTALLED_CLASSES, KERNEL_ENVIRONMENTS, UNINSTALLED_CLASSES } from './names.js';
 
 /** A rule's answer: a Diagnosis (retryable defaults to true) and the hint for the agent. */
@@ -43,6 +43,8 @@ export interface RuleContext {
   catalog?: TexCatalog;
   /** Probe results for index suggestions (see Verification). */
   verdicts?: Verdicts;
+  /** A probe will check the suggestion (diagnose()): unsure suggestions may be offered. */
+  probing?: boolean;
   /** main.tex line TeX reported, when it reported one. */
   line?: number;
 }
@@ -338,8 +340,12 @@ const undefinedCommand: Rule = (ctx) => {
     const fix = `Move ${symbol}${onLine(at)} inside a \\begin{${env}} ... \\end{${env}} environment: ${provider.package} defines it only there.`;
     return { error_class: 'undefined_command', summary, suggested_fix: fix, symbol, line: at, hint: fix.replace(/:.*$/, ' and compile again.') };
   }
-  if (provider) return withPackage(provider, symbol, at, engine, summary, 'command', source);
-  const indexed = fromIndex(ctx, 'command', name, at);
+  // The table's choice, unless the index finds a package that also defines more of the
+  // document's undefined names (amsrefs' \cites in a document that uses amsrefs throughout).
+  const outranked = provider && !provider.options && !(name in ONLY_INSIDE) && ctx.catalog && source ? rankCandidates(ctx.catalog, name, 'command', { engine, source: source.text, preferred: provider.package })[0] : undefined;
+  if (provider && (!outranked || outranked.package === provider.package || outranked.coverage === 0)) return withPackage(provider, symbol, at, engine, summary, 'command', source);
+  const indexed = fromIndex(ctx, 'command', name, at, provider?.package);
+  if (indexed === undefined && provider) return withPackage(provider, symbol, at, engine, summary, 'command', source);
   if (indexed === 'loaded') return undefined;
   if (indexed && indexed !== 'none') return { ...withPackage(indexed.provider, symbol, at, engine, summary, 'command', source), ...(indexed.verify ? { verify: indexed.verify } : {}) };
 
@@ -392,17 +398,21 @@ function withPackage(provider: Provider, symbol: string, at: number | undefined,
  * loads a package that defines it, so the cause is something else; 'none': probes showed no
  * candidate gets TeX past it.
  */
-function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: number | undefined): { provider: Provider; verify?: Verification } | 'loaded' | 'none' | undefined {
+function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: number | undefined, preferred?: string): { provider: Provider; verify?: Verification } | 'loaded' | 'none' | undefined {
   const { catalog: cat, source, engine, verdicts } = ctx;
   if (!cat) return undefined;
-  const ranked = rankCandidates(cat, name, kind, { engine, source: source?.text });
+  // The index says a loaded package defines it, yet TeX says it does not (an option, a condition):
+  // only a probe compile can tell whether another package helps.
+  const provided = source !== undefined && documentProvides(cat, source.text, name, kind);
+  if (provided && !ctx.probing) return 'loaded';
+  const loads = source ? readDocument(cat, source.text).loads : undefined;
+  const ranked = rankCandidates(cat, name, kind, { engine, source: source?.text, ...(preferred ? { preferred } : {}) }).filter((c) => !loads?.has(c.package));
   const top = ranked[0];
-  if (!top) return undefined;
-  if (source && documentProvides(cat, source.text, name, kind)) return 'loaded';
+  if (!top) return provided ? 'loaded' : undefined;
   const verdict = verdicts?.get(verdictKey(kind, name));
   if (verdict === null) return 'none';
   if (verdict !== undefined) return { provider: { package: verdict, engines: cat.engines(verdict) } };
-  const verify: Verification = { kind, name, candidates: ranked.slice(0, 3).map((c) => c.package), needed: ranked.length > 1 || !top.sure };
+  const verify: Verification = { kind, name, candidates: ranked.slice(0, 3).map((c) => c.package), needed: provided || ranked.length > 1 || !top.sure };
   if (at !== undefined) verify.line = at;
   return { provider: { package: top.package, engines: top.engines }, verify };
 }
