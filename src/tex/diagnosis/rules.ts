@@ -342,8 +342,12 @@ const undefinedCommand: Rule = (ctx) => {
   }
   // The table's choice, unless the index finds a package that also defines more of the
   // document's undefined names (amsrefs' \cites in a document that uses amsrefs throughout).
-  const outranked = provider && !provider.options && !(name in ONLY_INSIDE) && ctx.catalog && source ? rankCandidates(ctx.catalog, name, 'command', { engine, source: source.text, preferred: provider.package })[0] : undefined;
-  if (provider && (!outranked || outranked.package === provider.package || outranked.coverage === 0)) return withPackage(provider, symbol, at, engine, summary, 'command', source);
+  // The table knows packages whose names the index cannot read (siunitx's units), so the
+  // index must cover at least two more names to overrule it.
+  const ranked = provider && !provider.options && !(name in ONLY_INSIDE) && ctx.catalog && source ? rankCandidates(ctx.catalog, name, 'command', { engine, source: source.text, preferred: provider.package }) : [];
+  const tableCoverage = ranked.find((c) => c.package === provider?.package)?.coverage ?? 0;
+  const outranked = ranked[0] && ranked[0].package !== provider?.package && ranked[0].coverage >= tableCoverage + 2;
+  if (provider && !outranked) return withPackage(provider, symbol, at, engine, summary, 'command', source);
   const indexed = fromIndex(ctx, 'command', name, at, provider?.package);
   if (indexed === undefined && provider) return withPackage(provider, symbol, at, engine, summary, 'command', source);
   if (indexed === 'loaded') return undefined;
