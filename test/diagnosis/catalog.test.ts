@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { execFileSync } from 'node:child_process';
-import { ensureCatalog, type TexCatalog } from '../../src/tex/diagnosis/catalog.js';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync, utimesSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildAndCacheCatalog, ensureCatalog, loadCachedCatalog, type TexCatalog } from '../../src/tex/diagnosis/catalog.js';
 import { rankCandidates } from '../../src/tex/diagnosis/candidates.js';
 import { extractDefinitions } from '../../src/tex/diagnosis/extract.js';
 import { analyzeLog, diagnose } from '../../src/tex/diagnosis/index.js';
@@ -108,6 +111,34 @@ describe('TeX Live index', () => {
     const a = analyzeLog(log, 'pdflatex', { source: '\\documentclass{article}\n\\usepackage{kantlipsm}\n', catalog: cat });
     assert.equal(a.diagnosis?.error_class, 'missing_package');
     assert.equal(a.diagnosis?.suggested_package, 'kantlipsum');
+  });
+});
+
+describe('index cache', () => {
+  it('is keyed by the ls-R databases: a changed TeX Live is re-indexed and the old index removed', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'quire-texmf-'));
+    const cache = mkdtempSync(join(tmpdir(), 'quire-index-'));
+    try {
+      mkdirSync(join(root, 'tex/latex/demo'), { recursive: true });
+      writeFileSync(join(root, 'tex/latex/demo/demo.sty'), '\\NewDocumentCommand\\demo{m}{#1}\n\\RequirePackage{graphicx}\n');
+      writeFileSync(join(root, 'ls-R'), '% ls-R -- filename database\n./tex/latex/demo:\ndemo.sty\n');
+      assert.equal(loadCachedCatalog(cache, [root]), undefined, 'nothing cached yet');
+      const first = await buildAndCacheCatalog(cache, [root]);
+      assert.deepEqual(first.definers('demo', 'command'), [{ package: 'demo', sure: true }]);
+      assert.equal(loadCachedCatalog(cache, [root])?.fingerprint, first.fingerprint, 'read back from the cache');
+
+      writeFileSync(join(root, 'tex/latex/demo/extra.sty'), '\\newenvironment{extrabox}{}{}\n');
+      writeFileSync(join(root, 'ls-R'), '% ls-R -- filename database\n./tex/latex/demo:\ndemo.sty\nextra.sty\n');
+      utimesSync(join(root, 'ls-R'), new Date(), new Date(Date.now() + 5000));
+      assert.equal(loadCachedCatalog(cache, [root]), undefined, 'mktexlsr changed ls-R: the cached index is stale');
+      const second = await buildAndCacheCatalog(cache, [root]);
+      assert.notEqual(second.fingerprint, first.fingerprint);
+      assert.deepEqual(second.definers('extrabox', 'environment'), [{ package: 'extra', sure: true }]);
+      assert.deepEqual(readdirSync(cache), [`texlive-index-${second.fingerprint}.json`]);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 });
 

@@ -2,7 +2,7 @@
 // Live and cached on disk under its fingerprint: built once (at setup or, failing that, in
 // the background on first use), rebuilt when TeX Live changes. Queries are synchronous on the
 // loaded index; until it is loaded, diagnosis falls back to the hand-written table.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -322,6 +322,10 @@ export async function buildAndCacheCatalog(dir = defaultCacheDir(), roots = texm
     const temp = `${target}.${process.pid}.tmp`;
     writeFileSync(temp, JSON.stringify(data));
     renameSync(temp, target);
+    // Indexes of an earlier TeX Live (or extractor) are never read again.
+    for (const old of readdirSync(dir)) {
+      if (/^texlive-index-[0-9a-f]+\.json$/.test(old) && join(dir, old) !== target) rmSync(join(dir, old), { force: true });
+    }
   } catch {
     // An unwritable cache only costs a rebuild next time.
   }

@@ -358,7 +358,7 @@ const undefinedCommand: Rule = (ctx) => {
   const defineAt = source?.beginDocument;
   const fix = near
     ? `Change ${symbol}${onLine(at)} to \\${near}${nearPackage && !source?.loads(nearPackage) ? ` and add ${usepackage(nearPackage)} to the preamble` : ''}; if you meant a command of your own, define it with \\newcommand{${symbol}}{...} in the preamble.`
-    : `Define ${symbol} in the preamble with \\newcommand{${symbol}}{...}${defineAt ? ` (before line ${defineAt})` : ''}, or remove or correct it${onLine(at)}; no package we know provides it.`;
+    : `Define ${symbol} in the preamble with \\newcommand{${symbol}}{...}${defineAt ? ` (before line ${defineAt})` : ''}, or remove or correct it${onLine(at)}; ${indexed === 'none' ? 'no installed package that defines it got TeX past it in a test compile' : 'no package we know provides it'}.`;
   const hint = near
     ? `Change ${symbol}${onLine(at)} to \\${near} (or define ${symbol} with \\newcommand) and compile again.`
     : `Define ${symbol} with \\newcommand in the preamble or remove it${onLine(at)}, then compile again.`;
@@ -489,7 +489,7 @@ const undefinedEnvironment: Rule = (ctx) => {
   const near = closest(name, [...ENVIRONMENT_PACKAGES.keys(), ...KERNEL_ENVIRONMENTS]);
   const fix = near
     ? `Change "${name}"${onLine(line)} to "${near}" in both \\begin and \\end${ENVIRONMENT_PACKAGES.has(near) && !source?.loads(ENVIRONMENT_PACKAGES.get(near)?.package ?? '') ? ` and add ${usepackage(ENVIRONMENT_PACKAGES.get(near)?.package ?? '')} to the preamble` : ''}; if it is your own environment, define it with \\newenvironment{${name}}{...}{...} in the preamble.`
-    : `Define it with \\newenvironment{${name}}{...}{...} in the preamble, or replace \\begin{${name}}/\\end{${name}}${onLine(line)}; no package we know provides it.`;
+    : `Define it with \\newenvironment{${name}}{...}{...} in the preamble, or replace \\begin{${name}}/\\end{${name}}${onLine(line)}; ${indexed === 'none' ? 'no installed package that defines it got TeX past it in a test compile' : 'no package we know provides it'}.`;
   return {
     ...base,
     summary,
