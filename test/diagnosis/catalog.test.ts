@@ -191,6 +191,17 @@ describe('probe verification (real TeX in the sandbox)', () => {
   });
 });
 
+describe('a document without \\begin{document}', () => {
+  it('is missing_begin_document whatever error the first body command caused', () => {
+    const source = '\\documentclass{scrlttr2}\n\\setkomavar{fromname}{A}\n\\begin{letter}{B}\n\\opening{Dear B,}\nText.\n\\end{letter}\n\\end{document}\n';
+    const log = './main.tex:4: Undefined control sequence.\n\\phonename ->\nl.4 \\opening{Dear B,}\n';
+    const a = analyzeLog(log, 'pdflatex', { source });
+    assert.equal(a.diagnosis?.error_class, 'missing_begin_document');
+    assert.equal(a.diagnosis?.symbol, '\\begin{document}');
+    assert.equal(a.diagnosis?.suggested_fix, 'Add \\begin{document} after the preamble (before line 4).');
+  });
+});
+
 describe('messages with a diagnosis since issue 19 (real TeX)', () => {
   let runner: TexRunner;
   before(async () => {

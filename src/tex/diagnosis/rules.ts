@@ -540,6 +540,18 @@ const mismatchedEnvironment: Rule = ({ block, source, line }) => {
   return { ...base, symbol: opened, suggested_fix: fix, hint: `Change \\end{${closer}}${onLine(line)} to \\end{${opened}} and compile again.` };
 };
 
+/**
+ * A document without \begin{document} fails somewhere in what should be its body, with
+ * whatever error the first body command causes there (a KOMA letter's \phonename, say):
+ * whatever TeX said, the missing line is the cause.
+ */
+const absentBeginDocument: Rule = (ctx) => {
+  const { source } = ctx;
+  if (!source || source.beginDocument !== undefined || source.find(/\\documentclass/) === undefined) return undefined;
+  if (/^LaTeX Error: Missing \\begin\{document\}/.test(ctx.block.message)) return missingBeginDocument(ctx);
+  return missingBeginDocument({ ...ctx, block: { ...ctx.block, message: 'LaTeX Error: Missing \\begin{document}.', context: [] } });
+};
+
 const missingBeginDocument: Rule = ({ block, source, line }) => {
   if (!/^LaTeX Error: Missing \\begin\{document\}/.test(block.message)) return undefined;
   const begin = source?.beginDocument;
@@ -548,7 +560,7 @@ const missingBeginDocument: Rule = ({ block, source, line }) => {
   const what = text ? ` ("${text}")` : '';
   const fix =
     source && begin === undefined
-      ? `Add \\begin{document} after the preamble (before line ${line ?? '?'}) and \\end{document} at the end of the file.`
+      ? `Add \\begin{document} after the preamble (before line ${line ?? '?'})${source.find(/\\end\s*\{document\}/) === undefined ? ' and \\end{document} at the end of the file' : ''}.`
       : `Move the text${what}${onLine(line)} below \\begin{document}${begin ? ` (line ${begin})` : ''} or delete it: the preamble may only contain commands.`;
   return {
     error_class: 'missing_begin_document',
@@ -796,6 +808,7 @@ export const RULES: readonly Rule[] = [
   engineRequirement,
   fontNotFound,
   unicodeCharacter,
+  absentBeginDocument,
   inputEncoding,
   encoding,
   undefinedCommand,
