@@ -141,7 +141,10 @@ export function readDocument(cat: TexCatalog, source: string): DocumentFacts {
   const text = stripComments(source);
   const cls = /\\documentclass\s*(?:\[[^\]]*\]\s*)?\{\s*([^}\s]+)\s*\}/.exec(text)?.[1];
   const loaded = new Set<string>();
-  for (const m of text.matchAll(/\\(?:usepackage|RequirePackage)\s*(?:\[[^\]]*\]\s*)?\{([^}]+)\}/g)) {
+  // Only the preamble loads packages; a \usepackage in the body is an example in \verb or verbatim.
+  const begin = text.search(/\\begin\s*\{document\}/);
+  const preamble = begin === -1 ? text : text.slice(0, begin);
+  for (const m of preamble.matchAll(/\\(?:usepackage|RequirePackage)\s*(?:\[[^\]]*\]\s*)?\{([^}]+)\}/g)) {
     for (const p of (m[1] ?? '').split(',')) if (p.trim()) loaded.add(p.trim());
   }
   const defined = (n: string, kind: NameKind) => {

@@ -46,13 +46,30 @@ export function probeDocument(text: string, pkg: string, line: number): ProbeDoc
   const preamble = lines.slice(0, begin - 1);
   const open = source.openEnvironments(line).filter((e) => e.name !== 'document');
   const from = open[0] && line - open[0].line <= MAX_CONTEXT_LINES ? open[0].line : line;
-  const body = from === line ? [...open.map((e) => `\\begin{${e.name}}`), failing] : lines.slice(from - 1, line);
-  const closing = (from === line ? open : source.openEnvironments(line + 1).filter((e) => e.name !== 'document' && e.line >= from))
+  // The failing command's arguments may go on over the next lines: take them too.
+  let last = line;
+  for (let depth = braceDepth(source.line(line)); depth > 0 && last < line + MAX_CONTEXT_LINES && last < lines.length; ) {
+    last++;
+    depth += braceDepth(source.line(last));
+  }
+  const body = from === line ? [...open.map((e) => `\\begin{${e.name}}`), ...lines.slice(line - 1, last)] : lines.slice(from - 1, last);
+  const closing = (from === line ? open : source.openEnvironments(last + 1).filter((e) => e.name !== 'document' && e.line >= from))
     .reverse()
     .map((e) => `\\end{${e.name}}`);
   const head = [...preamble, use, lines[begin - 1] ?? '\\begin{document}'];
   const out = [...head, ...body, ...closing, '\\end{document}'];
-  return { source: out.join('\n'), line: head.length + body.length };
+  return { source: out.join('\n'), line: head.length + body.length - (last - line) };
+}
+
+/** Braces opened minus braces closed on a line (comments already removed). */
+function braceDepth(text: string): number {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\\') i++;
+    else if (text[i] === '{') depth++;
+    else if (text[i] === '}') depth--;
+  }
+  return depth;
 }
 
 /** The probe got past the failing name. */
