@@ -186,6 +186,7 @@ describe('probe verification (real TeX in the sandbox)', () => {
     assert.equal(a.line, 3);
     assert.equal('verify' in a, false, 'internal data stays internal');
     const unverified = await diagnose(result.log, 'pdflatex', { source, probe, budgetMs: 0 });
+    assert.equal(unverified.diagnosis?.error_class, 'undefined_command');
     assert.equal(unverified.diagnosis?.suggested_package, undefined);
     assert.match(unverified.diagnosis?.suggested_fix ?? '', /\\usepackage\{amsmath\}/);
   });
@@ -199,6 +200,27 @@ describe('a document without \\begin{document}', () => {
     assert.equal(a.diagnosis?.error_class, 'missing_begin_document');
     assert.equal(a.diagnosis?.symbol, '\\begin{document}');
     assert.equal(a.diagnosis?.suggested_fix, 'Add \\begin{document} after the preamble (before line 4).');
+  });
+});
+
+describe('a loaded package that should define the name (real TeX)', () => {
+  let runner: TexRunner;
+  before(async () => {
+    await ensureCatalog();
+    runner = await corpusRunner();
+  });
+  after(() => runner.close());
+
+  it('gets no diagnosis without a probe, and the package a probe confirms with one', async () => {
+    // mathdots redefines \dddot only when amsmath is loaded: the index cannot be sure, TeX is.
+    const source = '\\documentclass{article}\n\\usepackage{mathdots}\n\\begin{document}\n$\\dddot{x}$\n\\end{document}\n';
+    const result = await compile(runner, source, 'pdflatex');
+    assert.equal(analyzeLog(result.log, 'pdflatex', { source }).diagnosis, undefined);
+    const probe: ProbeCompile = (s, compiler, timeoutMs) => runner.run({ source: s, compiler, timeoutMs, maxFileBytes: 16 * 1024 * 1024 });
+    assert.equal((await diagnose(result.log, 'pdflatex', { source, probe, budgetMs: 0 })).diagnosis, undefined, 'no verdict: as without probes');
+    const a = await diagnose(result.log, 'pdflatex', { source, probe, budgetMs: 30_000 });
+    assert.equal(a.diagnosis?.suggested_package, 'amsmath');
+    assert.equal(a.diagnosis?.line, 4);
   });
 });
 

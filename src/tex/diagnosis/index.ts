@@ -104,12 +104,12 @@ export async function diagnose(log: string, engine: Compiler, options: AnalyzeOp
   if (!v.needed) return plain;
   const verdict = options.probe && options.source !== undefined ? await verifyCandidates(options.source, engine, v, { ...options, probe: options.probe }) : undefined;
   if (verdict === undefined) {
-    // Unconfirmed: the fix text still names the likely package, but no suggested_package.
-    if (plain.diagnosis) {
-      const { suggested_package: __, ...diagnosis } = plain.diagnosis;
-      return { ...plain, diagnosis };
-    }
-    return plain;
+    // No verdict (no budget, a full queue): what analyzeLog says without probes, and an
+    // unconfirmed package only in the fix text, never as suggested_package.
+    const { verify: unsure, ...sync } = canProbe ? analyzeLog(log, engine, { ...options, probing: false }) : first;
+    if (!unsure?.needed || !sync.diagnosis) return sync;
+    const { suggested_package: __, ...diagnosis } = sync.diagnosis;
+    return { ...sync, diagnosis };
   }
   const verdicts = new Map(options.verdicts ?? []);
   verdicts.set(verdictKey(v.kind, v.name), verdict);
