@@ -220,12 +220,26 @@ function failingName(log: string): { class: string; symbol: string } | undefined
   return env ? { class: 'undefined_environment', symbol: env } : undefined;
 }
 
+/** Wall time of each diagnosis that ran probe compiles, and how many probes. */
+const probeTimes: number[] = [];
+let probeCount = 0;
+
 async function analyse(runner: TexRunner, source: string, engine: Compiler, result: TexResult): Promise<LogAnalysis | undefined> {
   if (result.outcome === 'ok') return analyzeMissingCharacters(result.log, engine, { source });
-  return diagnose(result.log, engine, {
+  let probes = 0;
+  const started = performance.now();
+  const analysis = await diagnose(result.log, engine, {
     source,
-    probe: (probe, compiler, timeoutMs) => runner.run({ source: probe, compiler, timeoutMs, maxFileBytes: 16 * 1024 * 1024 }),
+    probe: (probe, compiler, timeoutMs) => {
+      probes++;
+      return runner.run({ source: probe, compiler, timeoutMs, maxFileBytes: 16 * 1024 * 1024 });
+    },
   });
+  if (probes > 0) {
+    probeTimes.push(performance.now() - started);
+    probeCount += probes;
+  }
+  return analysis;
 }
 
 interface Scored {
@@ -350,6 +364,9 @@ async function main(): Promise<void> {
     }
     console.log(`wrong    ${pct(wrong.length, n)}  (target ≤ 1%)`);
     console.log(`fix loop ${pct(fixed, withPackage.length)} repaired by applying suggested_package (≤ ${FIX_ROUNDS} rounds)  (target ≥ 80%)`);
+    const sorted = [...probeTimes].sort((a, b) => a - b);
+    const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
+    console.log(`probes   ${probeTimes.length} diagnoses probed (${probeCount} probe compiles); time per diagnosis median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`);
     console.log(`time     ${((performance.now() - started) / 1000).toFixed(0)} s`);
     const misses = scored.filter((s) => s.d?.error_class !== s.m.truth.class || (s.d?.symbol ?? null) !== s.m.truth.symbol || (s.m.truth.package !== null && (s.d?.suggested_package !== s.m.truth.package || !s.fixed)));
     if (process.env.BENCH_VERBOSE !== '0') {

@@ -12,7 +12,7 @@ import { PACKAGE_ENGINES } from './packages.js';
 import { fingerprint, listTexFiles, texmfRoots, type TexFile } from './texlive.js';
 
 /** Bump when extraction changes, so cached indexes are rebuilt. */
-export const EXTRACTOR_VERSION = 7;
+export const EXTRACTOR_VERSION = 8;
 
 type Kind = 'command' | 'environment';
 

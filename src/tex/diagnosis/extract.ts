@@ -48,6 +48,7 @@ const ENVIRONMENT = new RegExp(
   String.raw`\\(?:[A-Za-z]*@)?(?:${ENVIRONMENT_DEFINERS.join('|')})(?![A-Za-z@])\*?\s*(?:\[[^\]]*\]\s*)?\{\s*([A-Za-z*-]+)\s*\}`,
   'g',
 );
+const OWN_DEFINER = /\\[A-Za-z]*@[A-Za-z@]*(?:[Dd]ef|[Nn]ew|Declare)[A-Za-z@]*\s*\{\s*\\([A-Za-z]+)\s*\}(?:\s*\{\s*\\([A-Za-z]+)\s*\})?/g;
 const REQUIRE = /\\(?:RequirePackage|usepackage|RequirePackageWithOptions)\s*(?:\[[^\]]*\]\s*)?\{([^}]+)\}/g;
 const LOAD_CLASS = /\\LoadClass(?:WithOptions)?\s*(?:\[[^\]]*\]\s*)?\{([^}]+)\}/;
 const INPUT = /\\(?:input|@input|@@input|InputIfFileExists|file_input:n|file_if_exist_input:n|@obsoletefile\{[^}]*\})\s*\{?\s*([A-Za-z0-9][A-Za-z0-9._-]*)/g;
@@ -79,6 +80,11 @@ export function extractDefinitions(raw: string): Definitions {
     else add(commands, m[1] ?? m[2] ?? m[3] ?? m[4] ?? '', sure);
   }
   for (const m of text.matchAll(ENVIRONMENT)) add(environments, m[1] ?? '', depthAt(m.index) === 0);
+  // A package's own defining macro (armtex's \ArmTeX@OrthoFontDef{\arbfseries}{\armbf}): what it
+  // defines is a guess, so those names stay unsure and a probe decides.
+  for (const m of text.matchAll(OWN_DEFINER)) {
+    for (const name of [m[1], m[2]]) if (name && !commands.has(name)) add(commands, name, false);
+  }
   // A plain-TeX environment: \foo and \endfoo both defined.
   for (const [name, sure] of commands) {
     if (!name.startsWith('end') || name.length < 4) continue;
