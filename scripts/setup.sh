@@ -46,3 +46,7 @@ if [ ! -f dist/.built ] || [ -n "$(find src bin web scripts/build-web.mjs packag
   npm run --silent build
   touch dist/.built
 fi
+
+# The index of what each installed package defines (package suggestions, docs/diagnosis.md):
+# built once per TeX Live (a few seconds) into ~/.cache/quire, then only read.
+node --input-type=module -e "const m = await import('./dist/src/tex/diagnosis/catalog.js'); if (!(await m.ensureCatalog())) console.error('quire setup: TeX Live index not built');"

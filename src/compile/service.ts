@@ -15,7 +15,9 @@ import type { Counters } from '../quota/counters.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
 import { graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 import type { PreviewStore } from '../quota/previews.js';
-import { analyzeLog, analyzeMissingCharacters, type LogAnalysis } from '../tex/diagnosis/index.js';
+import { ensureCatalog } from '../tex/diagnosis/catalog.js';
+import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/diagnosis/index.js';
+import { PROBE_BUDGET_MS, type ProbeCompile } from '../tex/diagnosis/probe.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { TexResult } from '../tex/runner.js';
 import { signedPdfUrl } from './links.js';
@@ -67,7 +69,13 @@ export class CompileService {
 
   constructor(private readonly deps: CompileDeps) {
     this.quota = new CompileQuota(deps.counters, deps.clock, deps.config);
+    // The TeX Live index behind package suggestions: read from its cache (or built) in the background.
+    void ensureCatalog();
   }
+
+  /** Probe compiles that confirm a package suggestion (issue 19): sandboxed jobs, like any compile. */
+  private readonly probe: ProbeCompile = (source, compiler, timeoutMs) =>
+    this.deps.jobs.run({ source, compiler, timeoutMs, maxFileBytes: 16 * 1024 * 1024 });
 
   /** The asset resolver in use; the asset library replaces the default one. */
   get assets(): AssetResolver {
@@ -207,7 +215,7 @@ export class CompileService {
       { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const { pdf, pages, totalPages } = this.accept(result, plan, request, upgradeUrl);
+    const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, context.deadline);
     if (context.deadline !== undefined && Date.now() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw new ServiceError('compilation_timeout', 'The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
@@ -265,7 +273,7 @@ export class CompileService {
   }
 
   /** The PDF and its page count, or the 422 that explains why there is none. */
-  private accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string) {
+  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string, deadline?: number) {
     const { tier, timeoutSeconds } = plan;
     const { compiler, latex: source } = request;
     const limits = limitsOf(tier);
@@ -314,7 +322,9 @@ export class CompileService {
       });
     }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
-      throw compilationFailed(analyzeLog(result.log, compiler, { source }), result.log, tier);
+      // A package suggestion is confirmed by a probe compile within a small budget (and the caller's deadline).
+      const budgetMs = Math.min(PROBE_BUDGET_MS, deadline !== undefined ? deadline - Date.now() : Infinity);
+      throw compilationFailed(await diagnose(result.log, compiler, { source, probe: this.probe, budgetMs }), result.log, tier);
     }
     // xelatex and lualatex leave out glyphs their font lacks and still write a PDF; a document
     // that silently lost text is a failure the caller can fix, so it is reported as one.

@@ -40,6 +40,19 @@ describe('compile failures carry the diagnosis', () => {
     assert.match(body.agent_hint, /xcolor/);
   });
 
+  test('a command only the TeX Live index knows is confirmed by a probe compile before it is suggested', async () => {
+    // \dddot: amsmath, mathdots, accents and amstex define it; the probe picks the first that works.
+    const latex = '\\documentclass{article}\n\\begin{document}\nA jerk: $\\dddot{x}$.\n\\end{document}\n';
+    const body = (await compile({ latex })).json();
+    assert.equal(body.error, 'compilation_failed');
+    assert.equal(body.diagnosis.error_class, 'undefined_command');
+    assert.equal(body.diagnosis.symbol, '\\dddot');
+    assert.equal(body.diagnosis.suggested_package, 'amsmath');
+    assert.equal(body.diagnosis.line, 3);
+    assert.equal('verify' in body, false);
+    assert.deepEqual(Object.keys(body.diagnosis).sort(), ['error_class', 'line', 'retryable', 'suggested_fix', 'suggested_package', 'summary', 'symbol']);
+  });
+
   test('an unclassifiable failure has no diagnosis but still a log and a line', async () => {
     const latex = '\\documentclass{article}\n\\begin{document}\n\\errmessage{custom stop}\n\\end{document}\n';
     const body = (await compile({ latex })).json();

@@ -3,7 +3,9 @@
 // still gets its line and message, and the caller reads the log.
 import type { Compiler } from '../../quota/plans.js';
 import { parseErrors, primaryError, type ErrorBlock } from './log.js';
-import { RULES, RULES_ANYWHERE, type Finding } from './rules.js';
+import { RULES, RULES_ANYWHERE, verdictKey, type Finding, type Verdicts, type Verification } from './rules.js';
+import { catalog as loadedCatalog, type TexCatalog } from './catalog.js';
+import { verifyCandidates, type ProbeOptions } from './probe.js';
 import { Source } from './source.js';
 import { missingGlyphs } from './glyphs.js';
 import { missingDatabase } from './bibtools.js';
@@ -44,12 +46,20 @@ export interface LogAnalysis {
   diagnosis?: Diagnosis;
   /** One imperative sentence telling an automated caller what to do next. */
   agent_hint: string;
+  /** A package suggestion from the TeX Live index that a probe compile should confirm. */
+  verify?: Verification;
 }
 
 export interface AnalyzeOptions {
   /** The submitted main.tex. With it, lines TeX reports late (a \usepackage, an unclosed
    * argument) are pinned to the line that needs the edit. */
   source?: string;
+  /** The TeX Live index; by default the shared one, once it is loaded (null: the table only). */
+  catalog?: TexCatalog | null;
+  /** Probe results from diagnose(). */
+  verdicts?: Verdicts;
+  /** Set by diagnose(): suggestions that need a probe may be returned (with `verify`). */
+  probing?: boolean;
 }
 
 export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOptions = {}): LogAnalysis {
@@ -69,11 +79,12 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
   // An error inside a package or class file is about code the caller did not write: only
   // rules that do not depend on where TeX was can explain it.
   const rules = primary.file !== undefined && !isMain(primary.file) ? RULES_ANYWHERE : RULES;
+  const catalog = options.catalog === null ? undefined : (options.catalog ?? loadedCatalog());
   for (const rule of rules) {
-    const finding = rule({ block: primary, blocks, engine, source, line });
+    const finding = rule({ block: primary, blocks, engine, source, line, catalog, verdicts: options.verdicts, probing: options.probing });
     if (finding) {
       const diagnosis = toDiagnosis(finding, line);
-      return { line: diagnosis.line, message, diagnosis, agent_hint: finding.hint };
+      return { line: diagnosis.line, message, diagnosis, agent_hint: finding.hint, ...(finding.verify ? { verify: finding.verify } : {}) };
     }
   }
   const elsewhere = primary.file !== undefined && !isMain(primary.file) ? ` in ${primary.file.replace(/^\.\//, '')}${primary.line === undefined ? '' : ` line ${primary.line}`} (a file main.tex loads)` : '';
@@ -83,6 +94,33 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
     message,
     agent_hint: `Fix the error "${clip(message)}"${where} (see the log for TeX's context) and compile again.`,
   };
+}
+
+/**
+ * analyzeLog, plus a probe compile when the package it would suggest comes from the TeX Live
+ * index with more than one candidate (or an unsure definition): suggested_package is then the
+ * candidate that got TeX past the failing name, and absent when none did or the budget ran out.
+ */
+export async function diagnose(log: string, engine: Compiler, options: AnalyzeOptions & Partial<ProbeOptions> = {}): Promise<LogAnalysis> {
+  const canProbe = options.probe !== undefined && options.source !== undefined;
+  const first = analyzeLog(log, engine, { ...options, probing: canProbe });
+  const v = first.verify;
+  if (!v) return first;
+  const { verify: _, ...plain } = first;
+  if (!v.needed) return plain;
+  const verdict = options.probe && options.source !== undefined ? await verifyCandidates(options.source, engine, v, { ...options, probe: options.probe }) : undefined;
+  if (verdict === undefined) {
+    // No verdict (no budget, a full queue): what analyzeLog says without probes, and an
+    // unconfirmed package only in the fix text, never as suggested_package.
+    const { verify: unsure, ...sync } = canProbe ? analyzeLog(log, engine, { ...options, probing: false }) : first;
+    if (!unsure?.needed || !sync.diagnosis) return sync;
+    const { suggested_package: __, ...diagnosis } = sync.diagnosis;
+    return { ...sync, diagnosis };
+  }
+  const verdicts = new Map(options.verdicts ?? []);
+  verdicts.set(verdictKey(v.kind, v.name), verdict);
+  const { verify: ___, ...again } = analyzeLog(log, engine, { ...options, verdicts, probing: true });
+  return again;
 }
 
 /**

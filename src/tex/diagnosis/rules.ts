@@ -7,16 +7,44 @@ import { commandBefore, lastToken, type ErrorBlock } from './log.js';
 import { COMMAND_PACKAGES, ENVIRONMENT_PACKAGES, PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS, type Provider } from './packages.js';
 import type { Source } from './source.js';
 import { codepointOf, pdflatexAdvice, fontsWithChar, installedFonts } from './unicode.js';
+import type { TexCatalog } from './catalog.js';
+import { documentProvides, rankCandidates, readDocument, type NameKind } from './candidates.js';
 import { closest, KERNEL_COMMANDS, INSTALLED_CLASSES, KERNEL_ENVIRONMENTS, UNINSTALLED_CLASSES } from './names.js';
 
 /** A rule's answer: a Diagnosis (retryable defaults to true) and the hint for the agent. */
-export type Finding = Omit<Diagnosis, 'retryable'> & { retryable?: boolean; hint: string };
+export type Finding = Omit<Diagnosis, 'retryable'> & { retryable?: boolean; hint: string; verify?: Verification };
+
+/**
+ * A package suggestion taken from the TeX Live index that a probe compile should confirm: the
+ * index had several candidates, or the definition sits inside an option or hook.
+ */
+export interface Verification {
+  kind: NameKind;
+  /** The name without backslash (command) or the environment name. */
+  name: string;
+  /** main.tex line where the name is used. */
+  line?: number;
+  /** Best first; the first is the one suggested until a probe says otherwise. */
+  candidates: string[];
+  /** False when the index had one sure candidate: no probe needed. */
+  needed: boolean;
+}
+
+/** A probe's answer for a name: the package that got TeX past it, or null when none did. */
+export type Verdicts = ReadonlyMap<string, string | null>;
+export const verdictKey = (kind: NameKind, name: string) => `${kind}:${name}`;
 
 export interface RuleContext {
   block: ErrorBlock;
   blocks: ErrorBlock[];
   engine: Compiler;
   source?: Source;
+  /** The TeX Live index, once loaded. */
+  catalog?: TexCatalog;
+  /** Probe results for index suggestions (see Verification). */
+  verdicts?: Verdicts;
+  /** A probe will check the suggestion (diagnose()): unsure suggestions may be offered. */
+  probing?: boolean;
   /** main.tex line TeX reported, when it reported one. */
   line?: number;
 }
@@ -35,7 +63,7 @@ function otherEngine(engines: readonly Compiler[]): string {
 
 // ---------------------------------------------------------------- missing files
 
-const missingFile: Rule = ({ block, source, line, engine }) => {
+const missingFile: Rule = ({ block, source, line, engine, catalog: cat }) => {
   const m = /File `([^']+)' not found|Unable to load picture or PDF file '([^']+)'/.exec(block.message);
   const file = m?.[1] ?? m?.[2];
   if (!file) return undefined;
@@ -45,7 +73,7 @@ const missingFile: Rule = ({ block, source, line, engine }) => {
 
   if (ext === 'cls') {
     const at = source?.find(/\\documentclass/) ?? line;
-    const near = UNINSTALLED_CLASSES.includes(base) ? undefined : closest(base, INSTALLED_CLASSES);
+    const near = UNINSTALLED_CLASSES.includes(base) ? undefined : (closest(base, INSTALLED_CLASSES) ?? (cat ? closest(base, cat.classNames()) : undefined));
     const fix = near
       ? `Change \\documentclass{${base}}${onLine(at)} to \\documentclass{${near}}.`
       : `Change \\documentclass{${base}}${onLine(at)} to an installed class such as article, report, book, beamer, amsart or scrartcl.`;
@@ -61,7 +89,8 @@ const missingFile: Rule = ({ block, source, line, engine }) => {
 
   if (ext === 'sty') {
     const at = source?.usePackageLine(base) ?? line;
-    const typo = closest(base, PACKAGE_NAMES);
+    // Well-known names first; then every package installed here (one edit away, and only one).
+    const typo = closest(base, PACKAGE_NAMES) ?? (cat ? closest(base, cat.packageNames()) : undefined);
     const replacement = PACKAGE_REPLACEMENTS[base];
     let fix: string;
     let pkg: string | undefined;
@@ -225,6 +254,36 @@ const unicodeCharacter: Rule = ({ block, line }) => {
   };
 };
 
+// ---------------------------------------------------------------- input encodings (pdflatex)
+
+/**
+ * Text outside the declared 8-bit input encoding: a UTF-8 file read as latin1 (or another
+ * inputenc encoding). The log shows raw bytes; the character meant is found on the source
+ * line: the first whose UTF-8 bytes include one the 8-bit encodings leave undefined (0x80-0x9F).
+ */
+const inputEncoding: Rule = ({ block, source, line }) => {
+  const m = /Keyboard character used is undefined (?:\(inputenc\) +)?in inputencoding [`']([^']+)'/.exec(block.message);
+  if (!m?.[1]) return undefined;
+  const encoding = m[1];
+  const text = line !== undefined ? (source?.line(line) ?? '') : '';
+  const chars = [...text].filter((c) => (c.codePointAt(0) ?? 0) > 0x7f);
+  const char = chars.find((c) => [...Buffer.from(c, 'utf8')].some((b) => b >= 0x80 && b <= 0x9f)) ?? chars[0];
+  const cp = char ? codepointOf(char) : undefined;
+  const what = char ? `the character ${char} (${cp})` : 'a character';
+  const at = source?.find(new RegExp(`\\\\usepackage\\s*\\[[^\\]]*${escape(encoding)}[^\\]]*\\]\\s*\\{inputenc\\}`));
+  const fix = at !== undefined
+    ? `Change \\usepackage[${encoding}]{inputenc} on line ${at} to \\usepackage[utf8]{inputenc} (or remove it: LaTeX reads UTF-8 by default): the file is UTF-8 and ${what}${onLine(line)} does not exist in ${encoding}.`
+    : `Declare the input encoding as UTF-8 (\\usepackage[utf8]{inputenc}, LaTeX's default) instead of ${encoding}: ${what}${onLine(line)} does not exist in ${encoding}.`;
+  return {
+    error_class: 'unsupported_unicode',
+    summary: `${what.charAt(0).toUpperCase() + what.slice(1)}${onLine(line)} is not part of the declared input encoding ${encoding}.`,
+    suggested_fix: fix,
+    ...(cp ? { symbol: cp } : {}),
+    line,
+    hint: `Switch inputenc from ${encoding} to utf8${at !== undefined ? ` on line ${at}` : ''} and compile again.`,
+  };
+};
+
 // ---------------------------------------------------------------- font encodings (pdflatex)
 
 /** Commands the default OT1 encoding lacks and T1 has. */
@@ -261,7 +320,8 @@ const ONLY_INSIDE: Record<string, string> = {
   Return: 'algorithmic', tcblower: 'tcolorbox', columnbreak: 'multicols',
 };
 
-const undefinedCommand: Rule = ({ block, engine, source, line }) => {
+const undefinedCommand: Rule = (ctx) => {
+  const { block, engine, source, line } = ctx;
   if (!/^Undefined control sequence/.test(block.message)) return undefined;
   const top = block.context[0];
   const symbol = top ? lastToken(top.read) : undefined;
@@ -280,14 +340,25 @@ const undefinedCommand: Rule = ({ block, engine, source, line }) => {
     const fix = `Move ${symbol}${onLine(at)} inside a \\begin{${env}} ... \\end{${env}} environment: ${provider.package} defines it only there.`;
     return { error_class: 'undefined_command', summary, suggested_fix: fix, symbol, line: at, hint: fix.replace(/:.*$/, ' and compile again.') };
   }
-  if (provider) return withPackage(provider, symbol, at, engine, summary, 'command', source);
+  // The table's choice, unless the index finds a package that also defines more of the
+  // document's undefined names (amsrefs' \cites in a document that uses amsrefs throughout).
+  // The table knows packages whose names the index cannot read (siunitx's units), so the
+  // index must cover at least two more names to overrule it.
+  const ranked = provider && !provider.options && !(name in ONLY_INSIDE) && ctx.catalog && source ? rankCandidates(ctx.catalog, name, 'command', { engine, source: source.text, preferred: provider.package }) : [];
+  const tableCoverage = ranked.find((c) => c.package === provider?.package)?.coverage ?? 0;
+  const outranked = ranked[0] && ranked[0].package !== provider?.package && ranked[0].coverage >= tableCoverage + 2;
+  if (provider && !outranked) return withPackage(provider, symbol, at, engine, summary, 'command', source);
+  const indexed = fromIndex(ctx, 'command', name, at, provider?.package);
+  if (indexed === undefined && provider) return withPackage(provider, symbol, at, engine, summary, 'command', source);
+  if (indexed === 'loaded') return undefined;
+  if (indexed && indexed !== 'none') return { ...withPackage(indexed.provider, symbol, at, engine, summary, 'command', source), ...(indexed.verify ? { verify: indexed.verify } : {}) };
 
   const near = closest(name, [...COMMAND_PACKAGES.keys(), ...KERNEL_COMMANDS]);
   const nearPackage = near ? COMMAND_PACKAGES.get(near)?.package : undefined;
   const defineAt = source?.beginDocument;
   const fix = near
     ? `Change ${symbol}${onLine(at)} to \\${near}${nearPackage && !source?.loads(nearPackage) ? ` and add ${usepackage(nearPackage)} to the preamble` : ''}; if you meant a command of your own, define it with \\newcommand{${symbol}}{...} in the preamble.`
-    : `Define ${symbol} in the preamble with \\newcommand{${symbol}}{...}${defineAt ? ` (before line ${defineAt})` : ''}, or remove or correct it${onLine(at)}; no package we know provides it.`;
+    : `Define ${symbol} in the preamble with \\newcommand{${symbol}}{...}${defineAt ? ` (before line ${defineAt})` : ''}, or remove or correct it${onLine(at)}; ${indexed === 'none' ? 'no installed package that defines it got TeX past it in a test compile' : 'no package we know provides it'}.`;
   const hint = near
     ? `Change ${symbol}${onLine(at)} to \\${near} (or define ${symbol} with \\newcommand) and compile again.`
     : `Define ${symbol} with \\newcommand in the preamble or remove it${onLine(at)}, then compile again.`;
@@ -323,6 +394,31 @@ function withPackage(provider: Provider, symbol: string, at: number | undefined,
     line: at,
     hint: `Add ${line} ${PREAMBLE.replace(/ \(.*\)$/, '')} and compile again.`,
   };
+}
+
+/**
+ * The package the TeX Live index proposes for an undefined name, honouring a probe verdict.
+ * undefined: the index has no definer (or is not loaded yet); 'loaded': the document already
+ * loads a package that defines it, so the cause is something else; 'none': probes showed no
+ * candidate gets TeX past it.
+ */
+function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: number | undefined, preferred?: string): { provider: Provider; verify?: Verification } | 'loaded' | 'none' | undefined {
+  const { catalog: cat, source, engine, verdicts } = ctx;
+  if (!cat) return undefined;
+  // The index says a loaded package defines it, yet TeX says it does not (an option, a condition):
+  // only a probe compile can tell whether another package helps.
+  const provided = source !== undefined && documentProvides(cat, source.text, name, kind);
+  if (provided && !ctx.probing) return 'loaded';
+  const loads = source ? readDocument(cat, source.text).loads : undefined;
+  const ranked = rankCandidates(cat, name, kind, { engine, source: source?.text, ...(preferred ? { preferred } : {}) }).filter((c) => !loads?.has(c.package));
+  const top = ranked[0];
+  if (!top) return provided ? 'loaded' : undefined;
+  const verdict = verdicts?.get(verdictKey(kind, name));
+  if (verdict === null) return 'none';
+  if (verdict !== undefined) return { provider: { package: verdict, engines: cat.engines(verdict) } };
+  const verify: Verification = { kind, name, candidates: ranked.slice(0, 3).map((c) => c.package), needed: provided || ranked.length > 1 || !top.sure };
+  if (at !== undefined) verify.line = at;
+  return { provider: { package: top.package, engines: top.engines }, verify };
 }
 
 /** The package is loaded, but without the option that defines the name (xcolor's `table`). */
@@ -362,7 +458,8 @@ const renewUndefined: Rule = ({ block, line }) => {
 const THEOREMS = ['theorem', 'lemma', 'corollary', 'proposition', 'definition', 'remark', 'example', 'conjecture', 'claim', 'exercise', 'problem', 'note', 'observation', 'fact', 'assumption', 'hypothesis', 'axiom', 'notation', 'question', 'solution'];
 const BEAMER = ['frame', 'block', 'alertblock', 'exampleblock', 'columns', 'column', 'onlyenv', 'overlayarea', 'overprint'];
 
-const undefinedEnvironment: Rule = ({ block, engine, source, line }) => {
+const undefinedEnvironment: Rule = (ctx) => {
+  const { block, engine, source, line } = ctx;
   const m = /^LaTeX Error: Environment (\S+) undefined/.exec(block.message);
   if (!m?.[1]) return undefined;
   const name = m[1];
@@ -386,10 +483,13 @@ const undefinedEnvironment: Rule = ({ block, engine, source, line }) => {
   if (provider?.options && source?.loads(provider.package)) return withOption(provider, name, line, source, summary, 'undefined_environment');
   if (provider && source?.loads(provider.package)) return undefined;
   if (provider) return withPackage(provider, name, line, engine, summary, 'environment', source);
+  const indexed = fromIndex(ctx, 'environment', name, line);
+  if (indexed === 'loaded') return undefined;
+  if (indexed && indexed !== 'none') return { ...withPackage(indexed.provider, name, line, engine, summary, 'environment', source), ...(indexed.verify ? { verify: indexed.verify } : {}) };
   const near = closest(name, [...ENVIRONMENT_PACKAGES.keys(), ...KERNEL_ENVIRONMENTS]);
   const fix = near
     ? `Change "${name}"${onLine(line)} to "${near}" in both \\begin and \\end${ENVIRONMENT_PACKAGES.has(near) && !source?.loads(ENVIRONMENT_PACKAGES.get(near)?.package ?? '') ? ` and add ${usepackage(ENVIRONMENT_PACKAGES.get(near)?.package ?? '')} to the preamble` : ''}; if it is your own environment, define it with \\newenvironment{${name}}{...}{...} in the preamble.`
-    : `Define it with \\newenvironment{${name}}{...}{...} in the preamble, or replace \\begin{${name}}/\\end{${name}}${onLine(line)}; no package we know provides it.`;
+    : `Define it with \\newenvironment{${name}}{...}{...} in the preamble, or replace \\begin{${name}}/\\end{${name}}${onLine(line)}; ${indexed === 'none' ? 'no installed package that defines it got TeX past it in a test compile' : 'no package we know provides it'}.`;
   return {
     ...base,
     summary,
@@ -440,6 +540,18 @@ const mismatchedEnvironment: Rule = ({ block, source, line }) => {
   return { ...base, symbol: opened, suggested_fix: fix, hint: `Change \\end{${closer}}${onLine(line)} to \\end{${opened}} and compile again.` };
 };
 
+/**
+ * A document without \begin{document} fails somewhere in what should be its body, with
+ * whatever error the first body command causes there (a KOMA letter's \phonename, say):
+ * whatever TeX said, the missing line is the cause.
+ */
+const absentBeginDocument: Rule = (ctx) => {
+  const { source } = ctx;
+  if (!source || source.beginDocument !== undefined || source.find(/\\documentclass/) === undefined) return undefined;
+  if (/^LaTeX Error: Missing \\begin\{document\}/.test(ctx.block.message)) return missingBeginDocument(ctx);
+  return missingBeginDocument({ ...ctx, block: { ...ctx.block, message: 'LaTeX Error: Missing \\begin{document}.', context: [] } });
+};
+
 const missingBeginDocument: Rule = ({ block, source, line }) => {
   if (!/^LaTeX Error: Missing \\begin\{document\}/.test(block.message)) return undefined;
   const begin = source?.beginDocument;
@@ -448,7 +560,7 @@ const missingBeginDocument: Rule = ({ block, source, line }) => {
   const what = text ? ` ("${text}")` : '';
   const fix =
     source && begin === undefined
-      ? `Add \\begin{document} after the preamble (before line ${line ?? '?'}) and \\end{document} at the end of the file.`
+      ? `Add \\begin{document} after the preamble (before line ${line ?? '?'})${source.find(/\\end\s*\{document\}/) === undefined ? ' and \\end{document} at the end of the file' : ''}.`
       : `Move the text${what}${onLine(line)} below \\begin{document}${begin ? ` (line ${begin})` : ''} or delete it: the preamble may only contain commands.`;
   return {
     error_class: 'missing_begin_document',
@@ -520,9 +632,11 @@ const missingMath: Rule = ({ block, source, line }) => {
 // ---------------------------------------------------------------- braces
 
 const runaway: Rule = ({ block, source, line }) => {
-  const m = /^(?:Paragraph ended before (\\\S+) was complete|File ended while scanning (use|definition|text) of (\\\S+))/.exec(block.message);
+  // Robust commands print with a space in their name (`\\author  was complete`), and "use of
+  // \\X." ends the sentence with a period that is not part of the name.
+  const m = /^(?:Paragraph ended before (\\\S+)\s+was complete|File ended while scanning (use|definition|text) of (\\\S+))/.exec(block.message);
   if (!m) return undefined;
-  const internal = m[1] ?? m[3] ?? '';
+  const internal = (m[1] ?? m[3] ?? '').replace(/(?<=^\\.+)\.$/, '');
   let symbol: string | undefined = /@/.test(internal) ? undefined : internal;
   let at = line;
   if (source && block.runaway) {
@@ -694,6 +808,8 @@ export const RULES: readonly Rule[] = [
   engineRequirement,
   fontNotFound,
   unicodeCharacter,
+  absentBeginDocument,
+  inputEncoding,
   encoding,
   undefinedCommand,
   renewUndefined,

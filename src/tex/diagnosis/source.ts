@@ -5,7 +5,7 @@
 export class Source {
   private readonly lines: string[];
 
-  constructor(text: string) {
+  constructor(readonly text: string) {
     this.lines = text.replace(/\r\n?/g, '\n').split('\n').map(withoutComment);
   }
 

@@ -1,0 +1,69 @@
+// Where the installed TeX Live keeps its LaTeX files: the trees kpathsea searches and their
+// ls-R databases, read directly (one kpsewhich call, no per-file lookups). The fingerprint
+// changes whenever a package is installed or removed, because mktexlsr rewrites ls-R then.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Subtrees of tex/ whose files LaTeX can load (latex-dev is the pre-release kernel: not used). */
+const LATEX_TREES = /^tex\/(latex|generic|lualatex|xelatex|luatex|xetex)(\/|$)/;
+/** Directories of the LaTeX core and the required collection (amsmath, tools, graphics, babel, …). */
+const CORE_DIRS = /^tex\/(latex\/(base|amsmath|amsfonts|amscls|tools|graphics|graphics-cfg|psnfss|l3kernel|l3packages|hyperref|xcolor|geometry|cyrillic)|generic\/babel)(\/|$)/;
+
+export interface TexFile {
+  path: string;
+  /** In the LaTeX core or a required package. */
+  core: boolean;
+}
+
+/** The texmf trees of this installation, main distribution first. */
+export function texmfRoots(): string[] {
+  try {
+    // The trees that have an ls-R database, in kpathsea's search order.
+    const out = execFileSync('kpsewhich', ['-expand-braces=$TEXMFDBS'], { encoding: 'utf8', timeout: 10_000 });
+    const roots = out.trim().split(':').map((r) => r.replace(/^!!/, '')).filter((r) => r.startsWith('/'));
+    if (roots.length > 0) return [...new Set(roots)];
+    throw new Error('no texmf trees');
+  } catch {
+    return ['/usr/share/texlive/texmf-dist', '/usr/share/texmf', '/usr/local/share/texmf'];
+  }
+}
+
+/** Every LaTeX-loadable file by its name; the first tree that has a name wins, as in kpathsea. */
+export function listTexFiles(roots: readonly string[]): Map<string, TexFile> {
+  const files = new Map<string, TexFile>();
+  for (const root of roots) {
+    let db: string;
+    try {
+      db = readFileSync(join(root, 'ls-R'), 'utf8');
+    } catch {
+      continue;
+    }
+    let dir: string | null = null;
+    for (const line of db.split('\n')) {
+      if (line.endsWith(':')) {
+        const rel = line.slice(0, -1).replace(/^\.\/?/, '');
+        dir = LATEX_TREES.test(rel) ? rel : null;
+        continue;
+      }
+      if (dir === null || line === '' || !line.includes('.')) continue;
+      if (!files.has(line)) files.set(line, { path: join(root, dir, line), core: CORE_DIRS.test(dir) });
+    }
+  }
+  return files;
+}
+
+/** Changes when any ls-R database changes (size or time), or when the extractor does. */
+export function fingerprint(roots: readonly string[], extractorVersion: number): string {
+  const hash = createHash('sha256').update(`v${extractorVersion}`);
+  for (const root of roots) {
+    try {
+      const s = statSync(join(root, 'ls-R'));
+      hash.update(`${root}:${s.size}:${s.mtimeMs}`);
+    } catch {
+      hash.update(`${root}:none`);
+    }
+  }
+  return hash.digest('hex').slice(0, 16);
+}
