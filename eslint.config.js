@@ -27,10 +27,6 @@ export const layers = [
 export const pending = [
   { file: 'src/tex/runner.ts', imports: 'src/errors.ts' },
   { file: 'src/tex/queue.ts', imports: 'src/errors.ts' },
-  { file: 'src/tex/diagnosis/index.ts', imports: 'src/quota/plans.ts' },
-  { file: 'src/tex/diagnosis/glyphs.ts', imports: 'src/quota/plans.ts' },
-  { file: 'src/tex/diagnosis/packages.ts', imports: 'src/quota/plans.ts' },
-  { file: 'src/tex/diagnosis/rules.ts', imports: 'src/quota/plans.ts' },
 ];
 
 export default tseslint.config(

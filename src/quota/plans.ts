@@ -1,10 +1,11 @@
 // The plan table: every limit of SPEC §8 in one place. Every check in the code reads it.
+import { COMPILERS, type Compiler } from '../tex/compilers.js';
+import { GRAPHICS_EXTENSIONS } from '../tex/graphics.js';
+
+export { COMPILERS, isCompiler, type Compiler } from '../tex/compilers.js';
 
 export type PlanName = 'free' | 'starter' | 'pro' | 'business';
 export type Tier = PlanName | 'anonymous';
-import { COMPILERS, type Compiler } from '../tex/compilers.js';
-
-export { COMPILERS, isCompiler, type Compiler } from '../tex/compilers.js';
 export const PLAN_NAMES: readonly PlanName[] = ['free', 'starter', 'pro', 'business'];
 
 const KB = 1024;
@@ -133,7 +134,8 @@ export const TEMPLATE_INSTRUCTIONS_MAX = 50_000;
 export const ASSET_NAME_MAX = 64;
 /** Self-service sign-ups per client IP per hour (not in SPEC; see docs/api.md, "Sign-up"). */
 export const SIGNUPS_PER_IP_PER_HOUR = 5;
-export const ASSET_EXTENSIONS = ['png', 'jpg', 'jpeg', 'pdf', 'svg'] as const;
+/** Asset files are the images a job can include (SPEC §2.1). */
+export const ASSET_EXTENSIONS = GRAPHICS_EXTENSIONS;
 
 export function limitsOf(tier: Tier): Limits {
   return PLANS[tier];

@@ -5,7 +5,7 @@
 // packages that define the name themselves before those that load a definer; definitions made
 // at load time before ones inside options or hooks; the LaTeX core and required collection;
 // well-known packages (loaded by many others); the smallest file.
-import type { Compiler } from '../../quota/plans.js';
+import type { Compiler } from '../compilers.js';
 import type { TexCatalog } from './catalog.js';
 import { extractDefinitions, stripComments } from './extract.js';
 import { KERNEL_COMMANDS, KERNEL_ENVIRONMENTS } from './names.js';

@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { readFile } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Compiler } from '../../quota/plans.js';
+import type { Compiler } from '../compilers.js';
 import { extractDefinitions } from './extract.js';
 import { PACKAGE_ENGINES } from './packages.js';
 import { fingerprint, listTexFiles, texmfRoots, type TexFile } from './texlive.js';

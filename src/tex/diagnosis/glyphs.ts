@@ -1,7 +1,7 @@
 // xelatex and lualatex do not stop on a character the font lacks: they log "Missing character"
 // and leave it out of the PDF. This finds those characters and names installed fonts that
 // have them.
-import type { Compiler } from '../../quota/plans.js';
+import type { Compiler } from '../compilers.js';
 import type { Finding } from './rules.js';
 import type { Source } from './source.js';
 import { codepointOf, fontsWithChar } from './unicode.js';

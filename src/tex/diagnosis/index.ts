@@ -1,7 +1,7 @@
 // Reads a TeX log and says what broke, where, and the edit that fixes it (SPEC §2.3).
 // A diagnosis is only given when a rule recognises the error with certainty; anything else
 // still gets its line and message, and the caller reads the log.
-import type { Compiler } from '../../quota/plans.js';
+import type { Compiler } from '../compilers.js';
 import { parseErrors, primaryError, type ErrorBlock } from './log.js';
 import { RULES, RULES_ANYWHERE, verdictKey, type Finding, type Verdicts, type Verification } from './rules.js';
 import { catalog as loadedCatalog, type TexCatalog } from './catalog.js';

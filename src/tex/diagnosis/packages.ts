@@ -2,7 +2,7 @@
 // easy to read and extend. A name belongs to exactly one entry: when several packages define
 // it we list the one whose definition a document most likely meant, and only packages that
 // exist in TeX Live. `engines` restricts a package to the compilers it works with.
-import type { Compiler } from '../../quota/plans.js';
+import type { Compiler } from '../compilers.js';
 
 export interface PackageEntry {
   package: string;

@@ -3,7 +3,7 @@
 // candidate passes when TeX gets past the failing name: the probe compiles, or its first
 // error is a different one, on or after that line. Probes run through a port the caller
 // supplies (the sandboxed job queue), one at a time, within a small total time budget.
-import type { Compiler } from '../../quota/plans.js';
+import type { Compiler } from '../compilers.js';
 import { parseErrors, primaryError } from './log.js';
 import type { Verification } from './rules.js';
 import { Source } from './source.js';

@@ -1,7 +1,7 @@
 // One rule per kind of TeX error we recognise with certainty. Each rule reads the first real
 // error block and returns a Finding (the Diagnosis plus an agent hint) or nothing.
-import type { Compiler } from '../../quota/plans.js';
-import { ASSET_EXTENSIONS } from '../../quota/plans.js';
+import type { Compiler } from '../compilers.js';
+import { GRAPHICS_EXTENSIONS } from '../graphics.js';
 import type { Diagnosis, ErrorClass } from './index.js';
 import { commandBefore, lastToken, type ErrorBlock } from './log.js';
 import { COMMAND_PACKAGES, ENVIRONMENT_PACKAGES, PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS, type Provider } from './packages.js';
@@ -118,7 +118,7 @@ const missingFile: Rule = ({ block, source, line, engine, catalog: cat }) => {
     };
   }
 
-  if (ext === '' || (ASSET_EXTENSIONS as readonly string[]).includes(ext)) {
+  if (ext === '' || (GRAPHICS_EXTENSIONS as readonly string[]).includes(ext)) {
     const at = line ?? source?.find(new RegExp(escape(file)));
     // Asset names are flat (no folders) and simple; graphicx finds `logo.png` for {logo}.
     const valid = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9]+)?$/.test(file) && file.length <= 64;
