@@ -14,6 +14,8 @@ export interface Config {
   redisUrl: string | null;
   /** Prefix of every Redis key, so several installations can share one Redis. */
   redisPrefix: string;
+  /** `local`: TeX runs in this process's pool. `bullmq`: on `quire worker` processes, through Redis. */
+  queue: 'local' | 'bullmq';
   secret: string;
   keyPrefix: string;
   trustProxy: boolean | string;
@@ -114,6 +116,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('QUIRE_REDIS_URL must start with redis:// or rediss://');
   }
 
+  const queue = env.QUIRE_QUEUE || 'local';
+  if (queue !== 'local' && queue !== 'bullmq') {
+    throw new ConfigError(`QUIRE_QUEUE must be local or bullmq, got "${queue}"`);
+  }
+  if (queue === 'bullmq' && redisUrl === null) {
+    throw new ConfigError('QUIRE_QUEUE=bullmq needs QUIRE_REDIS_URL (the queue lives in Redis)');
+  }
+
   const keyPrefix = env.QUIRE_KEY_PREFIX ?? 'svc_';
   if (!/^[A-Za-z0-9_]{1,16}$/.test(keyPrefix)) {
     throw new ConfigError('QUIRE_KEY_PREFIX must be 1 to 16 letters, digits or underscores');
@@ -133,6 +143,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     redisUrl,
     redisPrefix: env.QUIRE_REDIS_PREFIX || 'quire:',
+    queue,
     secret: loadSecret(env, dataDir),
     keyPrefix,
     trustProxy: trustProxy(env.QUIRE_TRUST_PROXY),

@@ -1,0 +1,279 @@
+// The API side of QUIRE_QUEUE=bullmq: the JobQueue the compile pipeline calls, with TeX run
+// by `quire worker` processes instead of this one. A job's files go to the blob store (a
+// stored asset is referenced where it already is), the job goes to Redis, and the node waits
+// for the worker's result in the blob store. Whatever happens, the job's blobs are deleted
+// before run() returns; quota stays with the caller (the pipeline charges it on acceptance),
+// so a job that ran twice after a worker died is still charged once.
+import { randomUUID } from 'node:crypto';
+import { Queue, QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { ServiceError, type ErrorCode } from '../errors.js';
+import type { BlobStore } from '../storage/blobs.js';
+import type { JobQueue } from '../tex/queue.js';
+import type { TexJob, TexResult } from '../tex/runner.js';
+import {
+  ATTEMPTS,
+  QUEUE_NAME,
+  QUEUE_WAIT_MS,
+  TRANSFER_MS,
+  bullPrefix,
+  inputKey,
+  jobPrefix,
+  pdfKey,
+  resultKey,
+  sha256,
+  type RemoteFile,
+  type RemoteJobData,
+  type RemoteJobReturn,
+  type StoredResult,
+} from './remote-jobs.js';
+
+const RETRY_AFTER_SECONDS = 5;
+/** How often a waiting node looks for the result itself, in case the completion event was lost. */
+const POLL_MS = 1_000;
+
+export interface BullQueueOptions {
+  redisUrl: string;
+  redisPrefix: string;
+  blobs: BlobStore;
+  /** Jobs allowed to wait in the shared queue before callers get 503 server_busy. */
+  queueLimit: number;
+  log: Logger;
+  /** Overrides for tests. */
+  queueWaitMs?: number;
+}
+
+function busy(message: string): ServiceError {
+  return unavailable('server_busy', message);
+}
+
+function unavailable(code: ErrorCode, message: string): ServiceError {
+  return new ServiceError(code, message, { retryable: true, retry_after_seconds: RETRY_AFTER_SECONDS }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+}
+
+/** The compile queue can't be reached (Redis down): retryable, like any dependency outage. */
+function queueDown(): ServiceError {
+  return busy('The compile queue is unreachable right now; retry shortly.');
+}
+
+export class BullJobQueue implements JobQueue {
+  private readonly queue: Queue<RemoteJobData, RemoteJobReturn>;
+  private readonly events: QueueEvents;
+  private readonly waiters = new Map<string, () => void>();
+  private readonly connections: [Redis, Redis];
+  private lastWaiting = 0;
+  private closed = false;
+
+  constructor(private readonly options: BullQueueOptions) {
+    const prefix = bullPrefix(options.redisPrefix);
+    // Fail at once while Redis is down instead of queueing commands until it returns.
+    this.connections = [
+      new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }),
+      new Redis(options.redisUrl, { maxRetriesPerRequest: null }),
+    ];
+    for (const connection of this.connections) connection.on('error', () => {});
+    this.queue = new Queue(QUEUE_NAME, { connection: this.connections[0], prefix, streams: { events: { maxLen: 1000 } } });
+    this.events = new QueueEvents(QUEUE_NAME, { connection: this.connections[1], prefix });
+    const quiet = (what: string) => (err: Error) => options.log.warn({ err: { message: err.message } }, `compile queue: ${what}`);
+    this.queue.on('error', quiet('redis'));
+    this.events.on('error', quiet('events'));
+    // Completion and failure only wake the waiter; the result itself is read from the blob store.
+    const wake = ({ jobId }: { jobId: string }) => this.waiters.get(jobId)?.();
+    this.events.on('completed', wake);
+    this.events.on('failed', wake);
+  }
+
+  stats() {
+    return { running: this.waiters.size, waiting: this.lastWaiting };
+  }
+
+  /** Throws when the queue cannot be reached; else how many jobs wait and how many workers listen. */
+  async check(): Promise<{ waiting: number; workers: number }> {
+    const [waiting, workers] = await Promise.all([this.queue.getWaitingCount(), this.queue.getWorkersCount()]);
+    this.lastWaiting = waiting;
+    return { waiting, workers };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const wake of this.waiters.values()) wake();
+    await Promise.allSettled([this.events.close(), this.queue.close()]);
+    for (const connection of this.connections) connection.disconnect();
+  }
+
+  async run(job: TexJob): Promise<TexResult> {
+    if (this.closed) throw busy('This node is shutting down; retry shortly.');
+    let waiting;
+    try {
+      waiting = await this.queue.getWaitingCount();
+    } catch {
+      throw queueDown();
+    }
+    this.lastWaiting = waiting;
+    if (waiting >= this.options.queueLimit) {
+      throw busy('Every compile worker is busy and the queue is full; retry shortly.');
+    }
+
+    const id = randomUUID();
+    const prefix = jobPrefix(id);
+    const uploaded = new Set<string>();
+    try {
+      let files = await this.inputs(job, prefix, uploaded, false);
+      const deadline = Date.now() + (this.options.queueWaitMs ?? QUEUE_WAIT_MS) + job.timeoutMs + TRANSFER_MS;
+      const data: RemoteJobData = {
+        source: job.source,
+        compiler: job.compiler,
+        files,
+        timeoutMs: job.timeoutMs,
+        maxFileBytes: job.maxFileBytes,
+        ...(job.keepPages !== undefined ? { keepPages: job.keepPages } : {}),
+        deadline,
+        prefix,
+      };
+      let result = await this.execute(`${id}`, data, job.signal);
+      if (result.kind === 'input_missing') {
+        // A stored asset vanished between resolution and the worker: send our copies instead.
+        await this.options.blobs.delete(resultKey(prefix));
+        files = await this.inputs(job, prefix, uploaded, true);
+        result = await this.execute(`${id}-2`, { ...data, files }, job.signal);
+      }
+      return await this.accept(result, prefix);
+    } finally {
+      await this.cleanup(prefix, uploaded);
+    }
+  }
+
+  /** Puts the job's files where workers fetch them; `copyAll` ignores stored-asset references. */
+  private async inputs(job: TexJob, prefix: string, uploaded: Set<string>, copyAll: boolean): Promise<RemoteFile[]> {
+    const files: RemoteFile[] = [];
+    for (const file of job.files ?? []) {
+      const sum = sha256(file.data);
+      if (file.blob && !copyAll) {
+        files.push({ name: file.name, key: file.blob, sha256: sum });
+        continue;
+      }
+      const key = inputKey(prefix, sum);
+      if (!uploaded.has(key)) {
+        uploaded.add(key);
+        await this.blobStore(() => this.options.blobs.put(key, file.data));
+      }
+      files.push({ name: file.name, key, sha256: sum });
+    }
+    return files;
+  }
+
+  /** Enqueues one job and waits for its result record, the deadline, or the job's loss. */
+  private async execute(id: string, data: RemoteJobData, signal?: AbortSignal): Promise<StoredResult | { kind: 'gone' }> {
+    try {
+      await this.queue.add('compile', data, {
+        jobId: id,
+        attempts: ATTEMPTS,
+        // The source must not outlive the job.
+        removeOnComplete: true,
+        removeOnFail: true,
+      });
+    } catch {
+      throw queueDown();
+    }
+    try {
+      return await this.await(id, data, signal);
+    } finally {
+      // Drop a job nobody took (deadline, abort): it holds the source. An active one is
+      // skipped by BullMQ; its worker sees the deadline and keeps nothing.
+      await this.queue.remove(id).catch(() => {});
+    }
+  }
+
+  private await(id: string, data: RemoteJobData, signal?: AbortSignal): Promise<StoredResult | { kind: 'gone' }> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      let checking = false;
+      const finish = (outcome: () => Promise<StoredResult | { kind: 'gone' } | null>) => {
+        if (settled || checking) return;
+        checking = true;
+        outcome()
+          .then((value) => {
+            checking = false;
+            if (value === null || settled) return;
+            settled = true;
+            stop();
+            resolve(value);
+          })
+          .catch((err: unknown) => {
+            checking = false;
+            if (settled) return;
+            settled = true;
+            stop();
+            reject(err);
+          });
+      };
+      const look = () =>
+        finish(async () => {
+          if (this.closed) throw busy('This node is shutting down; retry shortly.');
+          if (signal?.aborted) return { kind: 'ran', outcome: 'timeout', log: '', passes: 0, durationMs: 0 } satisfies StoredResult;
+          const found = await this.readResult(data.prefix);
+          if (found) return found;
+          if (Date.now() > data.deadline) throw busy('The compile workers did not finish this job in time; retry shortly.');
+          // Finished without a result (it failed, or its worker gave up), or lost with Redis's data.
+          const state = await this.queue.getJobState(id).catch(() => 'unreachable');
+          if (state === 'unknown' || state === 'failed' || state === 'completed') {
+            return (await this.readResult(data.prefix)) ?? { kind: 'gone' };
+          }
+          return null;
+        });
+      const timer = setInterval(look, POLL_MS);
+      const deadline = setTimeout(look, Math.max(0, data.deadline - Date.now()) + 10);
+      const onAbort = () => look();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const stop = () => {
+        clearInterval(timer);
+        clearTimeout(deadline);
+        signal?.removeEventListener('abort', onAbort);
+        this.waiters.delete(id);
+      };
+      this.waiters.set(id, look);
+    });
+  }
+
+  private async readResult(prefix: string): Promise<StoredResult | null> {
+    const raw = await this.blobStore(() => this.options.blobs.get(resultKey(prefix)));
+    return raw ? (JSON.parse(raw.toString('utf8')) as StoredResult) : null;
+  }
+
+  private async accept(result: StoredResult | { kind: 'gone' }, prefix: string): Promise<TexResult> {
+    switch (result.kind) {
+      case 'gone':
+        throw busy('The compile job was lost (a worker or the queue failed); retry shortly.');
+      case 'input_missing':
+        throw busy('The compile workers could not read this job\'s files; retry shortly.');
+      case 'refused':
+        throw new ServiceError(result.code as ErrorCode, result.message, result.details);
+      case 'ran': {
+        const { kind: _kind, ...ran } = result;
+        if (ran.outcome !== 'ok') return ran;
+        const pdf = await this.blobStore(() => this.options.blobs.get(pdfKey(prefix)));
+        if (!pdf) throw busy('The compiled PDF could not be read back from storage; retry shortly.');
+        return { ...ran, pdf };
+      }
+    }
+  }
+
+  private async cleanup(prefix: string, uploaded: Set<string>): Promise<void> {
+    const keys = [...uploaded, pdfKey(prefix), resultKey(prefix)];
+    await Promise.all(keys.map((key) => this.options.blobs.delete(key))).catch((err: unknown) =>
+      this.options.log.warn({ err: { message: (err as Error).message }, prefix }, 'compile queue: job blobs left behind'),
+    );
+  }
+
+  /** Blob store trouble on the job's path is retryable for the caller. */
+  private async blobStore<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      if (err instanceof ServiceError) throw err;
+      this.options.log.warn({ err: { message: (err as Error).message } }, 'compile queue: blob store');
+      throw busy('File storage is unreachable right now; retry shortly.');
+    }
+  }
+}
