@@ -16,6 +16,8 @@ export interface Config {
   redisPrefix: string;
   /** `local`: TeX runs in this process's pool. `bullmq`: on `quire worker` processes, through Redis. */
   queue: 'local' | 'bullmq';
+  /** When set, PDFs, stored assets and gallery previews live in this S3-compatible bucket. */
+  s3: { bucket: string; endpoint: string | null; region: string } | null;
   secret: string;
   keyPrefix: string;
   trustProxy: boolean | string;
@@ -93,6 +95,20 @@ function loadSecret(env: Env, dataDir: string): string {
   return secret;
 }
 
+/** The bucket from QUIRE_S3_BUCKET; endpoint and region from the standard AWS variables. */
+function s3Settings(env: Env): Config['s3'] {
+  const bucket = env.QUIRE_S3_BUCKET;
+  if (!bucket) return null;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError(`QUIRE_S3_BUCKET must be a valid bucket name (3 to 63 lowercase letters, digits, dots, hyphens), got "${bucket}"`);
+  }
+  const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || null;
+  if (endpoint !== null && !/^https?:\/\//.test(endpoint)) {
+    throw new ConfigError(`AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL must be an http(s) URL, got "${endpoint}"`);
+  }
+  return { bucket, endpoint, region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1' };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const dataDir = resolve(env.QUIRE_DATA_DIR || './data');
@@ -124,6 +140,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('QUIRE_QUEUE=bullmq needs QUIRE_REDIS_URL (the queue lives in Redis)');
   }
 
+  const s3 = s3Settings(env);
+
   const keyPrefix = env.QUIRE_KEY_PREFIX ?? 'svc_';
   if (!/^[A-Za-z0-9_]{1,16}$/.test(keyPrefix)) {
     throw new ConfigError('QUIRE_KEY_PREFIX must be 1 to 16 letters, digits or underscores');
@@ -144,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     redisUrl,
     redisPrefix: env.QUIRE_REDIS_PREFIX || 'quire:',
     queue,
+    s3,
     secret: loadSecret(env, dataDir),
     keyPrefix,
     trustProxy: trustProxy(env.QUIRE_TRUST_PROXY),

@@ -11,6 +11,11 @@ export const ERROR_STATUS = {
   method_not_allowed: 405,
   internal_error: 500,
   server_busy: 503,
+  // Shared infrastructure down or full (retryable; see docs/storage-and-faults.md)
+  database_unavailable: 503,
+  redis_unavailable: 503,
+  storage_unavailable: 503,
+  storage_full: 507,
   // Authentication
   missing_api_key: 401,
   invalid_api_key: 401,

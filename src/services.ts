@@ -18,6 +18,7 @@ import { Metrics } from './metrics.js';
 import { SqlCounters, type Counters } from './quota/counters.js';
 import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
+import { S3BlobStore } from './storage/s3-blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
 import { TemplateService } from './templates/service.js';
 import { loadCatalog } from './gallery/catalog.js';
@@ -66,8 +67,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const db = await openDb(config.databaseUrl);
   await migrate(db);
 
-  const blobs = options.overrides?.blobs ?? blobStore(config);
   const cleanups: Array<() => Promise<void> | void> = [];
+  const blobs = options.overrides?.blobs ?? blobStore(config, cleanups);
   const counters = options.overrides?.counters ?? sharedCounters(config, db, cleanups);
   // In the embedded default no other node can hold a reservation, so any left are from a crash.
   if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
@@ -94,7 +95,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     baseUrl: config.baseUrl,
     compiler: compile,
     jobs,
-    previewDir: join(config.dataDir, 'gallery-previews'),
+    blobs,
   });
 
   return {
@@ -122,17 +123,20 @@ export async function createServices(config: Config, options: ServiceOptions = {
   };
 }
 
+/** PDFs, assets and previews: in the S3 bucket when QUIRE_S3_BUCKET is set, else under the data dir. */
+export function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>): BlobStore {
+  if (!config.s3) return new LocalBlobStore(join(config.dataDir, 'blobs'));
+  const store = S3BlobStore.create(config.s3);
+  cleanups.push(() => store.close());
+  return store;
+}
+
 /** Quota counters: in Redis when QUIRE_REDIS_URL is set, else in the database. */
 function sharedCounters(config: Config, db: Db, cleanups: Array<() => Promise<void> | void>): Counters {
   if (!config.redisUrl) return new SqlCounters(db.kysely);
   const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix);
   cleanups.push(() => redis.close());
   return redis;
-}
-
-/** Where PDFs, assets and compile job files live. */
-export function blobStore(config: Config): BlobStore {
-  return new LocalBlobStore(join(config.dataDir, 'blobs'));
 }
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */

@@ -16,11 +16,12 @@ export async function runWorker(): Promise<number> {
   }
   requireSandbox(config, log);
   const pool = localCompilePool(config);
+  const cleanups: Array<() => Promise<void> | void> = [];
   const worker = startCompileWorker({
     redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,
     concurrency: config.compileConcurrency,
-    blobs: blobStore(config),
+    blobs: blobStore(config, cleanups),
     pool,
     log,
   });
@@ -39,6 +40,7 @@ export async function runWorker(): Promise<number> {
   force.unref();
   await worker.close();
   await pool.close();
+  for (const cleanup of cleanups) await cleanup();
   log.info('worker stopped');
   return 0;
 }

@@ -1,14 +1,15 @@
 // Preview images: the first page of each template, rendered from its sample data in its
-// default color, made on first request (never at start) and kept under the data dir. The
-// file name carries a hash of everything that shapes the page, so an edited template gets a
-// new image and a new ETag by itself.
+// default color, made on first request (never at start) and kept in the blob store (so every
+// API node shares them when the store is S3). The key carries a hash of everything that
+// shapes the page, so an edited template gets a new image and a new ETag by itself.
 import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ServiceError } from '../errors.js';
+import type { BlobStore } from '../storage/blobs.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { GalleryTemplate } from './catalog.js';
 
@@ -32,7 +33,7 @@ export class GalleryPreviews {
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly dir: string,
+    private readonly blobs: BlobStore,
     private readonly jobs: Pick<JobQueue, 'run'>,
     private readonly fill: FillTemplate,
   ) {}
@@ -58,8 +59,8 @@ export class GalleryPreviews {
   }
 
   private async load(t: GalleryTemplate, key: string): Promise<PreviewImage> {
-    const path = join(this.dir, `${t.slug}-${key}.png`);
-    const png = (await readFile(path).catch(() => null)) ?? (await this.serially(() => this.make(t, path)));
+    const blobKey = `gallery-previews/${t.slug}-${key}.png`;
+    const png = (await this.blobs.get(blobKey)) ?? (await this.serially(() => this.make(t, blobKey)));
     const image = { png, etag: `"${key}"` };
     this.memory.set(key, image);
     return image;
@@ -71,7 +72,7 @@ export class GalleryPreviews {
     return result;
   }
 
-  private async make(t: GalleryTemplate, path: string): Promise<Buffer> {
+  private async make(t: GalleryTemplate, blobKey: string): Promise<Buffer> {
     const latex = await this.fill(t);
     const result = await this.jobs.run({
       source: latex,
@@ -88,10 +89,7 @@ export class GalleryPreviews {
       await writeFile(join(work, 'doc.pdf'), result.pdf);
       await run('pdftoppm', ['-png', '-f', '1', '-l', '1', '-singlefile', '-scale-to-x', String(RASTER.width), '-scale-to-y', '-1', '-aa', 'yes', '-aaVector', 'yes', join(work, 'doc.pdf'), join(work, 'page')], { timeout: 30_000 });
       const png = await readFile(join(work, 'page.png'));
-      await mkdir(this.dir, { recursive: true });
-      const temp = `${path}.${randomUUID()}.tmp`;
-      await writeFile(temp, png);
-      await rename(temp, path);
+      await this.blobs.put(blobKey, png);
       return png;
     } finally {
       await rm(work, { recursive: true, force: true });

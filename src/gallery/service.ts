@@ -8,6 +8,7 @@ import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
 import { renderTemplate } from '../templates/liquid.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { GalleryTemplate } from './catalog.js';
+import type { BlobStore } from '../storage/blobs.js';
 import { GalleryPreviews, type PreviewImage } from './previews.js';
 import { dropBlankOptionals, jsonType, normaliseData, validateGalleryData } from './validate.js';
 
@@ -37,8 +38,8 @@ export interface GalleryDeps {
   compiler: Pick<CompileService, 'compile'>;
   /** Runs the preview renderings (outside any quota). */
   jobs: Pick<JobQueue, 'run'>;
-  /** Where preview PNGs are cached. */
-  previewDir: string;
+  /** Where preview PNGs are kept (under `gallery-previews/`). */
+  blobs: BlobStore;
   now?: () => number;
 }
 
@@ -56,7 +57,7 @@ export class GalleryService {
     this.baseUrl = deps.baseUrl;
     this.compiler = deps.compiler;
     this.now = deps.now ?? Date.now;
-    this.previews = new GalleryPreviews(deps.previewDir, deps.jobs, async (t) => {
+    this.previews = new GalleryPreviews(deps.blobs, deps.jobs, async (t) => {
       return (await this.fill(t, t.sample_data, t.default_color)).latex;
     });
   }

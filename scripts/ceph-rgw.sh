@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# A real S3-compatible server for tests and CI, without Docker: a one-node Ceph cluster
+# (monitor, one in-memory OSD) with the RADOS Gateway on 127.0.0.1:7480.
+#
+#   scripts/ceph-rgw.sh start   # idempotent: installs Ceph when missing, reuses a running gateway
+#   scripts/ceph-rgw.sh env     # prints the export lines a client needs
+#   scripts/ceph-rgw.sh stop    # stops the daemons this script started and removes their data
+#
+# Everything lives under QUIRE_CEPH_DIR (default /tmp/quire-ceph); the data is in memory
+# (memstore), so a stop loses every object. Requires root (it installs packages and runs daemons).
+set -euo pipefail
+
+DIR="${QUIRE_CEPH_DIR:-/tmp/quire-ceph}"
+PORT="${QUIRE_CEPH_RGW_PORT:-7480}"
+MON_PORT="${QUIRE_CEPH_MON_PORT:-6789}"
+ACCESS_KEY="quire-test-access"
+SECRET_KEY="quire-test-secret-0123456789abcdef"
+CONF="$DIR/ceph.conf"
+ENDPOINT="http://127.0.0.1:$PORT"
+
+print_env() {
+  cat <<EOF
+export AWS_ENDPOINT_URL_S3=$ENDPOINT
+export AWS_ACCESS_KEY_ID=$ACCESS_KEY
+export AWS_SECRET_ACCESS_KEY=$SECRET_KEY
+export AWS_REGION=us-east-1
+EOF
+}
+
+answers() {
+  curl -s -o /dev/null -m 2 -w '%{http_code}' "$ENDPOINT/" 2>/dev/null | grep -q '^200$'
+}
+
+install_ceph() {
+  local missing=()
+  command -v ceph-mon >/dev/null || missing+=(ceph-mon)
+  command -v ceph-osd >/dev/null || missing+=(ceph-osd)
+  command -v radosgw >/dev/null || missing+=(radosgw)
+  command -v ceph >/dev/null || missing+=(ceph-common)
+  command -v curl >/dev/null || missing+=(curl)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "ceph-rgw: installing ${missing[*]}" >&2
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 "${missing[@]}" >/dev/null
+}
+
+write_conf() {
+  mkdir -p "$DIR"/{run,log,mon,osd,rgw}
+  cat >"$CONF" <<EOF
+[global]
+fsid = $(cat /proc/sys/kernel/random/uuid)
+mon host = 127.0.0.1:$MON_PORT
+mon initial members = a
+auth cluster required = none
+auth service required = none
+auth client required = none
+auth allow insecure global id reclaim = true
+ms bind msgr2 = false
+osd objectstore = memstore
+memstore device bytes = 1073741824
+osd pool default size = 1
+osd pool default min size = 1
+osd pool default pg num = 8
+osd pool default pgp num = 8
+osd pool default pg autoscale mode = off
+mon allow pool size one = true
+mon max pg per osd = 1000
+mon warn on pool no redundancy = false
+osd crush chooseleaf type = 0
+run dir = $DIR/run
+log file = $DIR/log/\$name.log
+admin socket = $DIR/run/\$name.asok
+pid file = $DIR/run/\$name.pid
+mon data = $DIR/mon/\$name
+osd data = $DIR/osd/\$name
+keyring = $DIR/keyring
+[client.rgw.a]
+rgw frontends = beast endpoint=127.0.0.1:$PORT
+rgw data = $DIR/rgw
+rgw dns name = 127.0.0.1
+EOF
+  : >"$DIR/keyring"
+}
+
+ceph_() { ceph -c "$CONF" --connect-timeout 10 "$@"; }
+
+start() {
+  if answers; then print_env; return 0; fi
+  install_ceph
+  local began=$SECONDS
+  stop_daemons
+  rm -rf "$DIR"
+  write_conf
+
+  monmaptool --create --fsid "$(awk '/^fsid/{print $3}' "$CONF")" --add a "127.0.0.1:$MON_PORT" "$DIR/monmap" >/dev/null
+  mkdir -p "$DIR/mon/mon.a"
+  ceph-mon -c "$CONF" -i a --mkfs --monmap "$DIR/monmap" >/dev/null 2>&1
+  ceph-mon -c "$CONF" -i a 2>>"$DIR/log/start.log"
+
+  local id
+  id=$(ceph_ osd create)
+  mkdir -p "$DIR/osd/osd.$id"
+  ceph-osd -c "$CONF" -i "$id" --mkfs >/dev/null 2>&1
+  ceph_ osd crush add-bucket node-a host >/dev/null 2>&1
+  ceph_ osd crush move node-a root=default >/dev/null 2>&1
+  ceph_ osd crush add "osd.$id" 1.0 host=node-a >/dev/null 2>&1
+  ceph-osd -c "$CONF" -i "$id" 2>>"$DIR/log/start.log"
+
+  radosgw -c "$CONF" -n client.rgw.a 2>>"$DIR/log/start.log"
+  for _ in $(seq 120); do answers && break; sleep 0.5; done
+  if ! answers; then
+    echo "ceph-rgw: the gateway did not answer on $ENDPOINT; logs in $DIR/log" >&2
+    exit 1
+  fi
+  radosgw-admin -c "$CONF" user create --uid=quire --display-name=Quire \
+    --access-key="$ACCESS_KEY" --secret="$SECRET_KEY" >/dev/null
+  echo "ceph-rgw: up on $ENDPOINT in $((SECONDS - began)) s" >&2
+  print_env
+}
+
+stop_daemons() {
+  local pidfile pid
+  for pidfile in "$DIR"/run/client.rgw.a.pid "$DIR"/run/osd.*.pid "$DIR"/run/mon.a.pid; do
+    [ -f "$pidfile" ] || continue
+    pid=$(cat "$pidfile")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$pidfile"
+  done
+}
+
+case "${1:-}" in
+  start) start ;;
+  env) print_env ;;
+  stop) stop_daemons; rm -rf "$DIR" ;;
+  *) echo "usage: $0 start|env|stop" >&2; exit 2 ;;
+esac
