@@ -10,6 +10,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { ServiceError, type ErrorCode } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
+import { storageFault, unavailable } from '../storage/faults.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { TexJob, TexResult } from '../tex/runner.js';
 import {
@@ -45,16 +46,12 @@ export interface BullQueueOptions {
 }
 
 function busy(message: string): ServiceError {
-  return unavailable('server_busy', message);
+  return new ServiceError('server_busy', message, { retryable: true, retry_after_seconds: RETRY_AFTER_SECONDS }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
 }
 
-function unavailable(code: ErrorCode, message: string): ServiceError {
-  return new ServiceError(code, message, { retryable: true, retry_after_seconds: RETRY_AFTER_SECONDS }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
-}
-
-/** The compile queue can't be reached (Redis down): retryable, like any dependency outage. */
-function queueDown(): ServiceError {
-  return busy('The compile queue is unreachable right now; retry shortly.');
+/** The compile queue can't be reached: Redis is down, like any dependency outage a retryable 503. */
+function queueDown(err: unknown): ServiceError {
+  return unavailable('redis', err);
 }
 
 export class BullJobQueue implements JobQueue {
@@ -88,11 +85,11 @@ export class BullJobQueue implements JobQueue {
     return { running: this.waiters.size, waiting: this.lastWaiting };
   }
 
-  /** Throws when the queue cannot be reached; else how many jobs wait and how many workers listen. */
-  async check(): Promise<{ waiting: number; workers: number }> {
+  /** Throws when the queue cannot take work: Redis unreachable, or no worker connected to it. */
+  async ping(): Promise<void> {
     const [waiting, workers] = await Promise.all([this.queue.getWaitingCount(), this.queue.getWorkersCount()]);
     this.lastWaiting = waiting;
-    return { waiting, workers };
+    if (workers === 0) throw new Error('no compile worker is connected to the queue');
   }
 
   async close(): Promise<void> {
@@ -107,8 +104,8 @@ export class BullJobQueue implements JobQueue {
     let waiting;
     try {
       waiting = await this.queue.getWaitingCount();
-    } catch {
-      throw queueDown();
+    } catch (err) {
+      throw queueDown(err);
     }
     this.lastWaiting = waiting;
     if (waiting >= this.options.queueLimit) {
@@ -173,8 +170,8 @@ export class BullJobQueue implements JobQueue {
         removeOnComplete: true,
         removeOnFail: true,
       });
-    } catch {
-      throw queueDown();
+    } catch (err) {
+      throw queueDown(err);
     }
     try {
       return await this.await(id, data, signal);
@@ -273,7 +270,7 @@ export class BullJobQueue implements JobQueue {
     } catch (err) {
       if (err instanceof ServiceError) throw err;
       this.options.log.warn({ err: { message: (err as Error).message } }, 'compile queue: blob store');
-      throw busy('File storage is unreachable right now; retry shortly.');
+      throw storageFault(err) ?? unavailable('blob_store', err);
     }
   }
 }
