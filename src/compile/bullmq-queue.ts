@@ -5,8 +5,9 @@
 // before run() returns; quota stays with the caller (the pipeline charges it on acceptance),
 // so a job that ran twice after a worker died is still charged once.
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { Queue, QueueEvents } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { ServiceError, type ErrorCode } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
@@ -33,6 +34,8 @@ import {
 const RETRY_AFTER_SECONDS = 5;
 /** How often a waiting node looks for the result itself, in case the completion event was lost. */
 const POLL_MS = 1_000;
+const REDIS_TIMEOUT_MS = 3_000;
+const CLOSE_MS = 2_000;
 
 export interface BullQueueOptions {
   redisUrl: string;
@@ -54,28 +57,47 @@ function queueDown(err: unknown): ServiceError {
   return unavailable('redis', err);
 }
 
+/** ioredis options from a redis:// or rediss:// URL, for connections BullMQ opens itself. */
+export function redisOptions(url: string): RedisOptions {
+  const parsed = new URL(url);
+  const db = Number(parsed.pathname.slice(1) || 0);
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(Number.isInteger(db) && db > 0 ? { db } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
 export class BullJobQueue implements JobQueue {
   private readonly queue: Queue<RemoteJobData, RemoteJobReturn>;
-  private readonly events: QueueEvents;
+  /** Completion events, listened to from the first time Redis answers (see listen()). */
+  private events: QueueEvents | null = null;
   private readonly waiters = new Map<string, () => void>();
-  private readonly connections: [Redis, Redis];
+  /** Fails at once while Redis is down instead of queueing commands until it returns. */
+  private readonly connection: Redis;
   private lastWaiting = 0;
   private closed = false;
 
   constructor(private readonly options: BullQueueOptions) {
-    const prefix = bullPrefix(options.redisPrefix);
-    // Fail at once while Redis is down instead of queueing commands until it returns.
-    this.connections = [
-      new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }),
-      new Redis(options.redisUrl, { maxRetriesPerRequest: null }),
-    ];
-    for (const connection of this.connections) connection.on('error', () => {});
-    this.queue = new Queue(QUEUE_NAME, { connection: this.connections[0], prefix, streams: { events: { maxLen: 1000 } } });
-    this.events = new QueueEvents(QUEUE_NAME, { connection: this.connections[1], prefix });
-    const quiet = (what: string) => (err: Error) => options.log.warn({ err: { message: err.message } }, `compile queue: ${what}`);
-    this.queue.on('error', quiet('redis'));
-    this.events.on('error', quiet('events'));
-    // Completion and failure only wake the waiter; the result itself is read from the blob store.
+    this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
+    this.connection.on('error', () => {});
+    this.queue = new Queue(QUEUE_NAME, { connection: this.connection, prefix: bullPrefix(options.redisPrefix), streams: { events: { maxLen: 1000 } } });
+    this.queue.on('error', (err: Error) => options.log.warn({ err: { message: err.message } }, 'compile queue: redis'));
+    this.connection.once('ready', () => this.listen());
+  }
+
+  /**
+   * Completion and failure only wake the waiter; the result itself is read from the blob
+   * store, and a waiter also looks every POLL_MS, so a lost event costs at most that. Started
+   * once Redis has answered: BullMQ cannot close a QueueEvents whose connection never came up.
+   */
+  private listen(): void {
+    if (this.closed) return;
+    this.events = new QueueEvents(QUEUE_NAME, { connection: redisOptions(this.options.redisUrl), prefix: bullPrefix(this.options.redisPrefix) });
+    this.events.on('error', (err: Error) => this.options.log.warn({ err: { message: err.message } }, 'compile queue: events'));
     const wake = ({ jobId }: { jobId: string }) => this.waiters.get(jobId)?.();
     this.events.on('completed', wake);
     this.events.on('failed', wake);
@@ -87,7 +109,7 @@ export class BullJobQueue implements JobQueue {
 
   /** Throws when the queue cannot take work: Redis unreachable, or no worker connected to it. */
   async ping(): Promise<void> {
-    const [waiting, workers] = await Promise.all([this.queue.getWaitingCount(), this.queue.getWorkersCount()]);
+    const [waiting, workers] = await this.redis(() => Promise.all([this.queue.getWaitingCount(), this.queue.getWorkersCount()]));
     this.lastWaiting = waiting;
     if (workers === 0) throw new Error('no compile worker is connected to the queue');
   }
@@ -95,15 +117,19 @@ export class BullJobQueue implements JobQueue {
   async close(): Promise<void> {
     this.closed = true;
     for (const wake of this.waiters.values()) wake();
-    await Promise.allSettled([this.events.close(), this.queue.close()]);
-    for (const connection of this.connections) connection.disconnect();
+    // Bounded: BullMQ's close can wait on a connection that is down. Never connected: nothing to close.
+    if (this.events) {
+      const closing = Promise.allSettled([this.events.close(), this.queue.close()]);
+      await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, CLOSE_MS).unref())]);
+    }
+    this.connection.disconnect();
   }
 
   async run(job: TexJob): Promise<TexResult> {
     if (this.closed) throw busy('This node is shutting down; retry shortly.');
     let waiting;
     try {
-      waiting = await this.queue.getWaitingCount();
+      waiting = await this.redis(() => this.queue.getWaitingCount());
     } catch (err) {
       throw queueDown(err);
     }
@@ -163,13 +189,13 @@ export class BullJobQueue implements JobQueue {
   /** Enqueues one job and waits for its result record, the deadline, or the job's loss. */
   private async execute(id: string, data: RemoteJobData, signal?: AbortSignal): Promise<StoredResult | { kind: 'gone' }> {
     try {
-      await this.queue.add('compile', data, {
+      await this.redis(() => this.queue.add('compile', data, {
         jobId: id,
         attempts: ATTEMPTS,
         // The source must not outlive the job.
         removeOnComplete: true,
         removeOnFail: true,
-      });
+      }));
     } catch (err) {
       throw queueDown(err);
     }
@@ -178,7 +204,7 @@ export class BullJobQueue implements JobQueue {
     } finally {
       // Drop a job nobody took (deadline, abort): it holds the source. An active one is
       // skipped by BullMQ; its worker sees the deadline and keeps nothing.
-      await this.queue.remove(id).catch(() => {});
+      await this.redis(() => this.queue.remove(id)).catch(() => {});
     }
   }
 
@@ -213,7 +239,7 @@ export class BullJobQueue implements JobQueue {
           if (found) return found;
           if (Date.now() > data.deadline) throw busy('The compile workers did not finish this job in time; retry shortly.');
           // Finished without a result (it failed, or its worker gave up), or lost with Redis's data.
-          const state = await this.queue.getJobState(id).catch(() => 'unreachable');
+          const state = await this.redis(() => this.queue.getJobState(id)).catch(() => 'unreachable');
           if (state === 'unknown' || state === 'failed' || state === 'completed') {
             return (await this.readResult(data.prefix)) ?? { kind: 'gone' };
           }
@@ -261,6 +287,28 @@ export class BullJobQueue implements JobQueue {
     await Promise.all(keys.map((key) => this.options.blobs.delete(key))).catch((err: unknown) =>
       this.options.log.warn({ err: { message: (err as Error).message }, prefix }, 'compile queue: job blobs left behind'),
     );
+  }
+
+  /**
+   * A queue operation, failing at once while the connection is down (BullMQ would wait for
+   * it to come back) and after REDIS_TIMEOUT_MS when Redis stops answering.
+   */
+  private async redis<T>(op: () => Promise<T>): Promise<T> {
+    const { connection } = this;
+    // Between reconnection attempts the outage is known: answer now. A connect in progress
+    // (the node just started, or Redis just came back) gets the usual time to finish.
+    if (['reconnecting', 'end', 'close'].includes(connection.status)) throw new Error(`Redis connection is ${connection.status}`);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        connection.status === 'ready' ? op() : once(connection, 'ready').then(op),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('Command timed out')), REDIS_TIMEOUT_MS);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Blob store trouble on the job's path is retryable for the caller. */
