@@ -101,6 +101,7 @@ export function startCompileWorker(options: CompileWorkerOptions): CompileWorker
     QUEUE_NAME,
     async (job: Job<RemoteJobData, RemoteJobReturn>) => {
       const started = Date.now();
+      log.info({ job: job.id, attempt: job.attemptsStarted }, 'compile job started');
       let returned;
       try {
         returned = await processJob(job.data, options);
