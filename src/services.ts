@@ -18,7 +18,6 @@ import { Metrics } from './metrics.js';
 import { SqlCounters, type Counters } from './quota/counters.js';
 import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
-import { S3BlobStore } from './storage/s3-blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
 import { TemplateService } from './templates/service.js';
 import { loadCatalog } from './gallery/catalog.js';
@@ -64,12 +63,12 @@ export interface ServiceOptions {
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? pino({ level: config.logLevel });
-  const db = await openDb(config.databaseUrl);
+  const db = await openDb(config.databaseUrl, (err) => log.warn({ err: err.message }, 'database connection lost; it reconnects on the next query'));
   await migrate(db);
 
   const cleanups: Array<() => Promise<void> | void> = [];
-  const blobs = options.overrides?.blobs ?? blobStore(config, cleanups);
-  const counters = options.overrides?.counters ?? sharedCounters(config, db, cleanups);
+  const blobs = options.overrides?.blobs ?? (await blobStore(config, cleanups));
+  const counters = options.overrides?.counters ?? sharedCounters(config, db, clock, log, cleanups);
   // In the embedded default no other node can hold a reservation, so any left are from a crash.
   if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
   const engines = options.overrides?.engines ?? (await probeEngines());
@@ -124,17 +123,19 @@ export async function createServices(config: Config, options: ServiceOptions = {
 }
 
 /** PDFs, assets and previews: in the S3 bucket when QUIRE_S3_BUCKET is set, else under the data dir. */
-export function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>): BlobStore {
+export async function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>): Promise<BlobStore> {
   if (!config.s3) return new LocalBlobStore(join(config.dataDir, 'blobs'));
+  // Loaded only when used: the AWS SDK takes most of a second to import.
+  const { S3BlobStore } = await import('./storage/s3-blobs.js');
   const store = S3BlobStore.create(config.s3);
   cleanups.push(() => store.close());
   return store;
 }
 
 /** Quota counters: in Redis when QUIRE_REDIS_URL is set, else in the database. */
-function sharedCounters(config: Config, db: Db, cleanups: Array<() => Promise<void> | void>): Counters {
-  if (!config.redisUrl) return new SqlCounters(db.kysely);
-  const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix);
+function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, cleanups: Array<() => Promise<void> | void>): Counters {
+  if (!config.redisUrl) return new SqlCounters(db.kysely, db.dialect, () => clock.now().getTime());
+  const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix, (err) => log.warn({ err: err.message }, 'redis connection error'));
   cleanups.push(() => redis.close());
   return redis;
 }

@@ -21,7 +21,7 @@ export async function runWorker(): Promise<number> {
     redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,
     concurrency: config.compileConcurrency,
-    blobs: blobStore(config, cleanups),
+    blobs: await blobStore(config, cleanups),
     pool,
     log,
   });

@@ -51,12 +51,12 @@ export class SignupService {
     }
     try {
       const { account, apiKey } = await this.accounts.create({ email: input.email, plan: 'free' });
-      await this.counters.commit(key);
+      await this.counters.commit(key, slot.lease);
       return { api_key: apiKey, account };
     } catch (err) {
       // A malformed address costs nothing; a taken one counts, like a success would.
-      if (err instanceof ServiceError && err.code === 'email_taken') await this.counters.commit(key);
-      else await this.counters.release(key);
+      if (err instanceof ServiceError && err.code === 'email_taken') await this.counters.commit(key, slot.lease);
+      else await this.counters.release(key, slot.lease);
       throw err;
     }
   }

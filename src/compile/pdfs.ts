@@ -40,6 +40,11 @@ export class PdfStore {
     return this.blobs.stream(blobKey(id), range);
   }
 
+  /** Whether the PDF's bytes are stored (a HEAD needs no more). */
+  async exists(id: string): Promise<boolean> {
+    return (await this.blobs.size(blobKey(id))) !== null;
+  }
+
   /** Deletes every PDF whose link has expired. */
   async sweep(): Promise<number> {
     const now = this.clock.now().toISOString();

@@ -1,6 +1,7 @@
 // Every error leaves as JSON `{error, message, ...}` with the catalogue's status.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { INTERNAL_ERROR_BODY, ServiceError } from '../errors.js';
+import { diskFault } from '../storage/faults.js';
 
 interface AjvError {
   instancePath?: string;
@@ -54,7 +55,7 @@ function toServiceError(err: FastifyError): ServiceError | null {
   if (err instanceof SyntaxError && err.statusCode === 400) {
     return new ServiceError('invalid_json', `Request body is not valid JSON: ${err.message}`);
   }
-  return null;
+  return diskFault(err);
 }
 
 export function errorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {

@@ -6,21 +6,36 @@ import type { Services } from '../services.js';
 import { API_VERSION } from '../version.js';
 import type { App } from './types.js';
 
+/** A probe that does not answer within this is reported down (health must answer promptly). */
+const PROBE_TIMEOUT_MS = 3000;
+
 async function check(probe: () => Promise<void>): Promise<{ ok: boolean; error?: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+  });
   try {
-    await probe();
+    await Promise.race([probe(), timeout]);
     return { ok: true };
   } catch (err) {
-    return { ok: false, error: (err as Error).message };
+    // The driver's own words (the cause of a *_unavailable error) tell an operator most.
+    const cause = (err as Error).cause;
+    return { ok: false, error: cause instanceof Error && cause.message ? cause.message : (err as Error).message };
+  } finally {
+    clearTimeout(timer);
   }
 }
 
 const Check = Type.Object({ ok: Type.Boolean(), error: Type.Optional(Type.String()) });
+const Queue = Type.Intersect([Check, Type.Object({ running: Type.Integer(), waiting: Type.Integer() })]);
 const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   version: Type.String(),
   database: Type.Intersect([Check, Type.Object({ dialect: Type.String() })]),
   blob_store: Check,
+  /** Present when QUIRE_REDIS_URL is set. */
+  redis: Type.Optional(Check),
+  queue: Queue,
   engines: Type.Record(
     Type.String(),
     Type.Object({ available: Type.Boolean(), version: Type.Optional(Type.String()), error: Type.Optional(Type.String()) }),
@@ -33,23 +48,29 @@ export function metaRoutes(app: App, services: Services): void {
     '/health',
     {
       schema: {
-        summary: 'Service health: database, blob store and each TeX engine',
+        summary: 'Service health: database, Redis, blob store, compile queue and each TeX engine',
         tags: ['meta'],
         response: { 200: Health, 503: Health },
       },
     },
     async (_req, reply) => {
-      const [database, blobStore] = await Promise.all([
+      const { counters, jobs } = services;
+      const redisProbe = services.config.redisUrl && counters.ping ? () => counters.ping!() : null;
+      const [database, blobStore, redis, queue] = await Promise.all([
         check(() => pingDb(services.db)),
         check(() => services.blobs.ping()),
+        redisProbe ? check(redisProbe) : Promise.resolve(null),
+        check(async () => jobs.ping?.()),
       ]);
       const enginesUp = Object.values(services.engines).every((e) => e.available);
-      const ok = database.ok && blobStore.ok && enginesUp;
+      const ok = database.ok && blobStore.ok && (redis?.ok ?? true) && queue.ok && enginesUp;
       return reply.code(ok ? 200 : 503).send({
         status: ok ? 'ok' : 'degraded',
         version: API_VERSION,
         database: { ...database, dialect: services.db.dialect },
         blob_store: blobStore,
+        ...(redis ? { redis } : {}),
+        queue: { ...queue, ...jobs.stats() },
         engines: services.engines,
         sandbox: services.config.sandbox,
       });

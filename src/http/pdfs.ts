@@ -1,4 +1,5 @@
 // GET/HEAD /api/v1/pdfs/{id}: a compiled PDF behind its signed link (no credentials).
+import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { verifyPdfLink } from '../compile/links.js';
 import { ServiceError } from '../errors.js';
@@ -57,7 +58,9 @@ export function pdfRoutes(app: App, services: Services): void {
           'content-range': `bytes */${size}`,
         });
       }
-      const stream = await services.pdfs.stream(id, range);
+      // A HEAD opens no download from the store (Fastify would read a stream to its end and discard it).
+      const stream =
+        req.method === 'HEAD' ? ((await services.pdfs.exists(id)) ? Readable.from([]) : null) : await services.pdfs.stream(id, range);
       if (!stream) throw new ServiceError('not_found', 'No PDF with this id.');
       const expires = new Date(row.expires_at);
       const maxAge = Math.max(0, Math.floor((expires.getTime() - services.clock.now().getTime()) / 1000));

@@ -4,6 +4,7 @@ import AjvModule, { type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { identify } from '../accounts/caller.js';
 import { INTERNAL_ERROR_BODY, ServiceError, isServiceError } from '../errors.js';
+import { diskFault } from '../storage/faults.js';
 import { fieldErrors } from '../http/errors.js';
 import { ErrorBody } from '../http/schemas.js';
 import type { Services } from '../services.js';
@@ -98,9 +99,10 @@ export class ToolRegistry {
       const body = await tool.run(input, { services: this.services, caller });
       return success(body, tool.summarize(body), tool.attachments?.(body));
     } catch (err) {
-      if (isServiceError(err)) {
-        outcome = err.code;
-        return failure(err.body(), err.status);
+      const known = isServiceError(err) ? err : diskFault(err);
+      if (known) {
+        outcome = known.code;
+        return failure(known.body(), known.status);
       }
       outcome = 'internal_error';
       this.services.log.error({ err, tool: tool.name }, 'MCP tool failed');

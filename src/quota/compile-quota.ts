@@ -41,16 +41,18 @@ export class CompileQuota {
     return caller.kind === 'anonymous' ? this.reserveAnonymous(caller.ip) : this.reserveAccount(caller.account.id, caller.account.plan);
   }
 
-  private ticket(keys: string[]): Omit<Ticket, 'grace'> {
+  private ticket(slots: Array<{ key: string; lease?: string }>): Omit<Ticket, 'grace'> {
     let settled = false;
-    const settle = async (action: (key: string) => Promise<void>) => {
+    const settle = async (action: (key: string, lease?: string) => Promise<void>) => {
       if (settled) return;
       settled = true;
-      for (const key of keys) await action(key);
+      for (const { key, lease } of slots) await action(key, lease);
     };
     return {
-      commit: () => settle((key) => this.counters.commit(key)),
-      release: () => settle((key) => this.counters.release(key)),
+      commit: () => settle((key, lease) => this.counters.commit(key, lease)),
+      // A release that cannot reach the store is harmless: the lease ends on its own. It must
+      // not replace the error that made the compile fail.
+      release: () => settle((key, lease) => this.counters.release(key, lease).catch(() => undefined)),
     };
   }
 
@@ -85,7 +87,7 @@ export class CompileQuota {
       );
     }
     const position = taken.used + taken.reserved;
-    const ticket = this.ticket([key]);
+    const ticket = this.ticket([{ key, lease: taken.lease }]);
     return position > limit ? { ...ticket, grace: { remaining: Math.max(0, limit + grace - position) } } : ticket;
   }
 
@@ -119,7 +121,7 @@ export class CompileQuota {
       new Date(hourStart.getTime() + 2 * HOUR_MS),
     );
     if (!hourly.ok) {
-      await this.counters.release(dailyKey);
+      await this.counters.release(dailyKey, daily.lease);
       const retryAfter = Math.max(1, Math.ceil((hourStart.getTime() + HOUR_MS - now.getTime()) / 1000));
       throw new ServiceError(
         'anonymous_capacity_exhausted',
@@ -132,6 +134,9 @@ export class CompileQuota {
         { 'retry-after': String(retryAfter) },
       );
     }
-    return this.ticket([dailyKey, hourlyKey]);
+    return this.ticket([
+      { key: dailyKey, lease: daily.lease },
+      { key: hourlyKey, lease: hourly.lease },
+    ]);
   }
 }

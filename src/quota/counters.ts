@@ -1,9 +1,16 @@
 // Exact counting under concurrency: a slot is reserved before work starts and then either
-// committed (the work succeeded) or released (it failed, costing nothing). The SQL version
-// serves SQLite and PostgreSQL; the conditional UPDATE is atomic on both, so no two callers
-// can take the last slot.
-import type { Kysely } from 'kysely';
+// committed (the work succeeded) or released (it failed, costing nothing). A reservation is a
+// lease: if the node holding it dies, the slot comes back when the lease ends instead of
+// staying taken until the counter expires. The SQL version serves SQLite and PostgreSQL:
+// each reservation is a row in counter_leases, taken inside a transaction that holds the
+// counter's row lock (PostgreSQL) or the single writer (SQLite), so no two callers can take
+// the last slot.
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../storage/schema.js';
+
+/** Longer than any compile can hold a slot (the largest plan timeout plus queueing). */
+export const RESERVATION_LEASE_MS = 15 * 60 * 1000;
 
 export interface CounterState {
   used: number;
@@ -11,71 +18,101 @@ export interface CounterState {
 }
 
 export interface Counters {
-  /** Committed count (0 when the key was never used). */
+  /** Committed count and live reservations (0 and 0 when the key was never used). */
   get(key: string): Promise<CounterState>;
-  /** Takes a slot when used + reserved < limit. `expiresAt` lets old keys be swept. */
-  tryReserve(key: string, limit: number, expiresAt: Date): Promise<{ ok: boolean } & CounterState>;
-  commit(key: string): Promise<void>;
-  release(key: string): Promise<void>;
+  /**
+   * Takes a slot when used + reserved < limit, as a lease that ends on its own after
+   * RESERVATION_LEASE_MS. `expiresAt` lets old keys be swept.
+   */
+  tryReserve(key: string, limit: number, expiresAt: Date): Promise<{ ok: boolean; lease?: string } & CounterState>;
+  /** Counts the work and ends the lease (the oldest of the key when none is named). */
+  commit(key: string, lease?: string): Promise<void>;
+  /** Ends the lease without counting. */
+  release(key: string, lease?: string): Promise<void>;
   /** Drops every reservation: only safe when no work is in flight (single-node start-up). */
   clearReservations(): Promise<void>;
   sweep(now: Date): Promise<void>;
+  /** Throws when the backing store cannot answer (for /health). */
+  ping?(): Promise<void>;
 }
 
 export class SqlCounters implements Counters {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: 'sqlite' | 'postgres',
+    private readonly now: () => number = Date.now,
+    private readonly leaseMs = RESERVATION_LEASE_MS,
+  ) {}
 
-  async get(key: string): Promise<CounterState> {
-    const row = await this.db
-      .selectFrom('counters')
-      .select(['used', 'reserved'])
-      .where('key', '=', key)
-      .executeTakeFirst();
-    return { used: Number(row?.used ?? 0), reserved: Number(row?.reserved ?? 0) };
+  private async state(db: Kysely<Database>, key: string): Promise<CounterState> {
+    const now = new Date(this.now()).toISOString();
+    const [row, leases] = await Promise.all([
+      db.selectFrom('counters').select('used').where('key', '=', key).executeTakeFirst(),
+      db
+        .selectFrom('counter_leases')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('key', '=', key)
+        .where('expires_at', '>', now)
+        .executeTakeFirst(),
+    ]);
+    return { used: Number(row?.used ?? 0), reserved: Number(leases?.n ?? 0) };
+  }
+
+  get(key: string): Promise<CounterState> {
+    return this.state(this.db, key);
   }
 
   async tryReserve(key: string, limit: number, expiresAt: Date) {
-    await this.db
-      .insertInto('counters')
-      .values({ key, used: 0, reserved: 0, expires_at: expiresAt.toISOString() })
-      .onConflict((oc) => oc.column('key').doNothing())
-      .execute();
-    const taken = await this.db
-      .updateTable('counters')
-      .set((eb) => ({ reserved: eb('reserved', '+', 1) }))
-      .where('key', '=', key)
-      .where((eb) => eb(eb('used', '+', eb.ref('reserved')), '<', limit))
-      .returning(['used', 'reserved'])
-      .executeTakeFirst();
-    if (taken) return { ok: true, used: Number(taken.used), reserved: Number(taken.reserved) };
-    return { ok: false, ...(await this.get(key)) };
+    return this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('counters')
+        .values({ key, used: 0, reserved: 0, expires_at: expiresAt.toISOString() })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
+      // Serialises reservations of this key across nodes (SQLite transactions already are serial).
+      if (this.dialect === 'postgres') await sql`select key from counters where key = ${key} for update`.execute(trx);
+      const now = this.now();
+      await trx.deleteFrom('counter_leases').where('key', '=', key).where('expires_at', '<=', new Date(now).toISOString()).execute();
+      const { used, reserved } = await this.state(trx, key);
+      if (used + reserved >= limit) return { ok: false, used, reserved };
+      const lease = randomUUID();
+      await trx
+        .insertInto('counter_leases')
+        .values({ id: lease, key, expires_at: new Date(now + this.leaseMs).toISOString() })
+        .execute();
+      return { ok: true, used, reserved: reserved + 1, lease };
+    });
   }
 
-  async commit(key: string): Promise<void> {
-    await this.db
-      .updateTable('counters')
-      .set((eb) => ({
-        used: eb('used', '+', 1),
-        reserved: eb.case().when('reserved', '>', 0).then(eb('reserved', '-', 1)).else(0).end(),
-      }))
-      .where('key', '=', key)
-      .execute();
+  /** The named lease, or the one of `key` that ends first. */
+  private async endLease(trx: Kysely<Database>, key: string, lease?: string): Promise<void> {
+    const id =
+      lease ??
+      (await trx.selectFrom('counter_leases').select('id').where('key', '=', key).orderBy('expires_at').limit(1).executeTakeFirst())?.id;
+    if (id !== undefined) await trx.deleteFrom('counter_leases').where('id', '=', id).where('key', '=', key).execute();
   }
 
-  async release(key: string): Promise<void> {
-    await this.db
-      .updateTable('counters')
-      .set((eb) => ({ reserved: eb('reserved', '-', 1) }))
-      .where('key', '=', key)
-      .where('reserved', '>', 0)
-      .execute();
+  async commit(key: string, lease?: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('counters')
+        .set((eb) => ({ used: eb('used', '+', 1) }))
+        .where('key', '=', key)
+        .execute();
+      await this.endLease(trx, key, lease);
+    });
+  }
+
+  async release(key: string, lease?: string): Promise<void> {
+    await this.endLease(this.db, key, lease);
   }
 
   async clearReservations(): Promise<void> {
-    await this.db.updateTable('counters').set({ reserved: 0 }).where('reserved', '>', 0).execute();
+    await this.db.deleteFrom('counter_leases').execute();
   }
 
   async sweep(now: Date): Promise<void> {
+    await this.db.deleteFrom('counter_leases').where('expires_at', '<=', now.toISOString()).execute();
     await this.db.deleteFrom('counters').where('expires_at', '<', now.toISOString()).execute();
   }
 }

@@ -49,7 +49,8 @@ export class SqlPreviewStore implements PreviewStore {
             await this.db.insertInto('preview_attempts').values({ account_id: accountId, created_at: now.toISOString() }).execute();
           }
         } finally {
-          await this.counters.release(lock);
+          // Unreachable store: the lock's lease ends on its own.
+          await this.counters.release(lock, taken.lease).catch(() => undefined);
         }
       },
     };

@@ -2,12 +2,14 @@
 // Each check-and-take runs as one Lua script, so it is atomic across nodes. A reservation is a
 // lease in a sorted set: if a node dies mid-compile its slot comes back when the lease ends,
 // instead of staying taken until the counter expires.
+// While Redis is down, every call fails within about a second with redis_unavailable (503,
+// retryable) rather than waiting, and the client reconnects by itself.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { CounterState, Counters } from './counters.js';
+import { redisFault, unavailable } from '../storage/faults.js';
+import { RESERVATION_LEASE_MS, type CounterState, type Counters } from './counters.js';
 
-/** Longer than any compile can hold a slot (the largest plan timeout plus queueing). */
-export const RESERVATION_LEASE_MS = 15 * 60 * 1000;
+export { RESERVATION_LEASE_MS };
 
 // KEYS: used, leases. ARGV: limit, now ms, lease end ms, lease id, counter expiry ms.
 const RESERVE = `
@@ -22,12 +24,30 @@ if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], 0, 'PXAT',
 return {1, used, reserved + 1}
 `;
 
-// KEYS: used, leases. ARGV: 1 to count the work, 0 to give the slot back.
+// KEYS: used, leases, done-marker of the lease. ARGV: 1 to count the work, 0 to give the slot
+// back; the lease id, or '' for the lease that ends first; the marker's lifetime in ms.
+// A named lease is finished at most once: ioredis resends a command whose reply was lost to a
+// dropped connection, and a resent commit must not count the work twice.
 const FINISH = `
-redis.call('ZPOPMIN', KEYS[2], 1)
+if ARGV[2] == '' then
+  redis.call('ZPOPMIN', KEYS[2], 1)
+else
+  if not redis.call('SET', KEYS[3], 1, 'NX', 'PX', ARGV[3]) then return 0 end
+  redis.call('ZREM', KEYS[2], ARGV[2])
+end
 if ARGV[1] == '1' then redis.call('INCR', KEYS[1]) end
 return 1
 `;
+
+/** Connection settings that make a lost Redis fail requests fast instead of holding them. */
+export const REDIS_OPTIONS = {
+  // A command waits for at most one reconnection attempt, then fails.
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2000,
+  commandTimeout: 3000,
+  // Reconnect forever, at most a second apart, so the node recovers by itself.
+  retryStrategy: (times: number) => Math.min(times * 100, 1000),
+} as const;
 
 export class RedisCounters implements Counters {
   constructor(
@@ -36,8 +56,35 @@ export class RedisCounters implements Counters {
     private readonly now: () => number = Date.now,
   ) {}
 
-  static connect(url: string, prefix: string): RedisCounters {
-    return new RedisCounters(new Redis(url, { maxRetriesPerRequest: 2 }), prefix);
+  /** `onError` sees connection errors (without a listener ioredis prints them to stderr). */
+  static connect(url: string, prefix: string, onError: (err: Error) => void = () => {}): RedisCounters {
+    const redis = new Redis(url, REDIS_OPTIONS);
+    const counters = new RedisCounters(redis, prefix);
+    redis.on('error', (err: Error) => {
+      counters.lastError = err;
+      onError(err);
+    });
+    redis.on('ready', () => (counters.lastError = null));
+    return counters;
+  }
+
+  /** The last connection error, which says more than "retries exhausted" in /health. */
+  private lastError: Error | null = null;
+
+  private async call<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      throw redisFault(err) ?? err;
+    }
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.redis.ping();
+    } catch (err) {
+      throw unavailable('redis', this.lastError ?? err);
+    }
   }
 
   private keys(key: string): [string, string] {
@@ -46,34 +93,41 @@ export class RedisCounters implements Counters {
 
   async get(key: string): Promise<CounterState> {
     const [usedKey, leasesKey] = this.keys(key);
-    const [used, reserved] = await Promise.all([
-      this.redis.get(usedKey),
-      this.redis.zcount(leasesKey, `(${this.now()}`, '+inf'),
-    ]);
+    const [used, reserved] = await this.call(() =>
+      Promise.all([this.redis.get(usedKey), this.redis.zcount(leasesKey, `(${this.now()}`, '+inf')]),
+    );
     return { used: Number(used ?? 0), reserved };
   }
 
   async tryReserve(key: string, limit: number, expiresAt: Date) {
     const now = this.now();
-    const [ok, used, reserved] = (await this.redis.eval(
-      RESERVE,
-      2,
-      ...this.keys(key),
-      limit,
-      now,
-      now + RESERVATION_LEASE_MS,
-      randomUUID(),
-      Math.max(expiresAt.getTime(), now + RESERVATION_LEASE_MS),
+    const lease = randomUUID();
+    const [ok, used, reserved] = (await this.call(() =>
+      this.redis.eval(
+        RESERVE,
+        2,
+        ...this.keys(key),
+        limit,
+        now,
+        now + RESERVATION_LEASE_MS,
+        lease,
+        Math.max(expiresAt.getTime(), now + RESERVATION_LEASE_MS),
+      ),
     )) as [number, number, number];
-    return { ok: ok === 1, used: Number(used), reserved: Number(reserved) };
+    return ok === 1 ? { ok: true, used: Number(used), reserved: Number(reserved), lease } : { ok: false, used: Number(used), reserved: Number(reserved) };
   }
 
-  async commit(key: string): Promise<void> {
-    await this.redis.eval(FINISH, 2, ...this.keys(key), '1');
+  async commit(key: string, lease?: string): Promise<void> {
+    await this.finish(key, '1', lease);
   }
 
-  async release(key: string): Promise<void> {
-    await this.redis.eval(FINISH, 2, ...this.keys(key), '0');
+  async release(key: string, lease?: string): Promise<void> {
+    await this.finish(key, '0', lease);
+  }
+
+  private async finish(key: string, count: '1' | '0', lease = ''): Promise<void> {
+    const done = `${this.prefix}lease-done:${lease || 'none'}`;
+    await this.call(() => this.redis.eval(FINISH, 3, ...this.keys(key), done, count, lease, RESERVATION_LEASE_MS));
   }
 
   /** Leases end on their own; other nodes may hold live ones, so nothing is cleared here. */
@@ -83,6 +137,8 @@ export class RedisCounters implements Counters {
   async sweep(): Promise<void> {}
 
   async close(): Promise<void> {
-    await this.redis.quit();
+    // quit() waits for a reply that never comes while Redis is down.
+    if (this.redis.status === 'ready') await this.redis.quit().catch(() => this.redis.disconnect());
+    else this.redis.disconnect();
   }
 }

@@ -1,8 +1,11 @@
 // Opens the database named by QUIRE_DATABASE_URL (SQLite by default, PostgreSQL on shared
-// infrastructure) and brings its schema up to date.
+// infrastructure) and brings its schema up to date. A lost PostgreSQL never kills the process:
+// broken connections are dropped and replaced on demand, and a query that meets one fails
+// with database_unavailable (503, retryable).
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import { databaseFault } from './faults.js';
 import { MIGRATIONS } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -22,7 +25,35 @@ export function sqlitePath(url: string): string {
   return path === '' ? ':memory:' : path;
 }
 
-export async function openDb(url: string): Promise<Db> {
+/** Called with connection errors that no query is waiting for (an idle connection dropped). */
+export type FaultListener = (err: Error) => void;
+
+/**
+ * The pool Kysely sees: the same pg pool, with connection failures turned into
+ * database_unavailable. Without an `error` listener on the pool and on each client, a backend
+ * terminated under an idle or checked-out connection is an uncaught exception.
+ */
+function faultTolerantPool(url: string, onFault: FaultListener): PostgresPool {
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5000 });
+  pool.on('error', onFault);
+  pool.on('connect', (client) => client.on('error', onFault));
+  const mapped = (err: unknown) => databaseFault(err) ?? err;
+  return {
+    async connect() {
+      const client = await pool.connect().catch((err: unknown) => {
+        throw mapped(err);
+      });
+      const query = (text: unknown, parameters?: unknown) => {
+        const result = client.query(text as string, parameters as unknown[]) as unknown;
+        return result instanceof Promise ? result.catch((err: unknown) => Promise.reject(mapped(err))) : result;
+      };
+      return { query, release: () => client.release() } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+  };
+}
+
+export async function openDb(url: string, onFault: FaultListener = () => {}): Promise<Db> {
   if (url.startsWith('sqlite:')) {
     const database = new SQLite(sqlitePath(url));
     database.pragma('journal_mode = WAL');
@@ -32,8 +63,7 @@ export async function openDb(url: string): Promise<Db> {
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
     return { kysely, dialect: 'sqlite', close: () => kysely.destroy() };
   }
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool: faultTolerantPool(url, onFault) }) });
   return { kysely, dialect: 'postgres', close: () => kysely.destroy() };
 }
 

@@ -18,7 +18,7 @@ const CODES: Record<Dependency, ErrorCode> = {
 const NAMES: Record<Dependency, string> = { database: 'The database', redis: 'Redis', blob_store: 'The blob store' };
 
 const NETWORK = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
-const FULL = new Set(['ENOSPC', 'EDQUOT']);
+const FULL = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
 
 interface DriverError {
   code?: unknown;
@@ -106,4 +106,13 @@ export function storageFault(err: unknown): ServiceError | null {
     return unavailable('blob_store', err);
   }
   return null;
+}
+
+/**
+ * The last resort of the adapters for an error no service mapped: a full disk anywhere (a TeX
+ * workspace, the SQLite file) is still storage_full, not an internal error.
+ */
+export function diskFault(err: unknown): ServiceError | null {
+  if (err instanceof ServiceError) return null;
+  return FULL.has(codeOf(err)) ? storageFull(err) : null;
 }

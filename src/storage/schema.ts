@@ -58,7 +58,14 @@ export interface PdfsTable {
 export interface CountersTable {
   key: string;
   used: number;
+  /** Unused since 0002: the live rows of counter_leases are the reservations. */
   reserved: number;
+  expires_at: string;
+}
+
+export interface CounterLeasesTable {
+  id: string;
+  key: string;
   expires_at: string;
 }
 
@@ -75,6 +82,7 @@ export interface Database {
   assets: AssetsTable;
   pdfs: PdfsTable;
   counters: CountersTable;
+  counter_leases: CounterLeasesTable;
   preview_attempts: PreviewAttemptsTable;
 }
 

@@ -447,7 +447,7 @@ export class TemplateService {
         { 'retry-after': String(retry) },
       );
     }
-    await this.counters.commit(key);
+    await this.counters.commit(key, slot.lease);
   }
 
   async render(caller: Caller, idOrName: string, data: unknown) {

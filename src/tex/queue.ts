@@ -7,6 +7,8 @@ import type { TexJob, TexResult, TexRunner } from './runner.js';
 export interface JobQueue {
   run(job: TexJob): Promise<TexResult>;
   stats(): { running: number; waiting: number };
+  /** Throws when the queue cannot take work (its broker is unreachable); absent for the local pool. */
+  ping?(): Promise<void>;
   /** Stops accepting work and ends idle sandboxes. */
   close(): Promise<void>;
 }

@@ -11,13 +11,15 @@ describe('health, metrics and API description', () => {
   });
   after(() => t.close());
 
-  test('health reports database, blob store and all three engines', async () => {
+  test('health reports database, blob store, queue and all three engines', async () => {
     const res = await t.app.inject({ url: '/health' });
     assert.equal(res.statusCode, 200);
     const body = res.json();
     assert.equal(body.status, 'ok');
     assert.deepEqual(body.database, { ok: true, dialect: 'sqlite' });
     assert.deepEqual(body.blob_store, { ok: true });
+    assert.deepEqual(body.queue, { ok: true, running: 0, waiting: 0 });
+    assert.equal(body.redis, undefined, 'no Redis configured, none reported');
     for (const engine of ['pdflatex', 'xelatex', 'lualatex']) {
       assert.equal(body.engines[engine].available, true, engine);
       assert.match(body.engines[engine].version, /TeX/);

@@ -2,12 +2,15 @@
 // public contract does not change — 403 before 410 before 404, Range and HEAD — and the
 // bytes are streamed from the bucket, not from the node's disk.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { ManualClock } from '../../src/clock.js';
 import { signedPdfUrl } from '../../src/compile/links.js';
+import { blobKey } from '../../src/assets/library.js';
 import { S3BlobStore } from '../../src/storage/s3-blobs.js';
 import { createAccount, HELLO, testApp, type TestApp } from '../helpers.js';
 import { ensureRgw, freshBucket, type S3Env } from '../s3.js';
@@ -105,5 +108,30 @@ describe('signed links with PDFs in S3', () => {
     const etag = (res.headers.etag as string).replaceAll('"', '');
     const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: `gallery-previews/${slug}-${etag}.png` }));
     assert.deepEqual(Buffer.from(await object.Body!.transformToByteArray()), res.rawPayload);
+  });
+
+  test('a stored asset lives in the bucket and a compile uses it from there', async () => {
+    const png = readFileSync(new URL('../fixtures/assets/logo.png', import.meta.url));
+    const account = await createAccount(t.services, 'pro');
+    const up = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/assets',
+      headers: account.headers,
+      payload: { name: 'logo.png', content_base64: png.toString('base64') },
+    });
+    assert.equal(up.statusCode, 201, up.body);
+    const key = blobKey(createHash('sha256').update(png).digest('hex'));
+    const object = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    assert.deepEqual(Buffer.from(await object.Body!.transformToByteArray()), png);
+
+    const latex = '\\documentclass{article}\\usepackage{graphicx}\\begin{document}\\includegraphics[width=2cm]{logo.png}\\end{document}';
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/compile',
+      headers: account.headers,
+      payload: { latex, use_stored_assets: ['logo.png'] },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.deepEqual(res.json().stored_assets_used, ['logo.png']);
   });
 });

@@ -3,10 +3,14 @@
 import type { Kysely } from 'kysely';
 import type { Dialect } from '../db.js';
 import * as foundation from './0001_foundation.js';
+import * as counterLeases from './0002_counter_leases.js';
 
 export interface Migration {
   name: string;
   up(db: Kysely<unknown>, dialect: Dialect): Promise<void>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ name: '0001_foundation', up: foundation.up }];
+export const MIGRATIONS: readonly Migration[] = [
+  { name: '0001_foundation', up: foundation.up },
+  { name: '0002_counter_leases', up: counterLeases.up },
+];
