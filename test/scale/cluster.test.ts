@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { freshPostgres } from '../helpers.js';
 import { ensureRgw, freshBucket, type S3Env } from '../s3.js';
-import { PrivatePostgres, PrivateRedis, startNode, startWorker, stopProc, waitFor, type Proc } from './processes.js';
+import { privatePostgres, privateRedis, type PrivatePostgres, type PrivateRedis } from '../faults/servers.js';
+import { startNode, startWorker, stopProc, waitFor, type Proc } from './processes.js';
 
 type Node = Proc & { port: number; url: string };
 const LIMIT = { timeout: 240_000 };
@@ -136,8 +137,7 @@ describe('a cluster of two API nodes and two workers', () => {
   };
 
   before(async () => {
-    [s3, redis, shared] = await Promise.all([ensureRgw(), PrivateRedis.create(), freshPostgres()]);
-    await redis.start();
+    [s3, redis, shared] = await Promise.all([ensureRgw(), privateRedis(), freshPostgres()]);
     env = {
       ...(s3 as unknown as Record<string, string>),
       QUIRE_S3_BUCKET: freshBucket(),
@@ -154,7 +154,7 @@ describe('a cluster of two API nodes and two workers', () => {
 
   after(async () => {
     await Promise.all(procs.map((p) => stopProc(p, 'SIGKILL')));
-    await redis?.stop();
+    await redis?.destroy();
     await privatePg?.destroy();
     await shared?.drop();
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
@@ -219,8 +219,7 @@ describe('a cluster of two API nodes and two workers', () => {
   });
 
   test('PostgreSQL restarted under load: only retryable 503s while down, then 200s; no process dies', LIMIT, async () => {
-    privatePg = await PrivatePostgres.create();
-    privatePg.start();
+    privatePg = await privatePostgres();
     const c = await node('node C', privatePg.url);
     const d = await node('node D', privatePg.url);
     const pgKey = createAccount(await nodeEnv(privatePg.url));
@@ -229,12 +228,13 @@ describe('a cluster of two API nodes and two workers', () => {
       [c, d],
       pgKey,
       async () => {
-        pg.stop();
+        await pg.stop();
         await new Promise((r) => setTimeout(r, 3000));
-        pg.start();
+        await pg.start();
       },
       8000,
     );
+    console.log(`# during the PostgreSQL restart: ${summary(answers)}`);
     assert.ok(answers.some((x) => x.status === 503), `some requests met the outage: ${summary(answers)}`);
     assertOnlyRetryable(answers, ['database_unavailable']);
     for (const p of [a, b, c, d, ...workers]) assert.ok(p.alive(), `${p.name} is alive`);
@@ -246,12 +246,13 @@ describe('a cluster of two API nodes and two workers', () => {
       [a, b],
       key,
       async () => {
-        await redis.stop();
+        await redis.kill();
         await new Promise((r) => setTimeout(r, 3000));
         await redis.start();
       },
       10_000,
     );
+    console.log(`# during the Redis restart: ${summary(answers)}`);
     assert.ok(answers.some((x) => x.status === 503), `some requests met the outage: ${summary(answers)}`);
     assertOnlyRetryable(answers, ['redis_unavailable', 'server_busy']);
     for (const p of [a, b, ...workers]) assert.ok(p.alive(), `${p.name} is alive`);

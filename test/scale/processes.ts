@@ -1,10 +1,7 @@
 // Real processes for the cluster test, all on loopback: API nodes and compile workers (this
-// checkout, run with tsx), a private redis-server and a private PostgreSQL that the test may
-// stop and start without touching the shared ones. Every wait is bounded.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// checkout, run with tsx). Private PostgreSQL and Redis servers are in ../faults/servers.ts.
+// Every wait is bounded.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { freePort } from '../browser.js';
 
 export interface Proc {
@@ -57,65 +54,4 @@ export async function startWorker(name: string, env: Record<string, string>): Pr
   const proc = startProc(name, process.execPath, ['--import', 'tsx', 'src/cli/quire.ts', 'worker'], env);
   await waitFor(`${name} to be ready`, async () => (proc.output().includes('quire worker ready') ? true : null), 90_000, proc);
   return proc;
-}
-
-/** A redis-server of our own, without persistence (a restart loses everything, like a crash). */
-export class PrivateRedis {
-  proc: Proc | null = null;
-  constructor(readonly port: number) {}
-  static async create(): Promise<PrivateRedis> {
-    return new PrivateRedis(await freePort());
-  }
-  get url(): string {
-    return `redis://127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    this.proc = startProc('redis', 'redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {});
-    await waitFor('redis to answer', async () => (spawnSync('redis-cli', ['-p', String(this.port), 'ping']).stdout.toString().includes('PONG') ? true : null), 20_000, this.proc);
-  }
-  async stop(): Promise<void> {
-    if (this.proc) await stopProc(this.proc, 'SIGKILL');
-  }
-}
-
-/** A PostgreSQL cluster of our own (run as the postgres user), which the test may restart. */
-export class PrivatePostgres {
-  private constructor(
-    readonly dir: string,
-    readonly port: number,
-  ) {}
-  static async create(): Promise<PrivatePostgres> {
-    const dir = await mkdtemp(join(tmpdir(), 'quire-pg-'));
-    await chmod(dir, 0o777);
-    const pg = new PrivatePostgres(dir, await freePort());
-    const init = spawnSync('runuser', ['-u', 'postgres', '--', 'initdb', '-D', join(dir, 'data'), '-A', 'trust', '-U', 'postgres'], { encoding: 'utf8', timeout: 120_000 });
-    if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`);
-    return pg;
-  }
-  get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
-  }
-  private ctl(...args: string[]): void {
-    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off`;
-    const run = spawnSync('runuser', ['-u', 'postgres', '--', 'pg_ctl', '-D', join(this.dir, 'data'), '-o', options, '-l', join(this.dir, 'log'), '-w', '-t', '60', ...args], {
-      encoding: 'utf8',
-      timeout: 90_000,
-    });
-    if (run.status !== 0) throw new Error(`pg_ctl ${args.join(' ')} failed: ${run.stderr}${run.stdout}`);
-  }
-  start(): void {
-    this.ctl('start');
-  }
-  /** A fast shutdown: every connection is terminated, as in a server restart. */
-  stop(): void {
-    this.ctl('stop', '-m', 'fast');
-  }
-  async destroy(): Promise<void> {
-    try {
-      this.ctl('stop', '-m', 'immediate');
-    } catch {
-      /* not running */
-    }
-    await rm(this.dir, { recursive: true, force: true });
-  }
 }
