@@ -76,6 +76,7 @@ export class BullJobQueue implements JobQueue {
   /** Completion events, listened to from the first time Redis answers (see listen()). */
   private events: QueueEvents | null = null;
   private readonly waiters = new Map<string, () => void>();
+  private readonly cleaning = new Set<Promise<void>>();
   /** Fails at once while Redis is down instead of queueing commands until it returns. */
   private readonly connection: Redis;
   private lastWaiting = 0;
@@ -117,6 +118,7 @@ export class BullJobQueue implements JobQueue {
   async close(): Promise<void> {
     this.closed = true;
     for (const wake of this.waiters.values()) wake();
+    await Promise.allSettled([...this.cleaning]);
     // Bounded: BullMQ's close can wait on a connection that is down. Never connected: nothing to close.
     if (this.events) {
       const closing = Promise.allSettled([this.events.close(), this.queue.close()]);
@@ -163,7 +165,10 @@ export class BullJobQueue implements JobQueue {
       }
       return await this.accept(result, prefix);
     } finally {
-      await this.cleanup(prefix, uploaded);
+      // Off the caller's path (deletes are idempotent); close() waits for them.
+      const cleaning = this.cleanup(prefix, uploaded);
+      this.cleaning.add(cleaning);
+      void cleaning.finally(() => this.cleaning.delete(cleaning));
     }
   }
 
