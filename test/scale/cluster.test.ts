@@ -167,6 +167,10 @@ describe('a cluster of two API nodes and two workers', () => {
     const viaB = await download(b, String(made.body.pdf_url));
     assert.equal(viaA.subarray(0, 5).toString(), '%PDF-');
     assert.ok(viaA.equals(viaB));
+    const health = await fetch(`${b.url}/health`);
+    const report = (await health.json()) as { queue: { ok: boolean }; redis: { ok: boolean }; blob_store: { ok: boolean } };
+    assert.equal(health.status, 200, JSON.stringify(report));
+    assert.deepEqual([report.queue.ok, report.redis.ok, report.blob_store.ok], [true, true, true]);
   });
 
   test('an asset stored through node A is used by a compile on node B', LIMIT, async () => {
