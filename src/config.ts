@@ -14,6 +14,8 @@ export interface Config {
   redisUrl: string | null;
   /** Prefix of every Redis key, so several installations can share one Redis. */
   redisPrefix: string;
+  /** `local`: TeX runs in this process's pool. `bullmq`: on `quire worker` processes, through Redis. */
+  queue: 'local' | 'bullmq';
   /** When set, PDFs, stored assets and gallery previews live in this S3-compatible bucket. */
   s3: { bucket: string; endpoint: string | null; region: string } | null;
   secret: string;
@@ -162,6 +164,14 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('QUIRE_REDIS_URL must start with redis:// or rediss://');
   }
 
+  const queue = env.QUIRE_QUEUE || 'local';
+  if (queue !== 'local' && queue !== 'bullmq') {
+    throw new ConfigError(`QUIRE_QUEUE must be local or bullmq, got "${queue}"`);
+  }
+  if (queue === 'bullmq' && redisUrl === null) {
+    throw new ConfigError('QUIRE_QUEUE=bullmq needs QUIRE_REDIS_URL (the queue lives in Redis)');
+  }
+
   const s3 = s3Settings(env);
 
   const keyPrefix = env.QUIRE_KEY_PREFIX ?? 'svc_';
@@ -183,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     redisUrl,
     redisPrefix: env.QUIRE_REDIS_PREFIX || 'quire:',
+    queue,
     s3,
     secret: loadSecret(env, dataDir),
     keyPrefix,

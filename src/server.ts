@@ -1,39 +1,14 @@
 // `npm start`: configuration, services, HTTP; stops cleanly on SIGTERM.
-import { ConfigError, loadConfig } from './config.js';
 import { buildApp } from './http/app.js';
 import { createLogger } from './log.js';
 import { createServices } from './services.js';
+import { configOrExit, requireSandbox } from './startup.js';
 import { renderPool } from './templates/render-pool.js';
-import { probeSandbox } from './tex/sandbox.js';
-import { SLOT_UID_BASE } from './tex/queue.js';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(`quire: configuration error: ${err.message}`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = configOrExit();
   const log = createLogger(config.logLevel);
-  if (config.sandbox) {
-    // Refuse to run untrusted TeX without isolation unless the operator said so explicitly.
-    const problem = probeSandbox(process.getuid?.() === 0 ? SLOT_UID_BASE : undefined);
-    if (problem) {
-      log.fatal({ problem }, 'bubblewrap cannot run here');
-      console.error(
-        `quire: the TeX sandbox (bubblewrap) cannot run: ${problem}\n` +
-          'Install bubblewrap and allow user namespaces, or set QUIRE_SANDBOX=off to run TeX unisolated (never with untrusted input).',
-      );
-      process.exit(2);
-    }
-  } else {
-    log.warn('QUIRE_SANDBOX=off: TeX runs WITHOUT bubblewrap isolation; any document can read what this process can read. Never expose this server to untrusted input.');
-    console.error('quire: WARNING: QUIRE_SANDBOX=off, TeX runs without isolation');
-  }
+  requireSandbox(config, log);
   const services = await createServices(config, { log });
   const app = await buildApp(services);
   // Before serving: remove job workspaces (customer source) a killed predecessor left behind.

@@ -9,6 +9,7 @@ import { AssetService } from './assets/library.js';
 import { LibraryAssetResolver } from './assets/resolver.js';
 import { SignupService } from './accounts/signup.js';
 import { UsageService } from './accounts/usage.js';
+import { BullJobQueue } from './compile/bullmq-queue.js';
 import { PdfStore } from './compile/pdfs.js';
 import { CompileService } from './compile/service.js';
 import { SqlPreviewStore } from './quota/previews.js';
@@ -46,7 +47,7 @@ export interface Services {
   engines: EngineReport;
   accounts: AccountService;
   usage: UsageService;
-  /** TeX jobs: a bounded local pool (workers elsewhere can implement JobQueue). */
+  /** TeX jobs: a bounded local pool, or `quire worker` processes behind BullMQ (QUIRE_QUEUE). */
   jobs: JobQueue;
   pdfs: PdfStore;
   compile: CompileService;
@@ -87,19 +88,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
   const usage = new UsageService(db.kysely, counters, clock);
   const metrics = new Metrics();
-  const jobs =
-    options.overrides?.jobs ??
-    new LocalJobQueue(
-      new TexRunner({
-        // Outside the (private) data dir: the unprivileged job uids must reach their workspace
-        // and the shared lualatex font cache.
-        workRoot: join(tmpdir(), 'quire-jobs'),
-        isolate: config.sandbox,
-        luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
-      }),
-      config.compileConcurrency,
-      config.compileQueueLimit,
-    );
+  const jobs = options.overrides?.jobs ?? compileQueue(config, blobs, log);
   cleanups.push(() => jobs.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
   // Expired counters go too: old periods, and a preview lock left by a crash (after an hour).
@@ -165,7 +154,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
 }
 
 /** PDFs, assets and previews: in the S3 bucket when QUIRE_S3_BUCKET is set, else under the data dir. */
-async function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>): Promise<BlobStore> {
+export async function blobStore(config: Config, cleanups: Array<() => Promise<void> | void>): Promise<BlobStore> {
   if (!config.s3) return new LocalBlobStore(join(config.dataDir, 'blobs'));
   // Loaded only when used: the AWS SDK takes most of a second to import.
   const { S3BlobStore } = await import('./storage/s3-blobs.js');
@@ -180,4 +169,25 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
   const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix, (err) => log.warn({ err: err.message }, 'redis connection error'));
   cleanups.push(() => redis.close());
   return redis;
+}
+
+/** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
+export function localCompilePool(config: Config): LocalJobQueue {
+  return new LocalJobQueue(
+    new TexRunner({
+      // Outside the (private) data dir: the unprivileged job uids must reach their workspace
+      // and the shared lualatex font cache.
+      workRoot: join(tmpdir(), 'quire-jobs'),
+      isolate: config.sandbox,
+      luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
+    }),
+    config.compileConcurrency,
+    config.compileQueueLimit,
+  );
+}
+
+/** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */
+function compileQueue(config: Config, blobs: BlobStore, log: Logger): JobQueue {
+  if (config.queue === 'local') return localCompilePool(config);
+  return new BullJobQueue({ redisUrl: config.redisUrl!, redisPrefix: config.redisPrefix, blobs, queueLimit: config.compileQueueLimit, log });
 }

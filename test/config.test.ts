@@ -17,6 +17,8 @@ test('defaults follow the documented table', async () => {
     assert.equal(config.trustProxy, false);
     assert.equal(config.sandbox, true);
     assert.deepEqual(config.mcpAllowedOrigins, ['http://localhost:8080'], '/mcp takes browser calls from its own origin only');
+    assert.equal(config.queue, 'local');
+    assert.equal(loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_QUEUE: 'bullmq', QUIRE_REDIS_URL: 'redis://127.0.0.1:6379' }).queue, 'bullmq');
     const secret = (await readFile(join(dir, 'secret'), 'utf8')).trim();
     assert.equal(config.secret, secret, 'generated secret is kept in the data dir');
     assert.equal(loadConfig({ QUIRE_DATA_DIR: dir }).secret, secret, 'and reused');
@@ -38,6 +40,8 @@ test('bad values are refused with a message naming the variable', async () => {
       [{ QUIRE_SANDBOX: 'maybe' }, /QUIRE_SANDBOX/],
       [{ QUIRE_REDIS_URL: 'http://cache:6379' }, /QUIRE_REDIS_URL/],
       [{ QUIRE_MCP_ALLOWED_ORIGINS: 'https://app.example/path' }, /QUIRE_MCP_ALLOWED_ORIGINS/],
+      [{ QUIRE_QUEUE: 'rabbitmq' }, /QUIRE_QUEUE must be local or bullmq/],
+      [{ QUIRE_QUEUE: 'bullmq' }, /QUIRE_QUEUE=bullmq needs QUIRE_REDIS_URL/],
     ];
     for (const [env, message] of cases) {
       assert.throws(() => loadConfig({ QUIRE_DATA_DIR: dir, ...env }), (e: Error) => e instanceof ConfigError && message.test(e.message));

@@ -9,13 +9,14 @@ import { links, openSignupUrl } from '../links.js';
 import type { AssetResolver, NextStep, ResolvedAssets } from '../compile/types.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import { convertedName, convertSvg, svgGraphicsConfig } from './convert.js';
-import type { AssetService } from './library.js';
+import { blobKey, type AssetService } from './library.js';
 import { checkContent, checkName, decodeBase64, quoteName, sanitisedSvg, type AssetFormat } from './validate.js';
 
 interface Pending {
   name: string;
   format: AssetFormat;
   data: Buffer;
+  blob?: string;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -111,10 +112,10 @@ export class LibraryAssetResolver implements AssetResolver {
     const stored: Pending[] = [];
     for (const name of requested) {
       const row = byLower.get(name.toLowerCase())!;
-      stored.push({ name, format: checkName(row.name), data: await this.library.content(row) });
+      stored.push({ name, format: checkName(row.name), data: await this.library.content(row), blob: blobKey(row.sha256) });
     }
 
-    const files: ResolvedAssets['files'] = [...inline, ...stored].map(({ name, data }) => ({ name, data }));
+    const files: ResolvedAssets['files'] = [...inline, ...stored].map(({ name, data, blob }) => ({ name, data, ...(blob ? { blob } : {}) }));
     const svgs = [...inline, ...stored].filter((file) => file.format === 'svg');
     for (const svg of svgs) {
       const pdf = await convertSvg(svg.name, sanitisedSvg(svg.name, svg.data), { isolate: this.config.sandbox });

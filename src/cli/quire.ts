@@ -15,6 +15,7 @@ const USAGE = `usage: quire <command> [options] [--json]
   account set-plan --email E --plan P
   key rotate --email E
   key revoke --email E
+  worker      run a compile worker (QUIRE_QUEUE=bullmq) until SIGTERM
 
 Reads QUIRE_DATA_DIR and QUIRE_DATABASE_URL like the server.`;
 
@@ -90,6 +91,10 @@ export async function main(argv: string[]): Promise<number> {
   if (values.help || positionals.length === 0) {
     console.log(USAGE);
     return values.help ? 0 : 2;
+  }
+  if (positionals.join(' ') === 'worker') {
+    const { runWorker } = await import('../worker.js');
+    return runWorker();
   }
   let services: Services | undefined;
   try {

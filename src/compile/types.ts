@@ -24,7 +24,8 @@ export interface CompileContext {
 }
 
 export interface ResolvedAssets {
-  files: Array<{ name: string; data: Buffer }>;
+  /** `blob`: the key of a stored asset's bytes in the blob store (see TexJob.files). */
+  files: Array<{ name: string; data: Buffer; blob?: string }>;
   ephemeral: string[];
   stored: string[];
 }

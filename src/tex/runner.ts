@@ -35,7 +35,8 @@ const INSPECT_SCAN = '.quire-pdf-scan';
 export interface TexJob {
   source: string;
   compiler: Compiler;
-  files?: ReadonlyArray<{ name: string; data: Buffer }>;
+  /** `blob`: where these exact bytes already are in the shared blob store (a stored asset), so a remote worker can fetch them instead of receiving a copy. */
+  files?: ReadonlyArray<{ name: string; data: Buffer; blob?: string }>;
   timeoutMs: number;
   /** Largest file (the PDF included) the job may write. */
   maxFileBytes: number;

@@ -1,0 +1,46 @@
+// `quire worker`: a compile worker for QUIRE_QUEUE=bullmq. Same configuration as the API
+// nodes; it runs the sandboxed TeX pool (QUIRE_COMPILE_CONCURRENCY jobs at once) and nothing
+// else: no HTTP, no database. SIGTERM lets running jobs finish, then exits.
+import { startCompileWorker } from './compile/remote-worker.js';
+import { createLogger } from './log.js';
+import { blobStore, localCompilePool } from './services.js';
+import { configOrExit, requireSandbox } from './startup.js';
+
+/** Runs until SIGTERM or SIGINT; resolves with the exit code. */
+export async function runWorker(): Promise<number> {
+  const config = configOrExit();
+  const log = createLogger(config.logLevel);
+  if (config.queue !== 'bullmq' || !config.redisUrl) {
+    console.error('quire worker: set QUIRE_QUEUE=bullmq and QUIRE_REDIS_URL (the same as the API nodes)');
+    return 2;
+  }
+  requireSandbox(config, log);
+  const pool = localCompilePool(config);
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const worker = startCompileWorker({
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
+    concurrency: config.compileConcurrency,
+    blobs: await blobStore(config, cleanups),
+    pool,
+    log,
+  });
+  await worker.worker.waitUntilReady().catch(() => {});
+  log.info({ concurrency: config.compileConcurrency, pid: process.pid }, 'quire worker ready');
+
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  log.info({ signal }, 'worker stopping: finishing jobs in flight');
+  const force = setTimeout(() => {
+    log.error('worker shutdown took over 150 s; exiting');
+    process.exit(1);
+  }, 150_000);
+  force.unref();
+  await worker.close();
+  await pool.close();
+  for (const cleanup of cleanups) await cleanup();
+  log.info('worker stopped');
+  return 0;
+}
