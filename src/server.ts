@@ -1,21 +1,17 @@
 // `npm start`: configuration, services, HTTP; stops cleanly on SIGTERM.
 import { buildApp } from './http/app.js';
 import { createLogger } from './log.js';
-import { createServices } from './services.js';
+import { openServices } from './services.js';
 import { configOrExit, requireSandbox } from './startup.js';
-import { renderPool } from './templates/render-pool.js';
 
 async function main(): Promise<void> {
   const config = configOrExit();
   const log = createLogger(config.logLevel);
   requireSandbox(config, log);
-  const services = await createServices(config, { log });
+  const services = await openServices(config, { log });
   const app = await buildApp(services);
-  // Before serving: remove job workspaces (customer source) a killed predecessor left behind.
-  const swept = (await services.jobs.start?.()) ?? [];
+  const { swept } = await services.start();
   if (swept.length > 0) log.warn({ swept: swept.length }, 'removed job workspaces left by a stopped process');
-  // Liquid renders in worker threads; start them now so the first render does not wait.
-  renderPool().warm();
 
   let stopping = false;
   const stop = async (signal: string) => {

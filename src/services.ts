@@ -1,4 +1,8 @@
 // The service layer, assembled once. HTTP routes, MCP tools and the CLI all call into it.
+// Assembly has three steps: open the stores, build the services, start background work
+// (janitor, reservation sweeps, job recovery and heartbeat, workspace sweep, warm workers).
+// The CLI does the first two only: a command run beside a live server must not sweep, recover
+// or clear anything that server holds.
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +24,7 @@ import { SqlCounters, type Counters } from './quota/counters.js';
 import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
+import { renderPool } from './templates/render-pool.js';
 import { TemplateService } from './templates/service.js';
 import { loadCatalog } from './gallery/catalog.js';
 import { GalleryService } from './gallery/service.js';
@@ -62,6 +67,8 @@ export interface Services {
   asyncJobs: JobService;
   webhookSecrets: WebhookSecrets;
   idempotency: IdempotencyStore;
+  /** Starts background work; the server calls it once before serving. Returns the job workspaces it swept. */
+  start(): Promise<{ swept: string[] }>;
   /** Stops background work and closes connections. */
   close(): Promise<void>;
 }
@@ -73,7 +80,15 @@ export interface ServiceOptions {
   overrides?: Partial<Pick<Services, 'blobs' | 'counters' | 'engines' | 'jobs'>>;
 }
 
+/** Opens the stores and builds the services, and starts them: what the server and tests use. */
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const services = await openServices(config, options);
+  await services.start();
+  return services;
+}
+
+/** Opens the stores and builds the services; starts nothing (the CLI). */
+export async function openServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const clock = options.clock ?? systemClock;
   const log = options.log ?? pino({ level: config.logLevel });
   const db = await openDb(config.databaseUrl, (err) => log.warn({ err: err.message }, 'database connection lost; it reconnects on the next query'));
@@ -82,8 +97,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const cleanups: Array<() => Promise<void> | void> = [];
   const blobs = options.overrides?.blobs ?? (await blobStore(config, cleanups));
   const counters = options.overrides?.counters ?? sharedCounters(config, db, clock, log, cleanups);
-  // In the embedded default no other node can hold a reservation, so any left are from a crash.
-  if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
   const engines = options.overrides?.engines ?? (await probeEngines());
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
   const usage = new UsageService(db.kysely, counters, clock);
@@ -91,11 +104,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const jobs = options.overrides?.jobs ?? compileQueue(config, blobs, log);
   cleanups.push(() => jobs.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
-  // Expired counters go too: old periods, and a preview lock left by a crash (after an hour).
-  pdfs.startJanitor(
-    (err) => log.error({ err }, 'janitor failed'),
-    () => counters.sweep(clock.now()),
-  );
   cleanups.push(() => pdfs.stopJanitor());
   const assets = new AssetService(db, blobs, clock, config);
   const previews = new SqlPreviewStore(db.kysely, counters);
@@ -116,14 +124,30 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const jobStore = new JobStore(db.kysely, clock, randomUUID());
   const deliveries = new Deliveries(jobStore, webhookSecrets, callbackPolicy, clock, log);
   const asyncJobs = new JobService(jobStore, deliveries, callbackPolicy, clock, log, config.baseUrl, JOB_STALE_MS[db.dialect]);
-  await asyncJobs.recover();
   cleanups.push(() => asyncJobs.close());
-  const sweepKeys = setInterval(() => {
-    void idempotency.sweep().catch((err) => log.error({ err }, 'idempotency sweep failed'));
-    void jobStore.sweep(new Date(clock.now().getTime() - JOB_RETENTION_MS)).catch((err) => log.error({ err }, 'job sweep failed'));
-  }, 60 * 60 * 1000);
-  sweepKeys.unref();
+  let sweepKeys: NodeJS.Timeout | undefined;
   cleanups.push(() => clearInterval(sweepKeys));
+
+  const start = async (): Promise<{ swept: string[] }> => {
+    // In the embedded default no other node can hold a reservation, so any left are from a crash.
+    if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
+    // Expired counters go too: old periods, leases of dead nodes, a preview lock left by a crash.
+    pdfs.startJanitor(
+      (err) => log.error({ err }, 'janitor failed'),
+      () => counters.sweep(clock.now()),
+    );
+    await asyncJobs.recover();
+    sweepKeys = setInterval(() => {
+      void idempotency.sweep().catch((err) => log.error({ err }, 'idempotency sweep failed'));
+      void jobStore.sweep(new Date(clock.now().getTime() - JOB_RETENTION_MS)).catch((err) => log.error({ err }, 'job sweep failed'));
+    }, 60 * 60 * 1000);
+    sweepKeys.unref();
+    // Job workspaces (customer source) a killed predecessor left behind go before we serve.
+    const swept = (await jobs.start?.()) ?? [];
+    // Liquid renders in worker threads; start them now so the first render does not wait.
+    renderPool().warm();
+    return { swept };
+  };
 
   return {
     config,
@@ -146,6 +170,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     asyncJobs,
     webhookSecrets,
     idempotency,
+    start,
     async close() {
       for (const cleanup of cleanups.reverse()) await cleanup();
       await db.close();

@@ -5,7 +5,7 @@ import type { Account } from '../accounts/accounts.js';
 import { ConfigError, loadConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { monthlyUse } from '../quota/plans.js';
-import { createServices, type Services } from '../services.js';
+import { openServices, type Services } from '../services.js';
 
 const USAGE = `usage: quire <command> [options] [--json]
 
@@ -99,7 +99,7 @@ export async function main(argv: string[]): Promise<number> {
   let services: Services | undefined;
   try {
     const config = loadConfig();
-    services = await createServices(config, {
+    services = await openServices(config, {
       log: pino({ level: 'silent' }),
       overrides: { engines: { pdflatex: { available: true }, xelatex: { available: true }, lualatex: { available: true } } },
     });
