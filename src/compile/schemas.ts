@@ -1,6 +1,7 @@
 // Wire schemas of compile (SPEC §2.1–2.3), shared by the HTTP route and the MCP tool.
 // Field types are loose on purpose where SPEC names its own error code for a bad value
 // (the service checks them), so a schema never pre-empts that code with validation_failed.
+import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
 
 export const CompileRequestBody = Type.Object(
@@ -17,6 +18,7 @@ export const CompileRequestBody = Type.Object(
           'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
       }),
     ),
+    ...AsyncRequestFields,
   },
   { additionalProperties: true, description: 'CompileRequest' },
 );

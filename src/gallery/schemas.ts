@@ -1,4 +1,5 @@
 // Wire schemas of the public gallery, shared by the HTTP routes and the MCP tools.
+import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
 import { GALLERY_CATEGORIES } from './catalog.js';
 
@@ -36,6 +37,7 @@ export const PublicRenderRequest = Type.Object(
   {
     data: Type.Optional(Type.Unknown({ description: 'Required: an object matching the template schema (extra keys are ignored)' })),
     color: Type.Optional(Type.Unknown({ description: "One of the template's colors; default the template's default" })),
+    ...AsyncRequestFields,
   },
   { additionalProperties: true },
 );

@@ -1,6 +1,7 @@
 // Wire schemas of the template endpoints (V1 raw templates, V2 placeholder templates), shared
 // by the HTTP routes and the MCP tools. Field limits live in src/quota/plans.ts; the service
 // enforces them too, so every door reports the same `fields` list.
+import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { TEMPLATE_DESCRIPTION_MAX, TEMPLATE_INSTRUCTIONS_MAX, TEMPLATE_NAME_MAX } from '../quota/plans.js';
 
@@ -58,7 +59,7 @@ export const PromoteBody = Type.Object(
 export type PromoteInput = Static<typeof PromoteBody>;
 
 export const RenderBody = Type.Object(
-  { data: Type.Optional(Type.Unknown({ description: 'Object whose keys match the template schema; extra keys are ignored' })) },
+  { data: Type.Optional(Type.Unknown({ description: 'Object whose keys match the template schema; extra keys are ignored' })), ...AsyncRequestFields },
   { additionalProperties: true },
 );
 
