@@ -27,7 +27,6 @@ export const layering = {
         properties: {
           root: { type: 'string' },
           layers: { type: 'array' },
-          pending: { type: 'array' },
         },
         required: ['root', 'layers'],
         additionalProperties: false,
@@ -36,18 +35,17 @@ export const layering = {
     messages: { forbidden: '{{file}} must not import {{target}}: {{why}}' },
   },
   create(context) {
-    const { root, layers, pending = [] } = context.options[0];
+    const { root, layers } = context.options[0];
     const file = moduleId(root, context.filename);
     const rules = layers.filter((layer) => layer.from.some((area) => within(file, area)));
     if (rules.length === 0) return {};
-    const waived = (target) => pending.some((entry) => within(file, entry.file) && within(target, entry.imports));
 
     function check(node) {
       const source = node?.value;
       if (typeof source !== 'string' || !source.startsWith('.')) return;
       const target = moduleId(root, resolve(dirname(context.filename), source));
       for (const layer of rules) {
-        if (!layer.forbid.some((area) => within(target, area)) || waived(target)) continue;
+        if (!layer.forbid.some((area) => within(target, area))) continue;
         context.report({ node, messageId: 'forbidden', data: { file, target, why: layer.why } });
         return;
       }

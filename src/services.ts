@@ -16,6 +16,7 @@ import { UsageService } from './accounts/usage.js';
 import { BullJobQueue } from './compile/bullmq-queue.js';
 import { PdfStore } from './compile/pdfs.js';
 import { CompileService } from './compile/service.js';
+import { domainQueue } from './compile/tex-queue.js';
 import { SqlPreviewStore } from './quota/previews.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -101,7 +102,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
   const usage = new UsageService(db.kysely, counters, clock);
   const metrics = new Metrics();
-  const jobs = options.overrides?.jobs ?? compileQueue(config, blobs, log);
+  const jobs = domainQueue(options.overrides?.jobs ?? compileQueue(config, blobs, log));
   cleanups.push(() => jobs.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
   cleanups.push(() => pdfs.stopJanitor());

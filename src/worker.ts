@@ -3,6 +3,7 @@
 // else: no HTTP, no database. SIGTERM lets running jobs finish, then exits.
 import { startCompileWorker } from './compile/remote-worker.js';
 import { createLogger } from './log.js';
+import { domainQueue } from './compile/tex-queue.js';
 import { blobStore, localCompilePool } from './services.js';
 import { configOrExit, requireSandbox } from './startup.js';
 
@@ -15,7 +16,7 @@ export async function runWorker(): Promise<number> {
     return 2;
   }
   requireSandbox(config, log);
-  const pool = localCompilePool(config);
+  const pool = domainQueue(localCompilePool(config));
   const cleanups: Array<() => Promise<void> | void> = [];
   const worker = startCompileWorker({
     redisUrl: config.redisUrl,

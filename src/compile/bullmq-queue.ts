@@ -4,6 +4,7 @@
 // for the worker's result in the blob store. Whatever happens, the job's blobs are deleted
 // before run() returns; quota stays with the caller (the pipeline charges it on acceptance),
 // so a job that ran twice after a worker died is still charged once.
+import { serverBusy } from './tex-queue.js';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { Queue, QueueEvents } from 'bullmq';
@@ -49,7 +50,7 @@ export interface BullQueueOptions {
 }
 
 function busy(message: string): ServiceError {
-  return new ServiceError('server_busy', message, { retryable: true, retry_after_seconds: RETRY_AFTER_SECONDS }, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  return serverBusy(message, RETRY_AFTER_SECONDS);
 }
 
 /** The compile queue can't be reached: Redis is down, like any dependency outage a retryable 503. */

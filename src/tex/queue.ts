@@ -1,7 +1,7 @@
 // A bounded pool of TeX jobs behind a small interface, so jobs can later run on other
 // machines. At most `concurrency` run; at most `queueLimit` wait; beyond that the caller
-// gets 503 server_busy at once rather than an unbounded wait.
-import { ServiceError } from '../errors.js';
+// gets QueueFullError (503 server_busy at the door) at once rather than an unbounded wait.
+import { QueueFullError } from './errors.js';
 import type { TexJob, TexResult, TexRunner } from './runner.js';
 
 export interface JobQueue {
@@ -64,14 +64,7 @@ export class LocalJobQueue implements JobQueue {
     const slot = this.free.shift();
     if (slot !== undefined) return Promise.resolve(slot);
     if (this.waiting.length >= this.queueLimit) {
-      return Promise.reject(
-        new ServiceError(
-          'server_busy',
-          'Every compile slot is busy and the queue is full; retry shortly.',
-          { retryable: true, retry_after_seconds: RETRY_AFTER_SECONDS },
-          { 'retry-after': String(RETRY_AFTER_SECONDS) },
-        ),
-      );
+      return Promise.reject(new QueueFullError(RETRY_AFTER_SECONDS));
     }
     return new Promise((resolve) => this.waiting.push(resolve));
   }

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { chmod, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ServiceError } from '../errors.js';
+import { JobFileNameError } from './errors.js';
 import type { Compiler } from './compilers.js';
 import { LUA_INIT } from './luainit.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
@@ -262,9 +262,7 @@ export class TexRunner {
     for (const file of job.files ?? []) {
       // Plain names with at most one folder (chapters/intro.tex), none of the job's own files (main.*, preview.pdf).
       if (!/^(?:[A-Za-z0-9_-]+\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
-        throw new ServiceError('invalid_asset_filename', `The asset name "${file.name}" is reserved or not a plain file name.`, {
-          name: file.name,
-        });
+        throw new JobFileNameError(file.name);
       }
       const slash = file.name.indexOf('/');
       if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });

@@ -17,7 +17,8 @@ import { bullPrefix, jobPrefix, QUEUE_NAME, sha256, TRANSFER_MS } from '../../sr
 import { processJob, startCompileWorker, type CompileWorker } from '../../src/compile/remote-worker.js';
 import { ServiceError } from '../../src/errors.js';
 import { LocalBlobStore } from '../../src/storage/blobs.js';
-import { LocalJobQueue } from '../../src/tex/queue.js';
+import { domainQueue } from '../../src/compile/tex-queue.js';
+import { LocalJobQueue, type JobQueue } from '../../src/tex/queue.js';
 import { TexRunner, type TexJob } from '../../src/tex/runner.js';
 
 const REDIS_URL = process.env.QUIRE_TEST_REDIS ?? 'redis://127.0.0.1:6379';
@@ -67,7 +68,7 @@ describe('BullMQ compile queue', () => {
   let redis: Redis;
   let dir: string;
   let blobs: LocalBlobStore;
-  let pool: LocalJobQueue;
+  let pool: JobQueue;
   let worker: CompileWorker;
   let queue: BullJobQueue;
   const job = (source: string, extra: Partial<TexJob> = {}): TexJob => ({ source, compiler: 'pdflatex', timeoutMs: 20_000, maxFileBytes: 8 * MB, ...extra });
@@ -77,7 +78,7 @@ describe('BullMQ compile queue', () => {
     dir = await mkdtemp(join(tmpdir(), 'quire-bullmq-'));
     blobs = new LocalBlobStore(join(dir, 'blobs'));
     const workRoot = await mkdtemp(join(tmpdir(), 'quire-jobs-'));
-    pool = new LocalJobQueue(new TexRunner({ workRoot, isolate: true }), 2, 2);
+    pool = domainQueue(new LocalJobQueue(new TexRunner({ workRoot, isolate: true }), 2, 2));
     worker = startCompileWorker({ redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 2, blobs, pool, log });
     await worker.worker.waitUntilReady();
     queue = new BullJobQueue({ redisUrl: REDIS_URL, redisPrefix: prefix, blobs, queueLimit: 10, log });

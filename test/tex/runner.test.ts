@@ -8,6 +8,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { JobFileNameError } from '../../src/tex/errors.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
 import { TexRunner, type TexJob } from '../../src/tex/runner.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
@@ -117,8 +118,9 @@ describe('TeX runner', () => {
 
   test("job files cannot take the job's own names or leave the workspace", async () => {
     for (const name of ['main.pdf', 'main.tex', 'preview.pdf', '../x.png', '.hidden.png']) {
-      await assert.rejects(run(doc('x'), { files: [{ name, data: Buffer.from('x') }] }), (err: { code?: string }) => {
-        assert.equal(err.code, 'invalid_asset_filename', name);
+      await assert.rejects(run(doc('x'), { files: [{ name, data: Buffer.from('x') }] }), (err: unknown) => {
+        assert.ok(err instanceof JobFileNameError, name);
+        assert.equal(err.file, name);
         return true;
       });
     }
