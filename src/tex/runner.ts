@@ -24,6 +24,8 @@ const MEMORY_BYTES = 4 * 1024 ** 3;
 /** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
 const PROCESSES = 32;
 const WATCH_MS = 250;
+/** CPU seconds a warm engine gets on top of the job's, for loading its format ahead of time. */
+const WARM_CPU_SECONDS = 2;
 /** Helper files (aux, bcf, idx, fls, blg) read back for the rerun logic. */
 const HELPER_CAP = 64 * 1024 * 1024;
 /** Files hashed between passes; larger ones count as unchanged. */
@@ -85,6 +87,8 @@ export interface RunnerOptions {
    * host-side reads with the links and renames a document could make without it.
    */
   hardenLua?: boolean;
+  /** Start each warm sandbox's likely engine ahead of time (default true; needs `warm`). */
+  warmEngines?: boolean;
 }
 
 /** Engine flags: no shell escape, no interaction, stop at the first error, record files. */
@@ -94,6 +98,19 @@ export function engineArgs(compiler: Compiler, hardenLua = true): string[] {
   // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
   if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
   return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
+}
+
+/**
+ * The same engine, flags and first action as engineArgs, started ahead of time (see session.ts):
+ * in errorstop mode it loads its format, then waits on the terminal for one line, after which
+ * it switches to nonstopmode and reads main.tex exactly as a cold run does. The line is read
+ * into a macro that is then undefined again, so the document sees no trace of it.
+ */
+export function warmEngineArgs(compiler: Compiler): string[] {
+  const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
+  const common = ['-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  if (compiler !== 'lualatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
+  return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
 }
 
 /** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
@@ -152,6 +169,8 @@ export class TexRunner {
   private folder: string | undefined;
   /** A warm sandbox per uid, started when the previous job on that uid ended. */
   private readonly spare = new Map<string, Promise<Session>>();
+  /** The engine of each uid's last job: its next sandbox starts that engine ahead of time. */
+  private readonly likely = new Map<string, Compiler>();
   private closed = false;
   private readonly closing = new Set<Promise<void>>();
 
@@ -160,6 +179,7 @@ export class TexRunner {
   /** Runs a job as `uid` (an unprivileged id when the service runs as root). */
   async run(job: TexJob, uid?: number): Promise<TexResult> {
     const started = performance.now();
+    this.likely.set(String(uid), job.compiler);
     const session = await this.session(uid, job.compiler === 'lualatex');
     const state = { passes: 0 };
     let stopped = true;
@@ -225,21 +245,35 @@ export class TexRunner {
     return this.luaCache;
   }
 
-  private open(uid: number | undefined, after?: Promise<void>): Promise<Session> {
-    return Promise.all([this.start(), after]).then(() =>
-      Session.open(this.folder!, uid, {
+  private open(uid: number | undefined, after?: Promise<void>, engine?: Compiler): Promise<Session> {
+    return Promise.all([this.start(), after]).then(async () => {
+      const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         env: this.options.isolate
           ? TEX_ENV
           : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
-      }),
-    );
+      });
+      if (engine) await session.startEngine(engine, this.command(session, warmEngineArgs(engine)));
+      return session;
+    });
+  }
+
+  /**
+   * The engine a uid's next sandbox starts ahead of time: its last job's (pdflatex first).
+   * lualatex only when its hardening runs and its font cache is ready: a warm engine must
+   * start exactly as the cold one would.
+   */
+  private warmEngine(uid: number | undefined): Compiler | undefined {
+    if (this.options.warmEngines === false) return undefined;
+    const engine = this.likely.get(String(uid)) ?? 'pdflatex';
+    if (engine === 'lualatex' && (this.options.hardenLua === false || this.luaCache === null)) return 'pdflatex';
+    return engine;
   }
 
   private warm(uid: number | undefined, after: Promise<void>): void {
     if (this.closed || this.options.warm === false) return;
-    const spare = this.open(uid, after);
+    const spare = this.open(uid, after, this.warmEngine(uid));
     spare.catch(() => {});
     this.spare.set(String(uid), spare);
   }
@@ -289,7 +323,9 @@ export class TexRunner {
     while (state.passes < MAX_PASSES) {
       const before = await this.snapshot(workspace);
       state.passes++;
-      const pass = await exec(engineArgs(job.compiler, this.options.hardenLua !== false));
+      // The first pass is the warm engine's when the sandbox started the job's engine.
+      const warm = state.passes === 1 && session.engine === job.compiler;
+      const pass = await this.exec(session, workspace, job, deadline, engineArgs(job.compiler, this.options.hardenLua !== false), undefined, warm);
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -412,10 +448,33 @@ export class TexRunner {
   }
 
   /**
+   * `argv` under `limits`. Without them (a warm engine), CPU time and file size stay as the
+   * sandbox's (unlimited) until the job's first pass lowers them: raising a limit needs a
+   * privilege the sandbox does not have, and lowering it twice would race with this prlimit.
+   */
+  private command(session: Session, argv: string[], limits?: ProcessLimits): string[] {
+    const limited = limits
+      ? [...prlimit(limits), ...argv]
+      : ['prlimit', `--as=${MEMORY_BYTES}`, `--nproc=${PROCESSES}`, '--core=0', '--', ...argv];
+    if (argv[0] !== 'lualatex' || session.luaCache === undefined) return limited;
+    // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
+    const target = this.options.isolate ? TEX_ENV.TEXMFVAR! : HOST_TEXMFVAR;
+    return ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', session.luaCache, target, ...limited];
+  }
+
+  /**
    * One command in the job's sandbox, under the job's limits, its deadline and a disk watch.
    * `fileBytes` raises the file size cap for our own outputs (qpdf's JSON).
    */
-  private async exec(session: Session, workspace: Workspace, job: TexJob, deadline: number, argv: string[], fileBytes?: number): Promise<Exec> {
+  private async exec(
+    session: Session,
+    workspace: Workspace,
+    job: TexJob,
+    deadline: number,
+    argv: string[],
+    fileBytes?: number,
+    warm = false,
+  ): Promise<Exec> {
     const remaining = deadline - performance.now();
     if (remaining <= 0 || job.signal?.aborted) throw new Killed('timeout');
     const limits: ProcessLimits = {
@@ -424,12 +483,7 @@ export class TexRunner {
       memoryBytes: MEMORY_BYTES,
       processes: PROCESSES,
     };
-    let command = [...prlimit(limits), ...argv];
-    if (argv[0] === 'lualatex' && session.luaCache !== undefined) {
-      // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
-      const target = this.options.isolate ? TEX_ENV.TEXMFVAR! : HOST_TEXMFVAR;
-      command = ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', session.luaCache, target, ...command];
-    }
+    const command = this.command(session, argv, limits);
 
     let killed: Killed | null = null;
     const kill = (reason: Killed) => {
@@ -454,7 +508,8 @@ export class TexRunner {
         .finally(() => (measuring = false));
     }, WATCH_MS);
     try {
-      const result = await session.run(command);
+      // A warm engine already spent CPU time loading its format: it gets WARM_CPU_SECONDS more.
+      const result = warm ? await session.go({ ...limits, cpuSeconds: limits.cpuSeconds + WARM_CPU_SECONDS }, command) : await session.run(command);
       // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
       const after = await measure(workspace);
       if (result.code === 128 + 25) throw new Killed('file_too_large', after.largest);
