@@ -10,6 +10,7 @@ import { LibraryAssetResolver } from './assets/resolver.js';
 import { SignupService } from './accounts/signup.js';
 import { UsageService } from './accounts/usage.js';
 import { PdfStore } from './compile/pdfs.js';
+import { ResultCache } from './compile/result-cache.js';
 import { CompileService } from './compile/service.js';
 import { SqlPreviewStore } from './quota/previews.js';
 import { systemClock, type Clock } from './clock.js';
@@ -110,7 +111,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
   cleanups.push(() => pdfs.stopJanitor());
   const assets = new AssetService(db, blobs, clock, config);
   const previews = new SqlPreviewStore(db.kysely, counters);
-  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, assets: new LibraryAssetResolver(assets, config) });
+  const results = new ResultCache({ maxEntries: config.resultCacheEntries, maxBytes: config.resultCacheBytes });
+  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, results, assets: new LibraryAssetResolver(assets, config) });
   const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({
