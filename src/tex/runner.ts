@@ -113,6 +113,17 @@ export function warmEngineArgs(compiler: Compiler): string[] {
   return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
 }
 
+/**
+ * A document that reads back what its first pass writes (contents, lists, cross-references)
+ * and runs no helper in between (any other command ends a waiting engine): its second pass
+ * can start warm.
+ */
+export function rerunLikely(sources: string[]): boolean {
+  const reads = /\\(?:tableofcontents|listoffigures|listoftables|ref|pageref|eqref|autoref|[cC]ref|nameref)\b/;
+  const helpers = /\\(?:cite|nocite|bibliography|printbibliography|addbibresource|makeindex|printindex|makeglossaries)/;
+  return sources.some((text) => reads.test(text)) && !sources.some((text) => helpers.test(text));
+}
+
 /** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
 const TEX_ENV: Record<string, string> = {
   openin_any: 'p',
@@ -323,9 +334,11 @@ export class TexRunner {
     while (state.passes < MAX_PASSES) {
       const before = await this.snapshot(workspace);
       state.passes++;
-      // The first pass is the warm engine's when the sandbox started the job's engine.
-      const warm = state.passes === 1 && session.engine === job.compiler;
-      const pass = await this.exec(session, workspace, job, deadline, engineArgs(job.compiler, this.options.hardenLua !== false), undefined, warm);
+      // The pass is a warm engine's when the sandbox started the job's engine; on the first
+      // pass of a document that will likely need a second, that one starts meanwhile.
+      const warm = session.engine === job.compiler;
+      const again = warm && state.passes === 1 && rerunLikely(sources);
+      const pass = await this.exec(session, workspace, job, deadline, engineArgs(job.compiler, this.options.hardenLua !== false), undefined, warm, again);
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -357,14 +370,9 @@ export class TexRunner {
     const pdf = await workspace.read(`${MAIN}.pdf`, job.maxFileBytes);
     if (pdf === 'over') return { outcome: 'file_too_large', log, file: `${MAIN}.pdf` };
     if (!pdf) return { outcome: 'failed', log };
-    // qpdf exits 3 when it read the PDF with warnings: the count is good.
-    const counted = await exec(['qpdf', '--show-npages', `${MAIN}.pdf`]);
-    // Its warnings share the output: the count is the line that is only a number.
-    const pages = Number(counted.output.split('\n').find((line) => /^\d+$/.test(line.trim())));
-    if ((counted.code !== 0 && counted.code !== 3) || !Number.isInteger(pages) || pages < 1) {
-      return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${counted.output.slice(0, 500)}` };
-    }
-    const active = await this.activeContent(exec, workspace);
+    const inspected = await this.inspect(exec, workspace);
+    if ('unmeasurable' in inspected) return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${inspected.unmeasurable}` };
+    const { pages, active } = inspected;
     if (active.length > 0) return { outcome: 'active_content', log, problem: active.join(', ') };
     // pdflatex prints an empty font slot as the raw byte: the glyph check reads the log's bytes.
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
@@ -381,16 +389,25 @@ export class TexRunner {
   }
 
   /**
-   * Active content in main.pdf (see pdfcheck.ts). qpdf's JSON and the grep over it stay in the
-   * sandbox, under its limits; the host reads back only the matches. A PDF whose JSON passes
-   * INSPECT_CAP, or that qpdf cannot turn into JSON, is not delivered either.
+   * main.pdf's page count, then its active content (see pdfcheck.ts), in one command: qpdf's
+   * JSON and the grep over it stay in the sandbox, under its limits; the host reads back the
+   * count and the matches. A PDF whose JSON passes INSPECT_CAP, or that qpdf cannot turn into
+   * JSON, is not delivered either.
    */
-  private async activeContent(exec: (argv: string[], fileBytes?: number) => Promise<Exec>, workspace: Workspace): Promise<string[]> {
-    // Exit 4: the JSON passed the file size cap; 5: the scan itself failed (fail closed).
+  private async inspect(
+    exec: (argv: string[], fileBytes?: number) => Promise<Exec>,
+    workspace: Workspace,
+  ): Promise<{ pages: number; active: string[] } | { unmeasurable: string }> {
+    // qpdf exits 3 when it read the PDF with warnings: the count is good. Exit 6: no count;
+    // 4: the JSON passed the file size cap; 5: the scan itself failed (fail closed).
     const script =
+      'n=$(qpdf --show-npages "$1" 2>&1); rc=$?; printf "%s\\n" "$n"; [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && exit 6; ' +
       'rm -rf "$0" "$0.json" || exit 5; qpdf --json=2 --json-key=qpdf "$1" >"$0.json"; rc=$?; ' +
       '[ "$rc" -eq 153 ] && rc=4; grep -E -i -o "$2" "$0.json" >"$0"; [ "$?" -gt 1 ] && rc=5; rm -f "$0.json"; exit "$rc"';
     const scanned = await exec(['sh', '-c', script, INSPECT_SCAN, `${MAIN}.pdf`, SCAN_PATTERN], INSPECT_CAP);
+    // The count's warnings share the output: the count is the line that is only a number.
+    const pages = Number(scanned.output.split('\n').find((line) => /^\d+$/.test(line.trim())));
+    if (scanned.code === 6 || !Number.isInteger(pages) || pages < 1) return { unmeasurable: scanned.output.slice(0, 500) };
     if (scanned.code !== 0 && scanned.code !== 3) {
       throw new WorkspaceViolation(
         scanned.code === 4 ? 'the PDF has too many objects to be inspected for active content' : 'the PDF could not be inspected for active content',
@@ -399,7 +416,7 @@ export class TexRunner {
     const scan = await workspace.read(INSPECT_SCAN, INSPECT_CAP);
     if (scan === 'over') throw new WorkspaceViolation('the PDF has too many links and actions to be inspected for active content');
     if (scan === null) throw new WorkspaceViolation('the PDF could not be inspected for active content');
-    return activeContent(scan?.toString('utf8') ?? '');
+    return { pages, active: activeContent(scan?.toString('utf8') ?? '') };
   }
 
   /** Hashes of the files a pass may read back (aux, toc, bbl, …) before it runs. */
@@ -474,6 +491,7 @@ export class TexRunner {
     argv: string[],
     fileBytes?: number,
     warm = false,
+    again = false,
   ): Promise<Exec> {
     const remaining = deadline - performance.now();
     if (remaining <= 0 || job.signal?.aborted) throw new Killed('timeout');
@@ -509,7 +527,7 @@ export class TexRunner {
     }, WATCH_MS);
     try {
       // A warm engine already spent CPU time loading its format: it gets WARM_CPU_SECONDS more.
-      const result = warm ? await session.go({ ...limits, cpuSeconds: limits.cpuSeconds + WARM_CPU_SECONDS }, command) : await session.run(command);
+      const result = warm ? await session.go({ ...limits, cpuSeconds: limits.cpuSeconds + WARM_CPU_SECONDS }, command, again) : await session.run(command);
       // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
       const after = await measure(workspace);
       if (result.code === 128 + 25) throw new Killed('file_too_large', after.largest);

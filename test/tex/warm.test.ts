@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+import { rerunLikely, TexRunner, type TexJob } from '../../src/tex/runner.js';
 import { Session } from '../../src/tex/session.js';
 
 // Below the slot uid range and the runner test's uid.
@@ -78,7 +78,8 @@ describe('warm engines', () => {
         assert.equal(hot.passes, ref.passes);
         assert.equal(text(hot.pdf), text(ref.pdf));
         assert.ok(!ref.log.includes(WARM_MARK));
-        if (hot.passes === 1) assert.ok(hot.log.includes(WARM_MARK), 'the warm engine ran the pass');
+        // The last pass too: a second pass starts ahead of time while the first runs.
+        assert.ok(hot.log.includes(WARM_MARK), 'a warm engine ran the last pass');
       }
       assert.match(text((await warm.run(job(documents[0]!, { compiler }), UID)).pdf), /Hello DEFINED from main\./);
     });
@@ -125,6 +126,14 @@ describe('warm engines', () => {
     warm = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
   });
 
+  test('a second pass is started ahead only for documents that read back their own output without helpers', () => {
+    assert.equal(rerunLikely([doc('\\tableofcontents x')]), true);
+    assert.equal(rerunLikely(['x', 'see \\ref{a}']), true);
+    assert.equal(rerunLikely([doc('plain')]), false);
+    assert.equal(rerunLikely([doc('\\tableofcontents \\cite{k}')]), false);
+    assert.equal(rerunLikely([doc('\\reference')]), false);
+  });
+
   test('the driver gives a warm process one line, once, under the limits it was told', async () => {
     const root = await mkdtemp(join(workRoot, 'session-'));
     await chmod(workRoot, 0o711);
@@ -139,6 +148,15 @@ describe('warm engines', () => {
       assert.deepEqual(first, { code: 0, output: 'warm::1024\n' });
       assert.equal(session.engine, undefined);
       // Used once: a second pass runs cold.
+      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
+      // `again`: the same command starts anew, ahead of the next pass, while this one runs.
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo "pass:$$"']);
+      const one = await session.go(limits, ['echo', 'cold'], true);
+      assert.equal(session.engine, 'probe');
+      const two = await session.go(limits, ['echo', 'cold']);
+      assert.match(one.output, /^pass:\d+\n$/);
+      assert.match(two.output, /^pass:\d+\n$/);
+      assert.notEqual(one.output, two.output, 'two processes, one line each');
       assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
       // A warm process that died before its job: the pass runs cold too.
       await session.startEngine('dead', ['sh', '-c', 'exit 7']);
