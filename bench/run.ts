@@ -5,7 +5,7 @@
 // engines, 16 clients against bare pdflatex run 2-parallel, and the service's RSS over all
 // of it. Goals from issue 16: ≤ 0.5× bare for the one-pagers, ≥ 0.9× for throughput.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -33,7 +33,7 @@ let bareSeq = 0;
 /** The engine as a user would run it by hand, in a fresh directory. */
 async function bare(root: string, engine: Engine): Promise<void> {
   const dir = join(root, `b${bareSeq++}`);
-  await import('node:fs/promises').then((fs) => fs.mkdir(dir));
+  await mkdir(dir);
   await writeFile(join(dir, 'main.tex'), hello(bareSeq));
   await new Promise<void>((resolve, reject) => {
     const child = spawn(engine, ['-interaction=nonstopmode', '-halt-on-error', 'main.tex'], { cwd: dir, stdio: 'ignore' });
@@ -46,7 +46,15 @@ async function bare(root: string, engine: Engine): Promise<void> {
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'quire-bench-'));
   const bareRoot = await mkdtemp(join(tmpdir(), 'quire-bench-bare-'));
-  const config = loadConfig({ QUIRE_DATA_DIR: dataDir, QUIRE_SECRET: 'bench-secret-0123456789', LOG_LEVEL: 'silent', PORT: '0', QUIRE_COMPILE_QUEUE: '64' });
+  const config = loadConfig({
+    QUIRE_DATA_DIR: dataDir,
+    QUIRE_SECRET: 'bench-secret-0123456789',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    QUIRE_COMPILE_QUEUE: '64',
+    // The slot count is the service's default (one per core) unless set for the run.
+    ...(process.env.QUIRE_COMPILE_CONCURRENCY ? { QUIRE_COMPILE_CONCURRENCY: process.env.QUIRE_COMPILE_CONCURRENCY } : {}),
+  });
   const services = await createServices(config, { log: pino({ level: 'silent' }) });
   const app = await buildApp(services);
   const lines: string[] = [];
@@ -79,7 +87,7 @@ async function main(): Promise<void> {
       ['hello xelatex, POST + GET (fresh source)', 'xelatex', false],
       ['hello lualatex, POST + GET (fresh source)', 'lualatex', false],
     ];
-    for (const [name, engine, repeat] of cases) {
+    for (const [name, engine, repeat] of process.env.BENCH_SKIP_LATENCY ? [] : cases) {
       const samples = { service: [] as number[], bare: [] as number[] };
       const fixed = hello(-1);
       for (let i = 0; i < WARMUP + RUNS; i++) {
