@@ -37,6 +37,9 @@ export interface Config {
   renderPerMinute: number;
   /** When false, over-limit documents are refused instead of previewed. */
   previews: boolean;
+  /** Result cache bounds (see compile/result-cache.ts); 0 entries turns it off. */
+  resultCacheEntries: number;
+  resultCacheBytes: number;
   /** `open` lets anyone create a Free account at /signup. */
   signup: 'open' | 'closed';
   /** Browser origins allowed to call /mcp (`*`: any); a request without Origin always passes. */
@@ -206,6 +209,8 @@ export function loadConfig(env: Env = process.env): Config {
     anonymousHourlyCeiling: integer(env, 'QUIRE_ANON_HOURLY_CEILING', 1000, 0, 10_000_000),
     renderPerMinute: integer(env, 'QUIRE_RENDER_PER_MINUTE', 60, 1, 1_000_000),
     previews: flag(env, 'QUIRE_PREVIEWS', true),
+    resultCacheEntries: integer(env, 'QUIRE_RESULT_CACHE_ENTRIES', 256, 0, 1_000_000),
+    resultCacheBytes: integer(env, 'QUIRE_RESULT_CACHE_MB', 128, 0, 1_000_000) * 1024 * 1024,
     signup,
     mcpAllowedOrigins: mcpOrigins(env.QUIRE_MCP_ALLOWED_ORIGINS, baseUrl),
     logLevel: env.LOG_LEVEL || 'info',

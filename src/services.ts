@@ -15,6 +15,7 @@ import { SignupService } from './accounts/signup.js';
 import { UsageService } from './accounts/usage.js';
 import { BullJobQueue } from './compile/bullmq-queue.js';
 import { PdfStore } from './compile/pdfs.js';
+import { ResultCache } from './compile/result-cache.js';
 import { CompileService } from './compile/service.js';
 import { domainQueue } from './compile/tex-queue.js';
 import { SqlPreviewStore } from './quota/previews.js';
@@ -108,7 +109,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   cleanups.push(() => pdfs.stopJanitor());
   const assets = new AssetService(db, blobs, clock, config);
   const previews = new SqlPreviewStore(db.kysely, counters);
-  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, assets: new LibraryAssetResolver(assets, config) });
+  const results = new ResultCache({ maxEntries: config.resultCacheEntries, maxBytes: config.resultCacheBytes });
+  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, results, assets: new LibraryAssetResolver(assets, config) });
   const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({

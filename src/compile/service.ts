@@ -22,6 +22,7 @@ import type { JobQueue } from '../tex/queue.js';
 import type { TexResult } from '../tex/runner.js';
 import { signedPdfUrl } from './links.js';
 import type { PdfStore } from './pdfs.js';
+import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
 import type { AccountUsage, AnonymousUsage, AssetResolver, CompileContext, CompileInput, CompileSuccess } from './types.js';
 
@@ -42,6 +43,8 @@ export interface CompileDeps {
   pdfs: PdfStore;
   assets: AssetResolver;
   previews: PreviewStore;
+  /** Identical requests get the stored result without running TeX (see result-cache.ts). */
+  results?: ResultCache;
 }
 
 /** What the plan lets this compile do, decided before TeX runs. */
@@ -201,18 +204,19 @@ export class CompileService {
       plan.timeoutSeconds * 1000,
       context.deadline !== undefined ? Math.max(0, context.deadline - Date.now()) : Infinity,
     );
-    const result = await this.deps.jobs.run({
+    const job = {
       source: request.latex,
       compiler: request.compiler,
       files: [...assets.files, ...request.files],
       timeoutMs,
       maxFileBytes: plan.maxFileBytes,
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
-    });
+    };
+    const result = await this.cachedRun(caller, job, plan, context, assets);
     this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
     this.deps.metrics.compileDuration.observe({ engine: request.compiler }, result.durationMs / 1000);
     this.deps.log.info(
-      { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, ms: result.durationMs, bytes: request.bytes },
+      { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, cached: result.passes === 0, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
     const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, context.deadline);
@@ -249,6 +253,42 @@ export class CompileService {
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
     return request.sizePreview || totalPages > pages ? this.previewExtras(extended, tier, request.bytes, totalPages) : extended;
+  }
+
+  /**
+   * The job's result from the result cache, or TeX's (then kept). The key holds the plan's
+   * limits, not the render deadline: a delivered result does not depend on how long it took.
+   * Public gallery renders share one scope unless the caller's own assets are in the job.
+   */
+  private async cachedRun(
+    caller: Caller,
+    job: Parameters<JobQueue['run']>[0],
+    plan: Plan,
+    context: CompileContext,
+    assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
+  ): Promise<TexResult> {
+    const cache = this.deps.results;
+    if (!cache) return this.deps.jobs.run(job);
+    const own = caller.kind === 'account' ? `account:${caller.account.id}` : `anonymous:${caller.ip}`;
+    const shared = context.via === 'public_render' && assets.stored.length === 0 && assets.ephemeral.length === 0;
+    const key = resultKey({
+      scope: shared ? 'public' : own,
+      compiler: job.compiler,
+      source: job.source,
+      files: job.files ?? [],
+      timeoutMs: plan.timeoutSeconds * 1000,
+      maxFileBytes: job.maxFileBytes,
+      keepPages: job.keepPages,
+      day: this.deps.clock.now().toISOString().slice(0, 10),
+    });
+    const started = performance.now();
+    const hit = cache.get(key);
+    if (hit) {
+      return { ...hit, passes: 0, durationMs: Math.round(performance.now() - started) };
+    }
+    const result = await this.deps.jobs.run(job);
+    cache.set(key, result);
+    return result;
   }
 
   private previewExtras(body: CompileSuccess, tier: Tier, bytes: number, totalPages: number): CompileSuccess {

@@ -24,6 +24,8 @@ const MEMORY_BYTES = 4 * 1024 ** 3;
 /** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
 const PROCESSES = 32;
 const WATCH_MS = 250;
+/** CPU seconds a warm engine gets on top of the job's, for loading its format ahead of time. */
+const WARM_CPU_SECONDS = 2;
 /** Helper files (aux, bcf, idx, fls, blg) read back for the rerun logic. */
 const HELPER_CAP = 64 * 1024 * 1024;
 /** Files hashed between passes; larger ones count as unchanged. */
@@ -86,6 +88,8 @@ export interface RunnerOptions {
    * host-side reads with the links and renames a document could make without it.
    */
   hardenLua?: boolean;
+  /** Start each warm sandbox's likely engine ahead of time (default true; needs `warm`). */
+  warmEngines?: boolean;
 }
 
 /** Engine flags: no shell escape, no interaction, stop at the first error, record files. */
@@ -95,6 +99,30 @@ export function engineArgs(compiler: Compiler, hardenLua = true): string[] {
   // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
   if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
   return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
+}
+
+/**
+ * The same engine, flags and first action as engineArgs, started ahead of time (see session.ts):
+ * in errorstop mode it loads its format, then waits on the terminal for one line, after which
+ * it switches to nonstopmode and reads main.tex exactly as a cold run does. The line is read
+ * into a macro that is then undefined again, so the document sees no trace of it.
+ */
+export function warmEngineArgs(compiler: Compiler): string[] {
+  const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
+  const common = ['-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  if (compiler !== 'lualatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
+  return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
+}
+
+/**
+ * A document that reads back what its first pass writes (contents, lists, cross-references)
+ * and runs no helper in between (any other command ends a waiting engine): its second pass
+ * can start warm.
+ */
+export function rerunLikely(sources: string[]): boolean {
+  const reads = /\\(?:tableofcontents|listoffigures|listoftables|ref|pageref|eqref|autoref|[cC]ref|nameref)\b/;
+  const helpers = /\\(?:cite|nocite|bibliography|printbibliography|addbibresource|makeindex|printindex|makeglossaries)/;
+  return sources.some((text) => reads.test(text)) && !sources.some((text) => helpers.test(text));
 }
 
 /** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
@@ -153,6 +181,8 @@ export class TexRunner {
   private folder: string | undefined;
   /** A warm sandbox per uid, started when the previous job on that uid ended. */
   private readonly spare = new Map<string, Promise<Session>>();
+  /** The engine of each uid's last job: its next sandbox starts that engine ahead of time. */
+  private readonly likely = new Map<string, Compiler>();
   private closed = false;
   private readonly closing = new Set<Promise<void>>();
 
@@ -161,6 +191,7 @@ export class TexRunner {
   /** Runs a job as `uid` (an unprivileged id when the service runs as root). */
   async run(job: TexJob, uid?: number): Promise<TexResult> {
     const started = performance.now();
+    this.likely.set(String(uid), job.compiler);
     const session = await this.session(uid, job.compiler === 'lualatex');
     const state = { passes: 0 };
     let stopped = true;
@@ -226,21 +257,35 @@ export class TexRunner {
     return this.luaCache;
   }
 
-  private open(uid: number | undefined, after?: Promise<void>): Promise<Session> {
-    return Promise.all([this.start(), after]).then(() =>
-      Session.open(this.folder!, uid, {
+  private open(uid: number | undefined, after?: Promise<void>, engine?: Compiler): Promise<Session> {
+    return Promise.all([this.start(), after]).then(async () => {
+      const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         env: this.options.isolate
           ? TEX_ENV
           : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
-      }),
-    );
+      });
+      if (engine) await session.startEngine(engine, this.command(session, warmEngineArgs(engine)));
+      return session;
+    });
+  }
+
+  /**
+   * The engine a uid's next sandbox starts ahead of time: its last job's (pdflatex first).
+   * lualatex only when its hardening runs and its font cache is ready: a warm engine must
+   * start exactly as the cold one would.
+   */
+  private warmEngine(uid: number | undefined): Compiler | undefined {
+    if (this.options.warmEngines === false) return undefined;
+    const engine = this.likely.get(String(uid)) ?? 'pdflatex';
+    if (engine === 'lualatex' && (this.options.hardenLua === false || this.luaCache === null)) return 'pdflatex';
+    return engine;
   }
 
   private warm(uid: number | undefined, after: Promise<void>): void {
     if (this.closed || this.options.warm === false) return;
-    const spare = this.open(uid, after);
+    const spare = this.open(uid, after, this.warmEngine(uid));
     spare.catch(() => {});
     this.spare.set(String(uid), spare);
   }
@@ -288,7 +333,11 @@ export class TexRunner {
     while (state.passes < MAX_PASSES) {
       const before = await this.snapshot(workspace);
       state.passes++;
-      const pass = await exec(engineArgs(job.compiler, this.options.hardenLua !== false));
+      // The pass is a warm engine's when the sandbox started the job's engine; on the first
+      // pass of a document that will likely need a second, that one starts meanwhile.
+      const warm = session.engine === job.compiler;
+      const again = warm && state.passes === 1 && rerunLikely(sources);
+      const pass = await this.exec(session, workspace, job, deadline, engineArgs(job.compiler, this.options.hardenLua !== false), undefined, warm, again);
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -320,14 +369,9 @@ export class TexRunner {
     const pdf = await workspace.read(`${MAIN}.pdf`, job.maxFileBytes);
     if (pdf === 'over') return { outcome: 'file_too_large', log, file: `${MAIN}.pdf` };
     if (!pdf) return { outcome: 'failed', log };
-    // qpdf exits 3 when it read the PDF with warnings: the count is good.
-    const counted = await exec(['qpdf', '--show-npages', `${MAIN}.pdf`]);
-    // Its warnings share the output: the count is the line that is only a number.
-    const pages = Number(counted.output.split('\n').find((line) => /^\d+$/.test(line.trim())));
-    if ((counted.code !== 0 && counted.code !== 3) || !Number.isInteger(pages) || pages < 1) {
-      return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${counted.output.slice(0, 500)}` };
-    }
-    const active = await this.activeContent(exec, workspace);
+    const inspected = await this.inspect(exec, workspace);
+    if ('unmeasurable' in inspected) return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${inspected.unmeasurable}` };
+    const { pages, active } = inspected;
     if (active.length > 0) return { outcome: 'active_content', log, problem: active.join(', ') };
     // pdflatex prints an empty font slot as the raw byte: the glyph check reads the log's bytes.
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
@@ -344,16 +388,25 @@ export class TexRunner {
   }
 
   /**
-   * Active content in main.pdf (see pdfcheck.ts). qpdf's JSON and the grep over it stay in the
-   * sandbox, under its limits; the host reads back only the matches. A PDF whose JSON passes
-   * INSPECT_CAP, or that qpdf cannot turn into JSON, is not delivered either.
+   * main.pdf's page count, then its active content (see pdfcheck.ts), in one command: qpdf's
+   * JSON and the grep over it stay in the sandbox, under its limits; the host reads back the
+   * count and the matches. A PDF whose JSON passes INSPECT_CAP, or that qpdf cannot turn into
+   * JSON, is not delivered either.
    */
-  private async activeContent(exec: (argv: string[], fileBytes?: number) => Promise<Exec>, workspace: Workspace): Promise<string[]> {
-    // Exit 4: the JSON passed the file size cap; 5: the scan itself failed (fail closed).
+  private async inspect(
+    exec: (argv: string[], fileBytes?: number) => Promise<Exec>,
+    workspace: Workspace,
+  ): Promise<{ pages: number; active: string[] } | { unmeasurable: string }> {
+    // qpdf exits 3 when it read the PDF with warnings: the count is good. Exit 6: no count;
+    // 4: the JSON passed the file size cap; 5: the scan itself failed (fail closed).
     const script =
+      'n=$(qpdf --show-npages "$1" 2>&1); rc=$?; printf "%s\\n" "$n"; [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && exit 6; ' +
       'rm -rf "$0" "$0.json" || exit 5; qpdf --json=2 --json-key=qpdf "$1" >"$0.json"; rc=$?; ' +
       '[ "$rc" -eq 153 ] && rc=4; grep -E -i -o "$2" "$0.json" >"$0"; [ "$?" -gt 1 ] && rc=5; rm -f "$0.json"; exit "$rc"';
     const scanned = await exec(['sh', '-c', script, INSPECT_SCAN, `${MAIN}.pdf`, SCAN_PATTERN], INSPECT_CAP);
+    // The count's warnings share the output: the count is the line that is only a number.
+    const pages = Number(scanned.output.split('\n').find((line) => /^\d+$/.test(line.trim())));
+    if (scanned.code === 6 || !Number.isInteger(pages) || pages < 1) return { unmeasurable: scanned.output.slice(0, 500) };
     if (scanned.code !== 0 && scanned.code !== 3) {
       throw new WorkspaceViolation(
         scanned.code === 4 ? 'the PDF has too many objects to be inspected for active content' : 'the PDF could not be inspected for active content',
@@ -362,7 +415,7 @@ export class TexRunner {
     const scan = await workspace.read(INSPECT_SCAN, INSPECT_CAP);
     if (scan === 'over') throw new WorkspaceViolation('the PDF has too many links and actions to be inspected for active content');
     if (scan === null) throw new WorkspaceViolation('the PDF could not be inspected for active content');
-    return activeContent(scan?.toString('utf8') ?? '');
+    return { pages, active: activeContent(scan?.toString('utf8') ?? '') };
   }
 
   /** Hashes of the files a pass may read back (aux, toc, bbl, …) before it runs. */
@@ -411,10 +464,34 @@ export class TexRunner {
   }
 
   /**
+   * `argv` under `limits`. Without them (a warm engine), CPU time and file size stay as the
+   * sandbox's (unlimited) until the job's first pass lowers them: raising a limit needs a
+   * privilege the sandbox does not have, and lowering it twice would race with this prlimit.
+   */
+  private command(session: Session, argv: string[], limits?: ProcessLimits): string[] {
+    const limited = limits
+      ? [...prlimit(limits), ...argv]
+      : ['prlimit', `--as=${MEMORY_BYTES}`, `--nproc=${PROCESSES}`, '--core=0', '--', ...argv];
+    if (argv[0] !== 'lualatex' || session.luaCache === undefined) return limited;
+    // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
+    const target = this.options.isolate ? TEX_ENV.TEXMFVAR! : HOST_TEXMFVAR;
+    return ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', session.luaCache, target, ...limited];
+  }
+
+  /**
    * One command in the job's sandbox, under the job's limits, its deadline and a disk watch.
    * `fileBytes` raises the file size cap for our own outputs (qpdf's JSON).
    */
-  private async exec(session: Session, workspace: Workspace, job: TexJob, deadline: number, argv: string[], fileBytes?: number): Promise<Exec> {
+  private async exec(
+    session: Session,
+    workspace: Workspace,
+    job: TexJob,
+    deadline: number,
+    argv: string[],
+    fileBytes?: number,
+    warm = false,
+    again = false,
+  ): Promise<Exec> {
     const remaining = deadline - performance.now();
     if (remaining <= 0 || job.signal?.aborted) throw new Killed('timeout');
     const limits: ProcessLimits = {
@@ -423,12 +500,7 @@ export class TexRunner {
       memoryBytes: MEMORY_BYTES,
       processes: PROCESSES,
     };
-    let command = [...prlimit(limits), ...argv];
-    if (argv[0] === 'lualatex' && session.luaCache !== undefined) {
-      // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
-      const target = this.options.isolate ? TEX_ENV.TEXMFVAR! : HOST_TEXMFVAR;
-      command = ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', session.luaCache, target, ...command];
-    }
+    const command = this.command(session, argv, limits);
 
     let killed: Killed | null = null;
     const kill = (reason: Killed) => {
@@ -453,7 +525,8 @@ export class TexRunner {
         .finally(() => (measuring = false));
     }, WATCH_MS);
     try {
-      const result = await session.run(command);
+      // A warm engine already spent CPU time loading its format: it gets WARM_CPU_SECONDS more.
+      const result = warm ? await session.go({ ...limits, cpuSeconds: limits.cpuSeconds + WARM_CPU_SECONDS }, command, again) : await session.run(command);
       // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
       const after = await measure(workspace);
       if (result.code === 128 + 25) throw new Killed('file_too_large', after.largest);

@@ -3,7 +3,15 @@
 // soon as a job ends. Inside, a tiny driver runs the commands we send, one per line, each
 // under prlimit, and answers with "<exit code> <n>\n" followed by the first n bytes of the
 // command's output. Commands are ours (engine, helpers, qpdf); the document only ever
-// reaches TeX through main.tex, so nothing it prints can be mistaken for an answer.
+// reaches TeX through main.tex, and every command's output goes to a file first, the
+// answer carrying its length: nothing a document prints can be mistaken for an answer.
+//
+// A warm engine (see warmEngineArgs in runner.ts) is a TeX process the driver starts in the
+// background while the sandbox waits: it loads its format, then blocks reading its first
+// terminal line from a pipe only the driver holds. The job's first pass ("quire-go") lowers
+// its limits to the job's with prlimit --pid, writes that line, and waits for it like any
+// command. Any other command kills an unused warm engine first, so a warm engine serves at
+// most one pass of the one job this sandbox exists for.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chown, mkdir, readFile, readdir } from 'node:fs/promises';
@@ -15,15 +23,55 @@ import { removeWorkspace } from './workspace.js';
 const OUTPUT_CAP = 64 * 1024;
 
 const DRIVER = `
+warm=
+stop_warm() {
+  if [ -n "$warm" ]; then kill -9 "$warm" 2>/dev/null; wait "$warm" 2>/dev/null; warm=; exec 3>&-; fi
+}
+start_warm() {
+  eval "set -- $warmline"; shift
+  rm -f "$QUIRE_OUT.go"; mkfifo -m 600 "$QUIRE_OUT.go" && exec 3<>"$QUIRE_OUT.go"; rm -f "$QUIRE_OUT.go"
+  "$@" <&3 3<&- >"$QUIRE_OUT.warm" 2>&1 &
+  warm=$!
+}
+answer() {
+  n=$(head -c ${OUTPUT_CAP} "$2" | wc -c)
+  printf '%s %s\\n' "$1" "$n"
+  head -c ${OUTPUT_CAP} "$2"
+}
 while IFS= read -r line; do
   eval "set -- $line"
-  "$@" </dev/null >"$QUIRE_OUT" 2>&1
-  rc=$?
-  n=$(head -c ${OUTPUT_CAP} "$QUIRE_OUT" | wc -c)
-  printf '%s %s\\n' "$rc" "$n"
-  head -c ${OUTPUT_CAP} "$QUIRE_OUT"
+  case "$1" in
+  quire-warm)
+    stop_warm; warmline=$line; start_warm
+    printf '0 0\\n';;
+  quire-go)
+    limits="--cpu=$2 --fsize=$3 --as=$4 --nproc=$5"; again=$6; shift 6
+    if [ -n "$warm" ] && grep -q '^State:[[:space:]]*[RSD]' "/proc/$warm/status" 2>/dev/null && prlimit --pid "$warm" $limits --core=0 2>/dev/null; then
+      printf '\\n' >&3; exec 3>&-
+      current=$warm; warm=
+      mv "$QUIRE_OUT.warm" "$QUIRE_OUT.pass"
+      # A rerun is likely: the next pass's engine loads its format while this pass runs.
+      [ "$again" = 1 ] && start_warm
+      wait "$current"; answer $? "$QUIRE_OUT.pass"
+    else
+      stop_warm
+      "$@" </dev/null >"$QUIRE_OUT" 2>&1; answer $? "$QUIRE_OUT"
+    fi;;
+  *)
+    stop_warm
+    "$@" </dev/null >"$QUIRE_OUT" 2>&1; answer $? "$QUIRE_OUT";;
+  esac
 done
+stop_warm
 `;
+
+/** The limits a warm engine runs under from the job's first pass on (lowered from unlimited). */
+export interface GoLimits {
+  cpuSeconds: number;
+  fileBytes: number;
+  memoryBytes: number;
+  processes: number;
+}
 
 export interface Exec {
   code: number;
@@ -39,6 +87,8 @@ export class Session {
   private pending: { resolve: (exec: Exec) => void; reject: (err: Error) => void } | null = null;
   private exited: Error | null = null;
   private killed = false;
+  /** The engine started ahead of time and not yet used (none once any command ran). */
+  private warmEngine: string | undefined;
 
   private constructor(
     readonly dir: string,
@@ -88,8 +138,39 @@ export class Session {
     return !this.exited && !this.killed;
   }
 
+  /** The engine waiting in this sandbox for the job's first pass, if any. */
+  get engine(): string | undefined {
+    return this.warmEngine;
+  }
+
+  /**
+   * Starts `argv` (a TeX engine whose first line waits on the terminal) in the background,
+   * without limits until the job's are known; `engine` names it for `engine`.
+   */
+  async startEngine(engine: string, argv: string[]): Promise<void> {
+    await this.run(['quire-warm', ...argv]);
+    this.warmEngine = engine;
+  }
+
+  /**
+   * A pass of the job: the warm engine under `limits` when it still waits, otherwise `cold`
+   * (the same pass started the ordinary way, its own limits included). `again`: another
+   * pass is likely, so the same engine starts anew, ahead of time, while this one runs.
+   */
+  go(limits: GoLimits, cold: string[], again = false): Promise<Exec> {
+    const { cpuSeconds, fileBytes, memoryBytes, processes } = limits;
+    const engine = this.warmEngine;
+    const pass = this.run(['quire-go', String(cpuSeconds), String(fileBytes), String(memoryBytes), String(processes), again ? '1' : '0', ...cold]);
+    // With `again`, the driver started the same engine anew for the next pass (when this one was warm).
+    if (again) this.warmEngine = engine;
+    return pass;
+  }
+
   /** Runs one command; rejects when the sandbox dies (killed on timeout, or broken). */
   run(argv: string[]): Promise<Exec> {
+    // Whatever the command, the driver uses or ends the warm engine before it runs.
+    this.warmEngine = undefined;
+
     if (this.exited) return Promise.reject(this.exited);
     if (this.pending) return Promise.reject(new Error('session busy'));
     return new Promise((resolve, reject) => {

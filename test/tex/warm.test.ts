@@ -1,0 +1,174 @@
+// Warm engines (session.ts, runner.ts): a TeX process started ahead of time gives the same
+// pages and text as a cold run with every engine, runs under the job's limits and timeout,
+// and serves one job at most.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { rerunLikely, TexRunner, type TexJob } from '../../src/tex/runner.js';
+import { Session } from '../../src/tex/session.js';
+
+// Below the slot uid range and the runner test's uid.
+const UID = process.getuid?.() === 0 ? CONVERTER_UID - 2 : undefined;
+const MB = 1024 * 1024;
+/** A warm engine's transcript shows the line it waited for. */
+const WARM_MARK = '\\read16 to\\x \\let\\x\\undefined\\nonstopmode';
+
+function text(pdf: Buffer | undefined): string {
+  assert.ok(pdf, 'a PDF');
+  return execFileSync('pdftotext', ['-layout', '-', '-'], { input: pdf }).toString('utf8');
+}
+
+function leftovers(): string {
+  if (UID === undefined) return '';
+  const ps = spawnSync('ps', ['-u', String(UID), '-o', 'stat=,comm='], { encoding: 'utf8' }).stdout;
+  return ps
+    .split('\n')
+    .filter((line) => line.trim() && !line.trim().startsWith('Z'))
+    .join('\n');
+}
+
+const doc = (body: string, preamble = '') => `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`;
+
+describe('warm engines', () => {
+  let workRoot: string;
+  let warm: TexRunner;
+  let cold: TexRunner;
+  const job = (source: string, extra: Partial<TexJob> = {}): TexJob => ({
+    source,
+    compiler: 'pdflatex',
+    timeoutMs: 20_000,
+    maxFileBytes: 8 * MB,
+    ...extra,
+  });
+  /** A job on a runner whose sandbox for `compiler` is already warm (one job of it ran before). */
+  const warmed = async (compiler: TexJob['compiler']) => {
+    await warm.run(job(doc('warm-up'), { compiler }), UID);
+  };
+
+  before(async () => {
+    workRoot = await mkdtemp(join(tmpdir(), 'quire-warm-'));
+    warm = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
+    cold = new TexRunner({ workRoot, isolate: true, warm: false, luaCache: () => prepareLuaCache(workRoot) });
+  });
+  after(async () => {
+    await Promise.all([warm.close(), cold.close()]);
+    await rm(workRoot, { recursive: true, force: true });
+  });
+
+  const documents = [
+    // \\x, the macro a warm engine reads its line into, is free for the document.
+    doc('Hello \\ifdefined\\x DEFINED\\else UNDEFINED\\fi{} from \\jobname.', '\\newcommand\\x{x}'),
+    doc('\\tableofcontents\\section{One}\\label{one}See \\ref{one} on page \\pageref{one}.\\newpage\\section{Two}Text.'),
+  ];
+
+  for (const compiler of ['pdflatex', 'xelatex', 'lualatex'] as const) {
+    test(`${compiler}: warm results equal cold ones`, async () => {
+      for (const source of documents) {
+        await warmed(compiler);
+        const hot = await warm.run(job(source, { compiler }), UID);
+        const ref = await cold.run(job(source, { compiler }), UID);
+        assert.equal(hot.outcome, 'ok', hot.log.slice(-500));
+        assert.equal(ref.outcome, 'ok', ref.log.slice(-500));
+        assert.equal(hot.pages, ref.pages);
+        assert.equal(hot.passes, ref.passes);
+        assert.equal(text(hot.pdf), text(ref.pdf));
+        assert.ok(!ref.log.includes(WARM_MARK));
+        // The last pass too: a second pass starts ahead of time while the first runs.
+        assert.ok(hot.log.includes(WARM_MARK), 'a warm engine ran the last pass');
+      }
+      assert.match(text((await warm.run(job(documents[0]!, { compiler }), UID)).pdf), /Hello DEFINED from main\./);
+    });
+  }
+
+  test('a warm engine whose engine the job does not use is ended, and the job runs cold', async () => {
+    await warmed('pdflatex');
+    const result = await warm.run(job(doc('X'), { compiler: 'xelatex' }), UID);
+    assert.equal(result.outcome, 'ok');
+    assert.ok(!result.log.includes(WARM_MARK));
+    assert.match(text(result.pdf), /X/);
+  });
+
+  test("a warm engine runs under the job's file size cap", async () => {
+    await warmed('pdflatex');
+    const result = await warm.run(
+      job(
+        doc(
+          '\\newwrite\\w\\immediate\\openout\\w=big.txt\\def\\a{xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx}' +
+            '\\count1=0 \\loop\\immediate\\write\\w{\\a\\a\\a\\a\\a\\a\\a\\a}\\advance\\count1 1 \\ifnum\\count1<1000000 \\repeat',
+        ),
+        { maxFileBytes: 2 * MB },
+      ),
+      UID,
+    );
+    assert.equal(result.outcome, 'file_too_large', `${result.outcome} ${result.file} ${result.log.slice(-300)}`);
+    assert.equal(result.file, 'big.txt');
+  });
+
+  test('a warm engine is killed at the timeout and never sees the next job', async () => {
+    await warmed('pdflatex');
+    // The first job waits for a file only the second job brings.
+    const waiting = doc('\\loop\\IfFileExists{second.tex}{\\def\\again{0}SAW-SECOND}{\\def\\again{1}}\\ifnum\\again=1 \\repeat');
+    const started = Date.now();
+    const first = await warm.run(job(waiting, { timeoutMs: 2000 }), UID);
+    assert.equal(first.outcome, 'timeout');
+    assert.ok(Date.now() - started < 6000, 'killed promptly');
+    const second = await warm.run(job(doc('\\input{second}'), { files: [{ name: 'second.tex', data: Buffer.from('SECOND-JOB') }] }), UID);
+    assert.equal(second.outcome, 'ok');
+    assert.match(text(second.pdf), /SECOND-JOB/);
+    assert.doesNotMatch(first.log, /SAW-SECOND/);
+    await warm.close();
+    assert.equal(leftovers(), '', 'no process of either job is left');
+    warm = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
+  });
+
+  test('a second pass is started ahead only for documents that read back their own output without helpers', () => {
+    assert.equal(rerunLikely([doc('\\tableofcontents x')]), true);
+    assert.equal(rerunLikely(['x', 'see \\ref{a}']), true);
+    assert.equal(rerunLikely([doc('plain')]), false);
+    assert.equal(rerunLikely([doc('\\tableofcontents \\cite{k}')]), false);
+    assert.equal(rerunLikely([doc('\\reference')]), false);
+  });
+
+  test('the driver gives a warm process one line, once, under the limits it was told', async () => {
+    const root = await mkdtemp(join(workRoot, 'session-'));
+    await chmod(workRoot, 0o711);
+    await chmod(root, 0o711);
+    const session = await Session.open(root, UID, { isolate: true, env: {} });
+    try {
+      // A stand-in engine: prints its file size limit once it got its line.
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo "warm:$line:$(ulimit -f)"']);
+      assert.equal(session.engine, 'probe');
+      const limits = { cpuSeconds: 5, fileBytes: 512 * 1024, memoryBytes: 1024 * MB, processes: 8 };
+      const first = await session.go(limits, ['echo', 'cold']);
+      assert.deepEqual(first, { code: 0, output: 'warm::1024\n' });
+      assert.equal(session.engine, undefined);
+      // Used once: a second pass runs cold.
+      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
+      // `again`: the same command starts anew, ahead of the next pass, while this one runs.
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo "pass:$$"']);
+      const one = await session.go(limits, ['echo', 'cold'], true);
+      assert.equal(session.engine, 'probe');
+      const two = await session.go(limits, ['echo', 'cold']);
+      assert.match(one.output, /^pass:\d+\n$/);
+      assert.match(two.output, /^pass:\d+\n$/);
+      assert.notEqual(one.output, two.output, 'two processes, one line each');
+      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
+      // A warm process that died before its job: the pass runs cold too.
+      await session.startEngine('dead', ['sh', '-c', 'exit 7']);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
+      // Any other command ends an unused warm process first.
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo late > late.txt']);
+      assert.deepEqual(await session.run(['sh', '-c', 'sleep 0.2; ls']), { code: 0, output: '' });
+      assert.deepEqual(await session.run(['sh', '-c', 'ls']), { code: 0, output: '' });
+    } finally {
+      await session.close();
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
