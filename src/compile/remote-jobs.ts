@@ -8,7 +8,7 @@
 // the job's inputs, and only then charges quota. Nothing of the source outlives the job.
 import { createHash } from 'node:crypto';
 import type { Compiler } from '../quota/plans.js';
-import type { TexOutcome } from '../tex/runner.js';
+import type { TexResult } from '../tex/runner.js';
 
 export const QUEUE_NAME = 'compile';
 
@@ -58,16 +58,8 @@ export interface RemoteJobData {
 
 /** What the worker leaves at `resultKey(prefix)`; the PDF, when there is one, is at `pdfKey(prefix)`. */
 export type StoredResult =
-  | {
-      kind: 'ran';
-      outcome: TexOutcome;
-      pages?: number;
-      totalPages?: number;
-      log: string;
-      passes: number;
-      durationMs: number;
-      file?: string;
-    }
+  /** The runner's result as it is, less the PDF (stored beside it). */
+  | ({ kind: 'ran' } & Omit<TexResult, 'pdf'>)
   /** A file's bytes were not in the blob store (a stored asset deleted meanwhile). */
   | { kind: 'input_missing'; names: string[] }
   /** The runner refused the input (a ServiceError), which the API node raises as is. */

@@ -99,11 +99,16 @@ export class LocalBlobStore implements BlobStore {
     await rm(this.path(key), { force: true });
   }
 
-  async ping(): Promise<void> {
-    const key = `health/${randomUUID()}`;
-    await this.put(key, Buffer.from('ok'));
-    const back = await this.get(key);
-    await this.delete(key);
-    if (back?.toString() !== 'ok') throw new Error('blob store read-back mismatch');
+  ping(): Promise<void> {
+    return pingByReadBack(this);
   }
+}
+
+/** /health's check of any blob store: write, read back and delete a small object. */
+export async function pingByReadBack(store: Pick<BlobStore, 'put' | 'get' | 'delete'>): Promise<void> {
+  const key = `health/${randomUUID()}`;
+  await store.put(key, Buffer.from('ok'));
+  const back = await store.get(key);
+  await store.delete(key);
+  if (back?.toString() !== 'ok') throw new Error('blob store read-back mismatch');
 }

@@ -2,7 +2,6 @@
 // Checksums are only computed when an operation requires them: with the SDK defaults,
 // streamed uploads fail on S3-compatible stores (Ceph RGW, MinIO) that reject aws-chunked
 // trailers. The bucket is created on first use when it does not exist.
-import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   CreateBucketCommand,
@@ -13,7 +12,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { checkBlobKey, type BlobStore } from './blobs.js';
+import { checkBlobKey, pingByReadBack, type BlobStore } from './blobs.js';
 import { storageFault } from './faults.js';
 
 export interface S3Settings {
@@ -140,12 +139,8 @@ export class S3BlobStore implements BlobStore {
     });
   }
 
-  async ping(): Promise<void> {
-    const key = `health/${randomUUID()}`;
-    await this.put(key, Buffer.from('ok'));
-    const back = await this.get(key);
-    await this.delete(key);
-    if (back?.toString() !== 'ok') throw new Error('blob store read-back mismatch');
+  ping(): Promise<void> {
+    return pingByReadBack(this);
   }
 
   close(): void {
