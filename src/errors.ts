@@ -96,6 +96,21 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
+/**
+ * 422 validation_failed, the one place its body is built: `fields` names every broken rule, and
+ * the message sums them up (`Request is invalid: latex must be a string; …`) unless a clearer
+ * sentence is given.
+ */
+export function validationFailed(fields: FieldError[], options: { lead?: string; message?: string } = {}): ServiceError {
+  const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
+  return new ServiceError('validation_failed', options.message ?? `${options.lead ?? 'Request is invalid'}: ${summary}`, { fields });
+}
+
+/** validation_failed for one broken rule. */
+export function invalidField(field: string, rule: string, message: string, options: { lead?: string; message?: string } = {}): ServiceError {
+  return validationFailed([{ field, rule, message }], options);
+}
+
 /** One broken field rule in the `fields` list of a `validation_failed` body. */
 export interface FieldError {
   field: string;

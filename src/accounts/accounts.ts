@@ -2,7 +2,7 @@
 // account, so templates and assets survive it.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, invalidField } from '../errors.js';
 import { isPlanName, type PlanName } from '../quota/plans.js';
 import type { AccountRow, Database } from '../storage/schema.js';
 import { displayPrefix, generateKey, hashKey, isWellFormedKey } from './keys.js';
@@ -40,14 +40,10 @@ export class AccountService {
   async create(input: { email: string; plan: string }): Promise<{ account: Account; apiKey: string }> {
     const email = input.email.trim().toLowerCase();
     if (!EMAIL.test(email) || email.length > 254) {
-      throw new ServiceError('validation_failed', `"${input.email}" is not an email address`, {
-        fields: [{ field: 'email', rule: 'format', message: 'must be an email address' }],
-      });
+      throw invalidField('email', 'format', 'must be an email address', { message: `"${input.email}" is not an email address` });
     }
     if (!isPlanName(input.plan)) {
-      throw new ServiceError('validation_failed', `unknown plan "${input.plan}"; use free, starter, pro or business`, {
-        fields: [{ field: 'plan', rule: 'enum', message: 'must be free, starter, pro or business' }],
-      });
+      throw invalidField('plan', 'enum', 'must be free, starter, pro or business', { message: `unknown plan "${input.plan}"; use free, starter, pro or business` });
     }
     const plan = input.plan;
     const now = this.clock.now().toISOString();
@@ -87,9 +83,7 @@ export class AccountService {
 
   async setPlan(email: string, plan: string): Promise<Account> {
     if (!isPlanName(plan)) {
-      throw new ServiceError('validation_failed', `unknown plan "${plan}"; use free, starter, pro or business`, {
-        fields: [{ field: 'plan', rule: 'enum', message: 'must be free, starter, pro or business' }],
-      });
+      throw invalidField('plan', 'enum', 'must be free, starter, pro or business', { message: `unknown plan "${plan}"; use free, starter, pro or business` });
     }
     const account = await this.byEmail(email);
     await this.db.updateTable('accounts').set({ plan }).where('id', '=', account.id).execute();

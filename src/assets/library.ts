@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, invalidField } from '../errors.js';
 import { links } from '../links.js';
 import { limitsOf } from '../quota/plans.js';
 import type { BlobStore } from '../storage/blobs.js';
@@ -59,12 +59,6 @@ function toAsset(row: AssetRow): Asset {
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
-}
-
-function fieldError(field: string, rule: string, message: string): ServiceError {
-  return new ServiceError('validation_failed', `Request is invalid: ${field} ${message}`, {
-    fields: [{ field, rule, message }],
-  });
 }
 
 /** Accepted spellings of each format's MIME type (the first is stored). */
@@ -122,10 +116,10 @@ export class AssetService {
 
   async save(caller: Caller, input: SaveAssetInput): Promise<{ asset: Asset; created: boolean }> {
     const { account } = this.libraryOwner(caller);
-    if (typeof input.name !== 'string') throw fieldError('name', input.name === undefined ? 'required' : 'type', 'must be a string');
-    if (input.content_base64 === undefined) throw fieldError('content_base64', 'required', 'must be a base64 string');
+    if (typeof input.name !== 'string') throw invalidField('name', input.name === undefined ? 'required' : 'type', 'must be a string');
+    if (input.content_base64 === undefined) throw invalidField('content_base64', 'required', 'must be a base64 string');
     if (input.content_type !== undefined && input.content_type !== null && typeof input.content_type !== 'string') {
-      throw fieldError('content_type', 'type', 'must be a string');
+      throw invalidField('content_type', 'type', 'must be a string');
     }
     const name = input.name;
     const { format, data } = validateAsset(name, input.content_base64);

@@ -4,7 +4,7 @@
 // the job workspace gets; each SVG also brings its converted PDF and the graphics.cfg hook.
 import { tierOf, type Caller } from '../accounts/caller.js';
 import type { Config } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, invalidField } from '../errors.js';
 import { links, openSignupUrl } from '../links.js';
 import type { AssetResolver, NextStep, ResolvedAssets } from '../compile/types.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
@@ -51,9 +51,7 @@ export class LibraryAssetResolver implements AssetResolver {
     const limits = limitsOf(tier);
 
     if (wantsInline && !isPlainObject(input.assets)) {
-      throw new ServiceError('validation_failed', 'Request is invalid: assets must be an object mapping file name to base64 content', {
-        fields: [{ field: 'assets', rule: 'type', message: 'must be an object mapping file name to base64 content' }],
-      });
+      throw invalidField('assets', 'type', 'must be an object mapping file name to base64 content');
     }
     const requested = wantsStored ? this.storedShape(input.use_stored_assets) : [];
     if (limits.maxAssetsPerDocument === 0) {

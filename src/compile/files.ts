@@ -3,7 +3,7 @@
 // rules, with one folder level allowed; only text formats TeX reads are accepted. The bytes
 // count toward the plan's source limit together with main.tex (checked by the caller).
 import { checkFileNameRules, quoteName } from '../assets/validate.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, invalidField } from '../errors.js';
 import { ASSET_NAME_MAX } from '../quota/plans.js';
 import { MAIN } from '../tex/runner.js';
 
@@ -16,10 +16,6 @@ const FOLDER = /^[A-Za-z0-9_-]+$/;
 export interface ProjectFiles {
   files: Array<{ name: string; data: Buffer }>;
   bytes: number;
-}
-
-function invalid(field: string, rule: string, message: string): ServiceError {
-  return new ServiceError('validation_failed', `Request is invalid: ${field} ${message}`, { fields: [{ field, rule, message }] });
 }
 
 function badName(name: string, why: string, details: Record<string, unknown> = {}): ServiceError {
@@ -56,10 +52,10 @@ function checkProjectName(name: string): void {
 /** Validates `files` (absent is none) and returns them as workspace files with their total size in bytes. */
 export function checkProjectFiles(input: unknown): ProjectFiles {
   if (input === undefined || input === null) return { files: [], bytes: 0 };
-  if (typeof input !== 'object' || Array.isArray(input)) throw invalid('files', 'type', 'must be an object mapping file names to text');
+  if (typeof input !== 'object' || Array.isArray(input)) throw invalidField('files', 'type', 'must be an object mapping file names to text');
   const entries = Object.entries(input as Record<string, unknown>);
   if (entries.length > PROJECT_FILES_MAX) {
-    throw invalid('files', 'maxProperties', `must have at most ${PROJECT_FILES_MAX} files (got ${entries.length})`);
+    throw invalidField('files', 'maxProperties', `must have at most ${PROJECT_FILES_MAX} files (got ${entries.length})`);
   }
   const files: ProjectFiles['files'] = [];
   const seen = new Set<string>();
@@ -69,7 +65,7 @@ export function checkProjectFiles(input: unknown): ProjectFiles {
     // Names differing only in case would collide on a case-insensitive checkout of the project.
     if (seen.has(name.toLowerCase())) throw badName(name, 'another file has the same name (names are compared without case).');
     seen.add(name.toLowerCase());
-    if (typeof text !== 'string') throw invalid(`files.${name}`, 'type', 'must be a string (the file\'s UTF-8 text)');
+    if (typeof text !== 'string') throw invalidField(`files.${name}`, 'type', 'must be a string (the file\'s UTF-8 text)');
     const data = Buffer.from(text, 'utf8');
     bytes += data.length;
     files.push({ name, data });

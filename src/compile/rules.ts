@@ -1,5 +1,5 @@
 // Request rules checked before anything costs a slot (SPEC §2.1, §7.1).
-import { ServiceError } from '../errors.js';
+import { ServiceError, invalidField } from '../errors.js';
 import { checkProjectFiles, type ProjectFiles } from './files.js';
 import { SIZE_PREVIEW_MAX_BYTES, isCompiler, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 
@@ -18,12 +18,6 @@ export interface CompileRequest {
   sizePreview: boolean;
 }
 
-function invalid(field: string, rule: string, message: string): ServiceError {
-  return new ServiceError('validation_failed', `Request is invalid: ${field} ${message}`, {
-    fields: [{ field, rule, message }],
-  });
-}
-
 /**
  * Shape, size, LaTeX-ness and compiler of a compile request for `tier`. With `previews`,
  * a source over the plan limit (but within the hard cap) passes as a size preview.
@@ -35,9 +29,9 @@ export function checkRequest(
   previews = false,
 ): CompileRequest {
   const { latex, compiler = 'pdflatex' } = input;
-  if (latex === undefined || latex === null) throw invalid('latex', 'required', 'is required');
-  if (typeof latex !== 'string') throw invalid('latex', 'type', 'must be a string');
-  if (!isCompiler(compiler)) throw invalid('compiler', 'enum', 'must be one of pdflatex, xelatex, lualatex');
+  if (latex === undefined || latex === null) throw invalidField('latex', 'required', 'is required');
+  if (typeof latex !== 'string') throw invalidField('latex', 'type', 'must be a string');
+  if (!isCompiler(compiler)) throw invalidField('compiler', 'enum', 'must be one of pdflatex, xelatex, lualatex');
 
   const project = checkProjectFiles(input.files);
   const bytes = Buffer.byteLength(latex, 'utf8') + project.bytes;

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { tierOf, type Caller } from '../accounts/caller.js';
 import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, invalidField } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { links, openSignupUrl } from '../links.js';
 import { CompileQuota, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
@@ -101,9 +101,7 @@ export class CompileService {
     const tier = tierOf(caller);
     const upgradeUrl = links(config).upgradeUrl;
     if (typeof input !== 'object' || input === null) {
-      throw new ServiceError('validation_failed', 'Request is invalid: body must be a JSON object', {
-        fields: [{ field: 'body', rule: 'type', message: 'must be object' }],
-      });
+      throw invalidField('body', 'type', 'must be object', { message: 'Request is invalid: body must be a JSON object' });
     }
 
     const previews = caller.kind === 'account' && config.previews;

@@ -2,7 +2,7 @@
 // `callback_url`) turns the synchronous call into a job answered 202 {job_id, status, status_url}.
 import type { FastifyReply } from 'fastify';
 import type { Caller } from '../accounts/caller.js';
-import { ServiceError } from '../errors.js';
+import { invalidField } from '../errors.js';
 import { AcceptedBody } from '../jobs/schemas.js';
 import type { AsyncWork } from '../jobs/service.js';
 import type { JobKind } from '../jobs/store.js';
@@ -20,12 +20,10 @@ export function asyncOf(body: unknown): AsyncRequest & { rest: Record<string, un
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return { async: false, callbackUrl: undefined, rest: body as Record<string, unknown> };
   const { async, callback_url, ...rest } = body as Record<string, unknown>;
   if (async !== undefined && typeof async !== 'boolean') {
-    throw new ServiceError('validation_failed', 'Request is invalid: async must be boolean', { fields: [{ field: 'async', rule: 'type', message: 'must be boolean' }] });
+    throw invalidField('async', 'type', 'must be boolean');
   }
   if (callback_url !== undefined && async !== true) {
-    throw new ServiceError('validation_failed', 'Request is invalid: callback_url needs async: true', {
-      fields: [{ field: 'callback_url', rule: 'dependencies', message: 'needs async: true' }],
-    });
+    throw invalidField('callback_url', 'dependencies', 'needs async: true');
   }
   return { async: async === true, callbackUrl: callback_url, rest };
 }

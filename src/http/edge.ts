@@ -4,7 +4,7 @@
 // any string or key (PostgreSQL refuses 0x00 in text, so a NUL would otherwise be a 500 on one
 // database and stored on the other). Shared by the HTTP hooks and the MCP tool door.
 import { checkName } from '../assets/validate.js';
-import { ServiceError } from '../errors.js';
+import { ServiceError, invalidField } from '../errors.js';
 
 /** Levels of arrays and objects a request body (or an MCP tool's arguments) may nest. */
 export const MAX_JSON_DEPTH = 64;
@@ -91,9 +91,7 @@ export function nulError(problem: { path: JsonPath; inKey: boolean; text: string
   }
   const field = problem.path.join('.') || 'body';
   const message = 'must not contain a NUL byte (\\u0000)';
-  return new ServiceError('validation_failed', `Request is invalid: ${JSON.stringify(field)} ${message}`, {
-    fields: [{ field, rule: 'no_nul', message }],
-  });
+  return invalidField(field, 'no_nul', message, { message: `Request is invalid: ${JSON.stringify(field)} ${message}` });
 }
 
 /** Throws the catalogue error for the first problem of `value`, if any. */

@@ -1,6 +1,6 @@
 // Every error leaves as JSON `{error, message, ...}` with the catalogue's status.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { INTERNAL_ERROR_BODY, ServiceError, type ErrorCode, type FieldError } from '../errors.js';
+import { INTERNAL_ERROR_BODY, ServiceError, type ErrorCode, type FieldError, validationFailed } from '../errors.js';
 import { diskFault } from '../storage/faults.js';
 
 interface AjvError {
@@ -35,8 +35,7 @@ function toServiceError(err: FastifyError): ServiceError | null {
   if (err instanceof ServiceError) return err;
   if (err.validation) {
     const fields = fieldErrors(err.validation as AjvError[], err.validationContext);
-    const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
-    return new ServiceError('validation_failed', `Request is invalid: ${summary}`, { fields });
+    return validationFailed(fields);
   }
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

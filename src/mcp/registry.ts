@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import AjvModule, { type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { identify } from '../accounts/caller.js';
-import { INTERNAL_ERROR_BODY, ServiceError, isServiceError } from '../errors.js';
+import { INTERNAL_ERROR_BODY, isServiceError, validationFailed } from '../errors.js';
 import { assertSafeJson } from '../http/edge.js';
 import { diskFault } from '../storage/faults.js';
 import { fieldErrors } from '../http/errors.js';
@@ -119,7 +119,6 @@ export class ToolRegistry {
     const validator = this.validators.get(tool.name);
     if (!validator || validator(input)) return;
     const fields = fieldErrors(validator.errors ?? [], 'body');
-    const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
-    throw new ServiceError('validation_failed', `Arguments are invalid: ${summary}`, { fields });
+    throw validationFailed(fields, { lead: 'Arguments are invalid' });
   }
 }

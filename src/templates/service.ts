@@ -7,7 +7,7 @@ import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/ca
 import type { Clock } from '../clock.js';
 import type { CompileContext, CompileSuccess } from '../compile/types.js';
 import type { Config } from '../config.js';
-import { ServiceError, type FieldError } from '../errors.js';
+import { ServiceError, type FieldError, validationFailed, invalidField } from '../errors.js';
 import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { renderMinuteKey } from '../quota/keys.js';
@@ -145,15 +145,12 @@ export class TemplateService {
       }
     }
     if (fields.length) {
-      const summary = fields.map((f) => `${f.field} ${f.message}`).join('; ');
-      throw new ServiceError('validation_failed', `Request is invalid: ${summary}`, { fields });
+      throw validationFailed(fields);
     }
   }
 
   private missing(field: string): ServiceError {
-    return new ServiceError('validation_failed', `Request is invalid: ${field} is required`, {
-      fields: [{ field, rule: 'required', message: `must have required property '${field}'` }],
-    });
+    return invalidField(field, 'required', `must have required property '${field}'`, { message: `Request is invalid: ${field} is required` });
   }
 
   /** Security policy, Liquid parse and schema derivation of a placeholder source. */
@@ -535,16 +532,15 @@ function engineMismatch(row: TemplateRow): ServiceError {
 function promoteInput(body: unknown): PromoteInput {
   if (body === undefined || body === null) return {};
   if (typeof body !== 'object' || Array.isArray(body)) {
-    throw new ServiceError('validation_failed', 'Request is invalid: body must be object', {
-      fields: [{ field: 'body', rule: 'type', message: 'must be object' }],
-    });
+    throw invalidField('body', 'type', 'must be object');
   }
   const { latex_with_placeholders, ...rest } = body as Record<string, unknown>;
   const unknown = Object.keys(rest);
   if (unknown.length) {
-    throw new ServiceError('validation_failed', `Request is invalid: unknown field ${unknown.join(', ')}`, {
-      fields: unknown.map((field) => ({ field, rule: 'unknown_field', message: 'must NOT have additional properties' })),
-    });
+    throw validationFailed(
+      unknown.map((field) => ({ field, rule: 'unknown_field', message: 'must NOT have additional properties' })),
+      { message: `Request is invalid: unknown field ${unknown.join(', ')}` },
+    );
   }
   return { latex_with_placeholders } as PromoteInput;
 }

@@ -3,7 +3,7 @@
 // JobService and IdempotencyStore as over HTTP; docs/async-and-webhooks.md.
 import { Type, type TObject } from '@sinclair/typebox';
 import type { CompileContext, CompileInput } from '../../compile/types.js';
-import { ServiceError, isServiceError } from '../../errors.js';
+import { ServiceError, isServiceError, invalidField } from '../../errors.js';
 import { fingerprint } from '../../idempotency/store.js';
 import { AcceptedBody } from '../../jobs/schemas.js';
 import type { JobKind } from '../../jobs/store.js';
@@ -54,12 +54,10 @@ export function withJobs(tool: Tool): Tool {
     run: async (args, context) => {
       const { async, callback_url, idempotency_key, ...rest } = args;
       if (async !== undefined && typeof async !== 'boolean') {
-        throw new ServiceError('validation_failed', 'Arguments are invalid: async must be boolean', { fields: [{ field: 'async', rule: 'type', message: 'must be boolean' }] });
+        throw invalidField('async', 'type', 'must be boolean', { lead: 'Arguments are invalid' });
       }
       if (callback_url !== undefined && async !== true) {
-        throw new ServiceError('validation_failed', 'Arguments are invalid: callback_url needs async: true', {
-          fields: [{ field: 'callback_url', rule: 'dependencies', message: 'needs async: true' }],
-        });
+        throw invalidField('callback_url', 'dependencies', 'needs async: true', { lead: 'Arguments are invalid' });
       }
       const work = async (): Promise<Body> => {
         if (async !== true) return tool.run(rest, context);
