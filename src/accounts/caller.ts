@@ -1,6 +1,7 @@
 // Who is calling: the anonymous tier or an account. SPEC §5: a key may come as
 // `Authorization: Bearer <key>` or `X-API-Key: <key>`; a key that is present but bad is a
 // 401, never a downgrade to anonymous.
+import { paidPlansPhrase } from '../quota/prose.js';
 import { ServiceError } from '../errors.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import type { Account, AccountService, KeyInfo } from './accounts.js';
@@ -77,7 +78,7 @@ export function requirePaidPlan(caller: Caller, feature: string, upgradeUrl: str
   const owner = requireAccount(caller);
   const plan = owner.account.plan;
   if (!limitsOf(plan).paid) {
-    throw new ServiceError('plan_required', `${feature} need a paid plan (Starter or above); this account is on ${plan}.`, {
+    throw new ServiceError('plan_required', `${feature} need a paid plan (${paidPlansPhrase()}); this account is on ${plan}.`, {
       plan,
       upgrade_url: upgradeUrl,
     });

@@ -1,6 +1,7 @@
 // The compile pipeline every door shares (HTTP compile, render, public gallery, MCP):
 // request rules → asset resolution → quota reservation → TeX → limits on the result →
 // signed PDF link → commit. Anything that throws before the commit costs the caller nothing.
+import { anonymousLinkPhrase, anonymousTierPhrase, freeKeyPhrase } from '../quota/prose.js';
 import { randomUUID } from 'node:crypto';
 import { deflateSync, strToU8 } from 'fflate';
 import type { Logger } from 'pino';
@@ -417,7 +418,7 @@ export class CompileService {
       ...body,
       anonymous: true,
       remaining_today: remaining,
-      note: `Compiled on the keyless tier: ${remaining} compilation(s) left today, pdflatex only, 3 pages, links valid for 1 hour. A free API key gives 50 compilations a month, xelatex and assets.`,
+      note: `Compiled on the keyless tier: ${remaining} compilation(s) left today, ${anonymousTierPhrase()}, links valid for ${anonymousLinkPhrase()}. ${freeKeyPhrase()}`,
       next_step: obtainKeyStep(this.deps.config),
       upgrade_url: openSignupUrl(this.deps.config) ?? links(this.deps.config).upgradeUrl,
     };

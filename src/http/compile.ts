@@ -1,4 +1,5 @@
 // POST /api/v1/compile: parse, call the compile service, send its result.
+import { anonymousTierPhrase } from '../quota/prose.js';
 import type { CompileInput } from '../compile/types.js';
 import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../compile/schemas.js';
 import type { Services } from '../services.js';
@@ -16,7 +17,7 @@ export function compileRoutes(app: App, services: Services): void {
       schema: {
         summary: 'Compile LaTeX source into a PDF',
         description:
-          'Returns a signed pdf_url. Without credentials the anonymous tier applies (3 compiles a day, pdflatex, 3 pages). Failed or refused compiles cost no quota.',
+          `Returns a signed pdf_url. Without credentials the anonymous tier applies (${anonymousTierPhrase()}). Failed or refused compiles cost no quota.`,
         tags: ['compile'],
         body: CompileRequestBody,
         response: { 200: CompileSuccessBody, 202: AcceptedBody, 422: CompileFailureBody, ...errors(400, 401, 403, 413, 429, 500, 503) },

@@ -1,5 +1,6 @@
 // The MCP methods of the stateless endpoint. Each request stands alone: no session, and no
 // initialize handshake required (initialize is still answered for clients that send it).
+import { anonymousTierPhrase } from '../quota/prose.js';
 import { hasCredentials } from '../accounts/caller.js';
 import { isServiceError } from '../errors.js';
 import { assertSafeJson } from '../http/edge.js';
@@ -16,7 +17,7 @@ const INSTRUCTIONS = [
   'Quire compiles LaTeX into PDF. Call `compile` with a complete LaTeX document; the result holds a pdf_url',
   'to give the user. When a compile fails, the result has isError and a diagnosis with a suggested fix:',
   'apply it and compile again. Relay any `warning` to the user. Without an API key, compiles are limited',
-  '(pdflatex, 3 pages, 3 per day). The public gallery (`list_public_templates`, `get_public_template`,',
+  `(${anonymousTierPhrase()}). The public gallery (\`list_public_templates\`, \`get_public_template\`,`,
   '`render_public_template`) turns JSON data into finished documents such as invoices, reports and CVs.',
 ].join(' ');
 

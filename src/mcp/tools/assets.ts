@@ -1,4 +1,5 @@
 // The stored asset library (/api/v1/assets) as tools: list, get, save, delete.
+import { paidPlansPhrase } from '../../quota/prose.js';
 import { Type } from '@sinclair/typebox';
 import type { Asset, AssetList, AssetWithContent, SaveAssetInput } from '../../assets/library.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../../assets/schemas.js';
@@ -7,7 +8,7 @@ import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../../quota/plans.js';
 import type { ContentBlock } from '../results.js';
 import { accountOf, defineTool, type Body } from '../tool.js';
 
-const PAID = 'Needs an API key on a paid plan (Starter or above).';
+const PAID = `Needs an API key on a paid plan (${paidPlansPhrase()}).`;
 
 /** The route's path parameter; a number is accepted too, as list_assets reports ids as numbers. */
 const AssetRef = Type.Object({

@@ -1,4 +1,5 @@
 // Saved templates as tools: the V1 API (list, get, save, delete) and the V2 render.
+import { paidPlansPhrase } from '../../quota/prose.js';
 import { Type } from '@sinclair/typebox';
 import { CompileSuccessBody } from '../../compile/schemas.js';
 import { IdParam } from '../../http/schemas.js';
@@ -14,7 +15,7 @@ import {
 import { pdfText } from '../results.js';
 import { accountOf, defineTool, type Body } from '../tool.js';
 
-const PAID = 'Needs an API key on a paid plan (Starter or above).';
+const PAID = `Needs an API key on a paid plan (${paidPlansPhrase()}).`;
 
 /** The routes' `{id}` path parameter; a number is accepted too, as lists report ids as numbers. */
 const id = Type.Union([Type.String({ ...IdParam.properties.id, description: 'Name, or numeric id as text' }), Type.Integer({ minimum: 1 })], {
