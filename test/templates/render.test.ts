@@ -70,11 +70,13 @@ Dear {{ recipient.name }},
 \end{document}
 `;
 
-function pdfText(pdf: Buffer): string {
+/** The PDF's text. `raw` keeps content-stream order and, unlike the default, never joins a
+ * line that ends in "-" with the next one (which would drop the hyphen of a value like "x--"). */
+function pdfText(pdf: Buffer, options: { raw?: boolean } = {}): string {
   const dir = mkdtempSync(join(tmpdir(), 'quire-render-'));
   try {
     writeFileSync(join(dir, 'doc.pdf'), pdf);
-    return execFileSync('pdftotext', ['-enc', 'UTF-8', join(dir, 'doc.pdf'), '-'], { encoding: 'utf8' });
+    return execFileSync('pdftotext', [...(options.raw ? ['-raw'] : []), '-enc', 'UTF-8', join(dir, 'doc.pdf'), '-'], { encoding: 'utf8' });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -280,7 +282,7 @@ describe('render', () => {
       fc.asyncProperty(fc.array(value, { minLength: PER_DOC, maxLength: PER_DOC }), async (values) => {
         const res = await render(template.id, { data: { values } });
         assert.equal(res.statusCode, 200, res.body);
-        const text = squash(pdfText(await fetchPdf(res.json().pdf_url)));
+        const text = squash(pdfText(await fetchPdf(res.json().pdf_url), { raw: true }));
         let at = 0;
         values.forEach((v, i) => {
           const start = `QSTART${i + 1}Q`;
@@ -294,7 +296,9 @@ describe('render', () => {
         });
         assert.ok(text.endsWith('DOCUMENTEND') || text.includes('DOCUMENTEND'), 'document ends normally');
       }),
-      { numRuns: 25 },
+      // A value ending in a hyphen before its line break once lost the hyphen to pdftotext's
+      // de-hyphenation: kept as a fixed example.
+      { numRuns: 25, examples: [[Array.from({ length: PER_DOC }, (_, i) => (i === 0 ? 'x--\n' : 'y-\n'))]] },
     );
   });
 });
