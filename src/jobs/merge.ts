@@ -3,10 +3,11 @@
 // PDF asset, so qpdf runs like TeX does: inside the bubblewrap sandbox, under prlimit, as an
 // unprivileged user, with no network and only its own workspace writable.
 import { spawn } from 'node:child_process';
-import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sandboxed } from '../tex/sandbox.js';
+import { Workspace } from '../tex/workspace.js';
 
 const NOBODY = 65534;
 const TIMEOUT_MS = 60_000;
@@ -26,7 +27,11 @@ export async function mergePdfs(pdfs: Buffer[], options: { isolate: boolean; max
     const limits = { cpuSeconds: 60, fileBytes: options.maxBytes, memoryBytes: 2 * 1024 ** 3, processes: 8 };
     await run(sandboxed({ workspace: dir, env: {}, isolate: options.isolate, limits }, ['qpdf', '--empty', '--pages', ...names, '--', 'merged.pdf']), asRoot);
     const counted = await run(sandboxed({ workspace: dir, env: {}, isolate: options.isolate, limits }, ['qpdf', '--show-npages', 'merged.pdf']), asRoot);
-    return { pdf: await readFile(join(dir, 'merged.pdf')), pages: Number(counted.trim()) };
+    // Read back like any job output: no link followed, owned by the sandbox's user, capped.
+    const owner = asRoot ? NOBODY : process.getuid!();
+    const pdf = await new Workspace(dir, owner).readCapped('merged.pdf', options.maxBytes);
+    if (!pdf) throw new Error('qpdf wrote no merged PDF');
+    return { pdf, pages: Number(counted.trim()) };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -2,9 +2,10 @@
 // that text, and given up as soon as the cap is passed, so a 100 MB value costs one pass over
 // at most the cap's worth of characters before it is refused.
 import { ServiceError } from '../errors.js';
+import { PLAN_NAMES, PLANS } from '../quota/plans.js';
 
-/** Largest serialized `data` of one render (V2 render, gallery render, MCP render). */
-export const RENDER_DATA_MAX_BYTES = 1024 * 1024;
+/** Largest serialized `data` of one render (V2 render, gallery render, MCP render): the largest plan's source limit. */
+export const RENDER_DATA_MAX_BYTES = Math.max(...PLAN_NAMES.map((plan) => PLANS[plan].maxLatexBytes));
 
 /** The JSON size of `value` in bytes, or `limit + 1` once it is known to be larger. */
 export function jsonSizeUpTo(value: unknown, limit: number): number {
