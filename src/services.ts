@@ -31,6 +31,7 @@ import { TemplateService } from './templates/service.js';
 import { loadCatalog } from './gallery/catalog.js';
 import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/engines.js';
+import { prepareFormats } from './tex/formats.js';
 import { prepareLuaCache } from './tex/luacache.js';
 import { LocalJobQueue, type JobQueue } from './tex/queue.js';
 import { TexRunner } from './tex/runner.js';
@@ -208,6 +209,7 @@ export function localCompilePool(config: Config): LocalJobQueue {
       workRoot: join(tmpdir(), 'quire-jobs'),
       isolate: config.sandbox,
       luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
+      formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
     }),
     config.compileConcurrency,
     config.compileQueueLimit,

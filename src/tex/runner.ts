@@ -6,10 +6,11 @@ import { chmod, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JobFileNameError } from './errors.js';
 import type { Compiler } from './compilers.js';
+import type { Formats } from './formats.js';
 import { LUA_INIT } from './luainit.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
-import { prlimit, type ProcessLimits } from './sandbox.js';
+import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session, type Exec } from './session.js';
 import { ownerFolder, sweepWorkRoot } from './sweep.js';
 import { collectWarnings, type TexWarning } from './warnings.js';
@@ -79,6 +80,8 @@ export interface RunnerOptions {
   /** Parent of the per-job workspaces; job uids must be able to traverse it. */
   workRoot: string;
   isolate: boolean;
+  /** Inflates (once, when the runner starts) the engines' formats; see formats.ts. */
+  formats?: () => Promise<Formats>;
   /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
   luaCache?: () => Promise<string>;
   /** Keep a started sandbox ready for the next job (default true). */
@@ -92,9 +95,12 @@ export interface RunnerOptions {
   warmEngines?: boolean;
 }
 
-/** Engine flags: no shell escape, no interaction, stop at the first error, record files. */
-export function engineArgs(compiler: Compiler, hardenLua = true): string[] {
-  const common = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
+/**
+ * Engine flags: no shell escape, no interaction, stop at the first error, record files.
+ * `fmt`: the engine's flag for an inflated copy of its format (formats.ts), when there is one.
+ */
+export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] = []): string[] {
+  const common = [...fmt, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
   if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
   // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
   if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
@@ -107,9 +113,9 @@ export function engineArgs(compiler: Compiler, hardenLua = true): string[] {
  * it switches to nonstopmode and reads main.tex exactly as a cold run does. The line is read
  * into a macro that is then undefined again, so the document sees no trace of it.
  */
-export function warmEngineArgs(compiler: Compiler): string[] {
+export function warmEngineArgs(compiler: Compiler, fmt: string[] = []): string[] {
   const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
-  const common = ['-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  const common = [...fmt, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   if (compiler !== 'lualatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
 }
@@ -176,6 +182,8 @@ function workspaceOf(session: Session): Workspace {
 export class TexRunner {
   private luaCache: Promise<string | undefined> | null = null;
   private luaCacheDir: string | undefined;
+  /** The inflated formats, once prepared (none: the engines load TeX Live's own). */
+  private formats: Formats | undefined;
   private rootReady: Promise<string[]> | null = null;
   /** This process's folder under the work root, holding its workspaces. */
   private folder: string | undefined;
@@ -236,6 +244,7 @@ export class TexRunner {
       await chmod(this.options.workRoot, 0o711);
       const swept = await sweepWorkRoot(this.options.workRoot);
       this.folder = await ownerFolder(this.options.workRoot);
+      this.formats = await this.options.formats?.().catch(() => undefined);
       return swept;
     })();
     return this.rootReady;
@@ -265,8 +274,9 @@ export class TexRunner {
           ? TEX_ENV
           : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
+        ...(this.formats ? { formats: this.formats.dir } : {}),
       });
-      if (engine) await session.startEngine(engine, this.command(session, warmEngineArgs(engine)));
+      if (engine) await session.startEngine(engine, this.command(session, warmEngineArgs(engine, this.fmt(session, engine))));
       return session;
     });
   }
@@ -337,7 +347,8 @@ export class TexRunner {
       // pass of a document that will likely need a second, that one starts meanwhile.
       const warm = session.engine === job.compiler;
       const again = warm && state.passes === 1 && rerunLikely(sources);
-      const pass = await this.exec(session, workspace, job, deadline, engineArgs(job.compiler, this.options.hardenLua !== false), undefined, warm, again);
+      const argv = engineArgs(job.compiler, this.options.hardenLua !== false, this.fmt(session, job.compiler));
+      const pass = await this.exec(session, workspace, job, deadline, argv, undefined, warm, again);
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -461,6 +472,12 @@ export class TexRunner {
       if (((await workspace.size(name).catch(() => null)) ?? 0) > 0) return true;
     }
     return false;
+  }
+
+  /** `-fmt` for the inflated format of `compiler`, as the session sees it (none when not prepared). */
+  private fmt(session: Session, compiler: Compiler): string[] {
+    if (!session.formats || !this.formats?.compilers.has(compiler)) return [];
+    return [`-fmt=${this.options.isolate ? SANDBOX_FORMATS : session.formats}/${compiler}`];
   }
 
   /**

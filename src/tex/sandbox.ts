@@ -11,6 +11,8 @@ import { join } from 'node:path';
 export const SANDBOX_WORKDIR = '/job';
 /** Where the prepared luaotfload cache appears inside the sandbox (read-only). */
 export const SANDBOX_LUA_CACHE = '/texmf-ro';
+/** Where the inflated formats (formats.ts) appear inside the sandbox (read-only). */
+export const SANDBOX_FORMATS = '/texmf-fmt';
 
 /** Read-only system paths TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
  * only holds symlinks (bibtex is one) into /usr. */
@@ -40,6 +42,8 @@ export interface SandboxSpec {
   limits?: ProcessLimits;
   /** Prepared lualatex font cache on the host, mounted read-only at SANDBOX_LUA_CACHE. */
   luaCache?: string;
+  /** Inflated formats on the host, mounted read-only at SANDBOX_FORMATS. */
+  formats?: string;
   /** false runs without bubblewrap (QUIRE_SANDBOX=off): limits still apply, isolation does not. */
   isolate: boolean;
 }
@@ -88,6 +92,7 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
   for (const [target, link] of SYMLINKS) args.push('--symlink', target, link);
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp');
   if (spec.luaCache !== undefined) args.push('--ro-bind', spec.luaCache, SANDBOX_LUA_CACHE);
+  if (spec.formats !== undefined) args.push('--ro-bind', spec.formats, SANDBOX_FORMATS);
   args.push('--bind', spec.workspace, SANDBOX_WORKDIR, '--chdir', SANDBOX_WORKDIR, '--clearenv');
   // bwrap's root and /dev are tmpfs in host memory with no size cap: once everything is
   // mounted both become read-only (devices such as /dev/null still work), so /tmp (capped)

@@ -95,6 +95,8 @@ export class Session {
     readonly uid: number | undefined,
     /** Where the job sees the prepared lualatex cache (mounted read-only, or on the host without isolation). */
     readonly luaCache: string | undefined,
+    /** The inflated formats mounted in this sandbox (their host folder), if any. */
+    readonly formats: string | undefined,
     private readonly child: ChildProcessWithoutNullStreams,
   ) {
     child.stdout.on('data', (chunk: Buffer) => {
@@ -131,7 +133,7 @@ export class Session {
     // A warm sandbox waiting for work must not keep the process alive.
     child.unref();
     const luaCache = spec.luaCache === undefined ? undefined : spec.isolate ? SANDBOX_LUA_CACHE : spec.luaCache;
-    return new Session(dir, uid, luaCache, child);
+    return new Session(dir, uid, luaCache, spec.formats, child);
   }
 
   get alive(): boolean {
