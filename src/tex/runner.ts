@@ -352,7 +352,10 @@ export class TexRunner {
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
-        if (!/^This is /m.test(pass.output)) throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
+        // A format TeX cannot load (a broken inflated copy) is ours too.
+        if (!/^This is /m.test(pass.output) || /Fatal format file error|I can't find the format file/.test(pass.output)) {
+          throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
+        }
         return { outcome: 'refused', log: '', problem: `${MAIN}.log is missing: the document removed its own transcript` };
       }
       log = transcript;
@@ -477,7 +480,8 @@ export class TexRunner {
   /** `-fmt` for the inflated format of `compiler`, as the session sees it (none when not prepared). */
   private fmt(session: Session, compiler: Compiler): string[] {
     if (!session.formats || !this.formats?.compilers.has(compiler)) return [];
-    return [`-fmt=${this.options.isolate ? SANDBOX_FORMATS : session.formats}/${compiler}`];
+    // -progname keeps kpathsea's search paths (and the recorder's file) those of the usual command.
+    return [`-fmt=${this.options.isolate ? SANDBOX_FORMATS : session.formats}/${compiler}`, `-progname=${compiler}`];
   }
 
   /**

@@ -1,0 +1,114 @@
+// Inflated formats (formats.ts): prepared once per TeX Live, and a job that loads them gives
+// the same pages (for pdfTeX and LuaTeX the same bytes but for dates and ID) as one that loads TeX Live's own.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { prepareFormats, type Formats } from '../../src/tex/formats.js';
+import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+
+const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
+const MB = 1024 * 1024;
+
+/** The PDF without what changes from run to run: its dates and its ID (same lengths, so offsets hold). */
+function stable(pdf: Buffer | undefined): string {
+  assert.ok(pdf, 'a PDF');
+  return pdf
+    .toString('latin1')
+    .replace(/\/(CreationDate|ModDate) ?\(D:[^)]*\)/g, (m) => m.replace(/\(D:[^)]*\)/, (d) => '('.padEnd(d.length - 1, '0') + ')'))
+    .replace(/\/ID ?\[ ?<[0-9A-Fa-f]+> ?<[0-9A-Fa-f]+> ?\]/g, (m) => m.replace(/[0-9A-Fa-f]/g, '0'));
+}
+
+/** Every page rendered (grey, 50 dpi): xdvipdfmx names its font subsets anew on every run. */
+function pages(pdf: Buffer | undefined): Buffer {
+  assert.ok(pdf, 'a PDF');
+  return execFileSync('pdftoppm', ['-r', '50', '-gray', '-'], { input: pdf, maxBuffer: 64 * MB });
+}
+
+const doc = (body: string) =>
+  `\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n\\section{Intro}\n${body}\n\\[ e^{i\\pi} + 1 = 0 \\]\n\\end{document}\n`;
+
+describe('inflated formats', () => {
+  let root: string;
+  let formats: Formats;
+  let inflated: TexRunner;
+  let stock: TexRunner;
+  const job = (compiler: TexJob['compiler'], source: string): TexJob => ({ source, compiler, timeoutMs: 60_000, maxFileBytes: 8 * MB });
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'quire-formats-'));
+    // Job uids traverse it to their workspaces and to the formats, as they do the real work root.
+    await chmod(root, 0o711);
+    formats = await prepareFormats(root);
+    const luaCache = () => prepareLuaCache(join(tmpdir(), 'quire-jobs'));
+    inflated = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, luaCache, formats: async () => formats });
+    stock = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, luaCache });
+  });
+
+  after(async () => {
+    await Promise.all([inflated.close(), stock.close()]);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('each engine format is the installed one, inflated, in a folder named after the installation', async () => {
+    assert.deepEqual([...formats.compilers].sort(), ['lualatex', 'pdflatex', 'xelatex']);
+    assert.match(formats.dir, /\/formats-[0-9a-f]{16}$/);
+    const installed = (await readFile(join(formats.dir, '.ready'), 'utf8')).trim().split('\n');
+    for (const line of installed) {
+      const [compiler, path] = line.split(' ') as [string, string];
+      const inflatedBytes = await readFile(join(formats.dir, `${compiler}.fmt`));
+      assert.ok(inflatedBytes.equals(gunzipSync(await readFile(path))), `${compiler}.fmt is ${path} inflated`);
+    }
+    assert.equal(((await stat(formats.dir)).mode & 0o777).toString(8), '755');
+    // Prepared once: a second call reuses the folder, and leaves no build folder behind.
+    assert.deepEqual(await prepareFormats(root), formats);
+    assert.deepEqual((await readdir(root)).filter((n) => n.startsWith('formats-')), [formats.dir.slice(root.length + 1)]);
+  });
+
+  test('an older installation’s folder is removed when the formats are prepared', async () => {
+    const stale = join(root, 'formats-0123456789abcdef');
+    await mkdir(stale);
+    // The current folder gone too: the next call builds it, and then sweeps the stale one.
+    await rm(formats.dir, { recursive: true, force: true });
+    formats = await prepareFormats(root);
+    assert.equal(existsSync(stale), false);
+    assert.equal(existsSync(join(formats.dir, '.ready')), true);
+  });
+
+  test('the engine loads the prepared format: a broken one there stops the job before TeX starts', async () => {
+    const broken = join(root, 'broken');
+    await mkdir(broken, { mode: 0o755 });
+    await writeFile(join(broken, 'pdflatex.fmt'), 'not a format', { mode: 0o644 });
+    const runner = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, formats: async () => ({ dir: broken, compilers: new Set(['pdflatex']) }) });
+    try {
+      await assert.rejects(runner.run(job('pdflatex', doc('x')), UID), /TeX did not start: [^]*Fatal format file error/);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  for (const compiler of ['pdflatex', 'xelatex', 'lualatex'] as const) {
+    test(`${compiler}: the inflated format gives the same PDF as TeX Live's own, and the same error line`, async () => {
+      const source = doc('Same bytes from either format. \\ref{none}');
+      const [a, b] = [await inflated.run(job(compiler, source), UID), await stock.run(job(compiler, source), UID)];
+      assert.equal(a.outcome, 'ok');
+      assert.equal(b.outcome, 'ok');
+      assert.ok(pages(a.pdf).equals(pages(b.pdf)), 'the same pages');
+      // pdfTeX and LuaTeX write the same bytes but for dates and ID; xdvipdfmx does not, even run twice.
+      if (compiler !== 'xelatex') assert.equal(stable(a.pdf), stable(b.pdf));
+
+      const broken = doc('Line five breaks: \\nosuchmacro');
+      const [c, d] = [await inflated.run(job(compiler, broken), UID), await stock.run(job(compiler, broken), UID)];
+      assert.equal(c.outcome, 'failed');
+      assert.equal(d.outcome, 'failed');
+      assert.match(c.log, /\.\/main\.tex:5: Undefined control sequence/);
+      assert.match(d.log, /\.\/main\.tex:5: Undefined control sequence/);
+    });
+  }
+});
