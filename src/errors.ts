@@ -40,7 +40,7 @@ function entry<D extends object = NoDetails>(row: Omit<Entry<D>, '_details'>): E
 // Body field groups several codes share.
 type NoDetails = Record<string, never>;
 type Plan = string;
-type NextStep = Record<string, unknown>;
+type NextStep = object;
 /** A transient refusal: retry after `retry_after_seconds` (sent as Retry-After too). */
 interface RetryLater {
   retryable: boolean;
@@ -383,8 +383,9 @@ export function isServiceError(err: unknown): err is ServiceError {
 export type FactoryCode = Exclude<ErrorCode, 'validation_failed'>;
 
 /** A factory: the message defaults to the catalogue's; details are optional only when every field is. */
-type Factory<D> =
-  Partial<D> extends D
+type Factory<D> = D extends NoDetails
+  ? (message?: string, details?: D, headers?: ErrorHeaders) => ServiceError
+  : Partial<D> extends D
     ? (message?: string, details?: D, headers?: ErrorHeaders) => ServiceError
     : (message: string | undefined, details: D, headers?: ErrorHeaders) => ServiceError;
 
