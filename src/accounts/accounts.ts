@@ -2,7 +2,7 @@
 // account, so templates and assets survive it.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import { ServiceError, invalidField } from '../errors.js';
+import { errors, invalidField } from '../errors.js';
 import { isPlanName, type PlanName } from '../quota/plans.js';
 import type { AccountRow, Database } from '../storage/schema.js';
 import { displayPrefix, generateKey, hashKey, isWellFormedKey } from './keys.js';
@@ -49,7 +49,7 @@ export class AccountService {
     const now = this.clock.now().toISOString();
     return this.db.transaction().execute(async (trx) => {
       const taken = await trx.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirst();
-      if (taken) throw new ServiceError('email_taken', `an account for ${email} already exists`);
+      if (taken) throw errors.email_taken(`an account for ${email} already exists`);
       const row = await trx
         .insertInto('accounts')
         .values({ email, plan, created_at: now })
@@ -71,13 +71,13 @@ export class AccountService {
       .selectAll()
       .where('email', '=', email.trim().toLowerCase())
       .executeTakeFirst();
-    if (!row) throw new ServiceError('not_found', `no account for ${email}`);
+    if (!row) throw errors.not_found(`no account for ${email}`);
     return toAccount(row);
   }
 
   async byId(id: number): Promise<Account> {
     const row = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) throw new ServiceError('not_found', `no account ${id}`);
+    if (!row) throw errors.not_found(`no account ${id}`);
     return toAccount(row);
   }
 

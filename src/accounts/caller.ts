@@ -2,7 +2,7 @@
 // `Authorization: Bearer <key>` or `X-API-Key: <key>`; a key that is present but bad is a
 // 401, never a downgrade to anonymous.
 import { paidPlansPhrase } from '../quota/prose.js';
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import type { Account, AccountService, KeyInfo } from './accounts.js';
 
@@ -29,7 +29,7 @@ function presentedKey(headers: Headers): string | undefined {
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match) {
-      throw new ServiceError('invalid_api_key', 'Authorization header must be "Bearer <API key>"');
+      throw errors.invalid_api_key('Authorization header must be "Bearer <API key>"');
     }
     return match[1];
   }
@@ -44,8 +44,7 @@ export async function identify(
 ): Promise<Caller> {
   if (!hasCredentials(headers)) {
     if (options.required) {
-      throw new ServiceError(
-        'missing_api_key',
+      throw errors.missing_api_key(
         'This endpoint needs an API key: send "Authorization: Bearer <key>" or "X-API-Key: <key>".',
       );
     }
@@ -54,7 +53,7 @@ export async function identify(
   const key = presentedKey(headers);
   const found = key ? await accounts.authenticate(key) : null;
   if (!found) {
-    throw new ServiceError('invalid_api_key', 'The API key is malformed, unknown or revoked.');
+    throw errors.invalid_api_key('The API key is malformed, unknown or revoked.');
   }
   return { kind: 'account', ip, account: found.account, key: found.key };
 }
@@ -65,7 +64,7 @@ export function tierOf(caller: Caller): Tier {
 
 export function requireAccount(caller: Caller): AccountCaller {
   if (caller.kind !== 'account') {
-    throw new ServiceError('missing_api_key', 'This operation needs an API key.');
+    throw errors.missing_api_key('This operation needs an API key.');
   }
   return caller;
 }
@@ -78,7 +77,7 @@ export function requirePaidPlan(caller: Caller, feature: string, upgradeUrl: str
   const owner = requireAccount(caller);
   const plan = owner.account.plan;
   if (!limitsOf(plan).paid) {
-    throw new ServiceError('plan_required', `${feature} need a paid plan (${paidPlansPhrase()}); this account is on ${plan}.`, {
+    throw errors.plan_required(`${feature} need a paid plan (${paidPlansPhrase()}); this account is on ${plan}.`, {
       plan,
       upgrade_url: upgradeUrl,
     });

@@ -2,7 +2,7 @@
 // Attempts are counted per IP and hour, failed ones included, so the form can neither mint
 // accounts in bulk nor probe which addresses already have one.
 import type { Clock } from '../clock.js';
-import { ServiceError } from '../errors.js';
+import { errors, ServiceError } from '../errors.js';
 import type { Counters } from '../quota/counters.js';
 import { signupHourlyKey } from '../quota/keys.js';
 import { SIGNUPS_PER_IP_PER_HOUR } from '../quota/plans.js';
@@ -35,18 +35,16 @@ export class SignupService {
   }
 
   async signup(input: { email: string; ip: string }): Promise<SignupResult> {
-    if (!this.open) throw new ServiceError('signup_closed', SIGNUP_CLOSED_MESSAGE);
+    if (!this.open) throw errors.signup_closed(SIGNUP_CLOSED_MESSAGE);
     const now = this.clock.now();
     const key = signupHourlyKey(input.ip, now);
     const resetsAt = nextHourStart(now);
     const slot = await this.counters.tryReserve(key, SIGNUPS_PER_IP_PER_HOUR, resetsAt);
     if (!slot.ok) {
       const seconds = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000));
-      throw new ServiceError(
-        'rate_limit',
+      throw errors.rate_limit(
         `Too many sign-ups from this address: ${SIGNUPS_PER_IP_PER_HOUR} per hour. Try again later.`,
         { limit: SIGNUPS_PER_IP_PER_HOUR, used: slot.used, resets_at: resetsAt.toISOString(), retryable: true, retry_after_seconds: seconds },
-        { 'retry-after': String(seconds) },
       );
     }
     try {

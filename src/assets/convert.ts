@@ -8,7 +8,7 @@ import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ServiceError } from '../errors.js';
+import { errors, type ServiceError } from '../errors.js';
 import { sandboxed, type ProcessLimits } from '../tex/sandbox.js';
 import { quoteName } from './validate.js';
 
@@ -26,7 +26,7 @@ export function convertedName(svgName: string): string {
 }
 
 function refused(name: string, why: string): ServiceError {
-  return new ServiceError('invalid_asset_format', `Asset ${quoteName(name)}: the SVG could not be converted to PDF (${why}).`, {
+  return errors.invalid_asset_format(`Asset ${quoteName(name)}: the SVG could not be converted to PDF (${why}).`, {
     asset: name,
     expected_format: 'svg',
   });
@@ -87,7 +87,7 @@ function run(
     child.stdin.on('error', () => {}); // the converter may exit before reading everything
     child.on('error', (err) => {
       clearTimeout(timer);
-      reject(new ServiceError('internal_error', `The SVG converter could not be started: ${err.message}`));
+      reject(errors.internal_error(`The SVG converter could not be started: ${err.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);

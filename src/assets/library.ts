@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ServiceError, invalidField } from '../errors.js';
+import { errors, invalidField } from '../errors.js';
 import { links } from '../links.js';
 import { limitsOf } from '../quota/plans.js';
 import type { BlobStore } from '../storage/blobs.js';
@@ -151,8 +151,7 @@ export class AssetService {
         const count = Number(totals.count);
         const total = Number(totals.total ?? 0);
         if (!replaced && limits.maxStoredAssets !== null && count >= limits.maxStoredAssets) {
-          throw new ServiceError(
-            'asset_limit_reached',
+          throw errors.asset_limit_reached(
             `The ${account.plan} plan stores at most ${limits.maxStoredAssets} assets and this account has ${count}; delete one or upgrade.`,
             { limit: limits.maxStoredAssets, count, plan: account.plan, upgrade_url: links(this.config).upgradeUrl },
           );
@@ -160,8 +159,7 @@ export class AssetService {
         const after = total - Number(replaced?.size_bytes ?? 0) + data.length;
         if (after > limits.maxStoredAssetsBytes) {
           const remaining = Math.max(0, limits.maxStoredAssetsBytes - total + Number(replaced?.size_bytes ?? 0));
-          throw new ServiceError(
-            'storage_quota_exceeded',
+          throw errors.storage_quota_exceeded(
             `Asset ${quoteName(name)} is ${data.length} bytes but only ${remaining} of the ${account.plan} plan's ${limits.maxStoredAssetsBytes} stored bytes remain; delete assets or upgrade.`,
             {
               asset: name,
@@ -240,8 +238,7 @@ export class AssetService {
   async content(row: AssetRow): Promise<Buffer> {
     const data = await this.blobs.get(blobKey(row.sha256));
     if (!data) {
-      throw new ServiceError(
-        'asset_storage_error',
+      throw errors.asset_storage_error(
         `Stored asset ${quoteName(row.name)} is listed but its content is missing from storage; upload it again.`,
         { asset: row.name },
       );
@@ -254,8 +251,7 @@ export class AssetService {
     if (given === undefined || given === null || given.trim() === '') return canonical;
     const type = given.split(';')[0]!.trim().toLowerCase();
     if (CONTENT_TYPE_ALIASES[format].includes(type)) return canonical;
-    throw new ServiceError(
-      'invalid_asset_format',
+    throw errors.invalid_asset_format(
       `Asset ${quoteName(name)}: content_type "${given.slice(0, 100)}" does not match the file (${canonical}); omit it to have it inferred.`,
       { asset: name, content_type: given.slice(0, 100), expected_content_type: canonical },
     );
@@ -271,7 +267,7 @@ export class AssetService {
     }
     const row = await query.executeTakeFirst();
     if (!row) {
-      throw new ServiceError('not_found', `No stored asset ${quoteName(idOrName)} in this account.`, { asset: idOrName });
+      throw errors.not_found(`No stored asset ${quoteName(idOrName)} in this account.`, { asset: idOrName });
     }
     return row;
   }

@@ -4,7 +4,7 @@
 // the job workspace gets; each SVG also brings its converted PDF and the graphics.cfg hook.
 import { tierOf, type Caller } from '../accounts/caller.js';
 import type { Config } from '../config.js';
-import { ServiceError, invalidField } from '../errors.js';
+import { errors, type ServiceError, invalidField } from '../errors.js';
 import { links, openSignupUrl } from '../links.js';
 import type { AssetResolver, NextStep, ResolvedAssets } from '../compile/types.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
@@ -55,7 +55,7 @@ export class LibraryAssetResolver implements AssetResolver {
     }
     const requested = wantsStored ? this.storedShape(input.use_stored_assets) : [];
     if (limits.maxAssetsPerDocument === 0) {
-      throw new ServiceError('assets_not_allowed', `The ${tier} plan does not accept assets with a compile.`, {
+      throw errors.assets_not_allowed(`The ${tier} plan does not accept assets with a compile.`, {
         plan: tier,
         limit: 0,
         upgrade_url: this.upgradeUrl,
@@ -70,8 +70,7 @@ export class LibraryAssetResolver implements AssetResolver {
     const inlineLower = new Set(inlineNames.map((name) => name.toLowerCase()));
     const clash = requested.find((name) => inlineLower.has(name.toLowerCase()));
     if (clash !== undefined) {
-      throw new ServiceError(
-        'asset_name_collision',
+      throw errors.asset_name_collision(
         `Asset ${quoteName(clash)} is both sent inline in "assets" and named in "use_stored_assets"; keep only one.`,
         { asset: clash },
       );
@@ -84,8 +83,7 @@ export class LibraryAssetResolver implements AssetResolver {
     const byLower = new Map(rows.map((row) => [row.name_lower, row]));
     const missing = requested.filter((name) => !byLower.has(name.toLowerCase()));
     if (missing.length > 0) {
-      throw new ServiceError(
-        'asset_not_found',
+      throw errors.asset_not_found(
         `Stored asset ${quoteName(missing[0]!)} is not in this account's library${missing.length > 1 ? ` (nor ${missing.slice(1).map(quoteName).join(', ')})` : ''}; upload it with POST /api/v1/assets or send it inline.`,
         { asset: missing[0], missing },
       );
@@ -98,8 +96,7 @@ export class LibraryAssetResolver implements AssetResolver {
     }));
     const total = inline.reduce((sum, file) => sum + file.data.length, 0) + rows.reduce((sum, row) => sum + Number(row.size_bytes), 0);
     if (total > limits.maxAssetsBytesPerDocument) {
-      throw new ServiceError(
-        'assets_too_large',
+      throw errors.assets_too_large(
         `The assets of this compile decode to ${total} bytes; the ${tier} plan allows ${limits.maxAssetsBytesPerDocument} bytes per document.`,
         { limit: limits.maxAssetsBytesPerDocument, total_bytes: total, plan: tier, upgrade_url: this.upgradeUrl },
       );
@@ -131,8 +128,7 @@ export class LibraryAssetResolver implements AssetResolver {
   /** `use_stored_assets` must be a list of strings; repeats (in any case) count once. */
   private storedShape(value: unknown): string[] {
     if (!Array.isArray(value) || !value.every((name) => typeof name === 'string')) {
-      throw new ServiceError(
-        'invalid_stored_assets_shape',
+      throw errors.invalid_stored_assets_shape(
         'use_stored_assets must be an array of asset names (strings), e.g. ["logo.png"].',
         { field: 'use_stored_assets' },
       );
@@ -148,7 +144,7 @@ export class LibraryAssetResolver implements AssetResolver {
 
   private tooMany(tier: Tier, count: number): ServiceError {
     const limit = limitsOf(tier).maxAssetsPerDocument;
-    return new ServiceError('too_many_assets', `This compile names ${count} assets; the ${tier} plan allows ${limit} per document.`, {
+    return errors.too_many_assets(`This compile names ${count} assets; the ${tier} plan allows ${limit} per document.`, {
       limit,
       count,
       plan: tier,
@@ -167,8 +163,7 @@ export class LibraryAssetResolver implements AssetResolver {
       remove_fields: sent,
     };
     const fields = sent.map((field) => `"${field}"`).join(' and ');
-    return new ServiceError(
-      'assets_not_available_anonymously',
+    return errors.assets_not_available_anonymously(
       open
         ? `Assets need an API key: sign up at ${next_step.signup_url} and send it as "Authorization: Bearer <key>", or retry without ${fields}.`
         : `Assets need an API key: send one as "Authorization: Bearer <key>", or retry without ${fields}.`,

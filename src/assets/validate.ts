@@ -1,7 +1,7 @@
 // The asset rules of SPEC §2.1, shared by inline compile assets and the stored library:
 // a safe file name, an allowed extension, strict base64, and bytes that really are the
 // format the extension claims (a renamed file is refused).
-import { ServiceError } from '../errors.js';
+import { errors, type ServiceError } from '../errors.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
 import { MAIN } from '../tex/runner.js';
 import { checkSvg } from './svg.js';
@@ -33,7 +33,7 @@ export function quoteName(name: string): string {
 }
 
 function badName(name: string, why: string, details: Record<string, unknown> = {}): ServiceError {
-  return new ServiceError('invalid_asset_filename', `Asset ${quoteName(name)}: ${why}`, { asset: name, ...details });
+  return errors.invalid_asset_filename(`Asset ${quoteName(name)}: ${why}`, { asset: name, ...details });
 }
 
 /**
@@ -66,8 +66,7 @@ export function checkName(name: string): AssetFormat {
   const extension = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
   const format = FORMAT_OF_EXTENSION[extension as keyof typeof FORMAT_OF_EXTENSION];
   if (!format) {
-    throw new ServiceError(
-      'invalid_asset_format',
+    throw errors.invalid_asset_format(
       `Asset ${quoteName(name)}: the extension ".${extension}" is not allowed; use one of ${ASSET_EXTENSIONS.map((e) => `.${e}`).join(', ')}.`,
       { asset: name, allowed_extensions: [...ASSET_EXTENSIONS] },
     );
@@ -79,7 +78,7 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const WHITESPACE = /[ \t\r\n]+/g;
 
 function badEncoding(name: string, why: string): ServiceError {
-  return new ServiceError('invalid_asset_encoding', `Asset ${quoteName(name)}: ${why}`, { asset: name });
+  return errors.invalid_asset_encoding(`Asset ${quoteName(name)}: ${why}`, { asset: name });
 }
 
 /** Strict base64 (standard alphabet; padding optional; line breaks allowed) to bytes. */
@@ -128,8 +127,7 @@ export function checkContent(name: string, format: AssetFormat, data: Buffer): v
   // Text that merely starts like XML gets the precise reason from the SVG check below.
   if (actual !== format && !(format === 'svg' && actual === null && looksLikeXml(data))) {
     const seen = actual ? `${FORMAT_LABEL[actual]} data` : 'data of no allowed format';
-    throw new ServiceError(
-      'invalid_asset_format',
+    throw errors.invalid_asset_format(
       `Asset ${quoteName(name)}: the name says ${FORMAT_LABEL[format]} but the content is ${seen}; the file may have been renamed.`,
       { asset: name, expected_format: format, detected_format: actual },
     );
@@ -141,7 +139,7 @@ export function checkContent(name: string, format: AssetFormat, data: Buffer): v
 export function sanitisedSvg(name: string, data: Buffer): string {
   const result = checkSvg(data);
   if (!result.ok) {
-    throw new ServiceError('invalid_asset_format', `Asset ${quoteName(name)}: ${result.reason}`, {
+    throw errors.invalid_asset_format(`Asset ${quoteName(name)}: ${result.reason}`, {
       asset: name,
       expected_format: 'svg',
     });

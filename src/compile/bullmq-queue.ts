@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { ServiceError, type ErrorCode } from '../errors.js';
+import { restore, ServiceError, type ErrorCode } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { storageFault, unavailable } from '../storage/faults.js';
 import type { JobQueue } from '../tex/queue.js';
@@ -277,7 +277,7 @@ export class BullJobQueue implements JobQueue {
       case 'input_missing':
         throw busy('The compile workers could not read this job\'s files; retry shortly.');
       case 'refused':
-        throw new ServiceError(result.code as ErrorCode, result.message, result.details);
+        throw restore(result.code as ErrorCode, result.message, result.details);
       case 'ran': {
         const { kind: _kind, ...ran } = result;
         if (ran.outcome !== 'ok') return ran;

@@ -3,7 +3,7 @@
 // rules, with one folder level allowed; only text formats TeX reads are accepted. The bytes
 // count toward the plan's source limit together with main.tex (checked by the caller).
 import { checkFileNameRules, quoteName } from '../assets/validate.js';
-import { ServiceError, invalidField } from '../errors.js';
+import { errors, type ServiceError, invalidField } from '../errors.js';
 import { ASSET_NAME_MAX } from '../quota/plans.js';
 import { MAIN } from '../tex/runner.js';
 
@@ -19,7 +19,7 @@ export interface ProjectFiles {
 }
 
 function badName(name: string, why: string, details: Record<string, unknown> = {}): ServiceError {
-  return new ServiceError('invalid_asset_filename', `File ${quoteName(name)}: ${why}`, { file: name, ...details });
+  return errors.invalid_asset_filename(`File ${quoteName(name)}: ${why}`, { file: name, ...details });
 }
 
 /** Checks one name: at most one folder, each part under the asset name rules, an allowed extension, not main.*. */
@@ -38,8 +38,7 @@ function checkProjectName(name: string): void {
   checkFileNameRules(file, (why, details) => badName(name, why, details));
   const extension = file.slice(file.lastIndexOf('.') + 1).toLowerCase();
   if (!(PROJECT_FILE_EXTENSIONS as readonly string[]).includes(extension)) {
-    throw new ServiceError(
-      'invalid_asset_format',
+    throw errors.invalid_asset_format(
       `File ${quoteName(name)}: the extension ".${extension}" is not allowed in "files"; use one of ${PROJECT_FILE_EXTENSIONS.map((e) => `.${e}`).join(', ')} (images go in "assets").`,
       { file: name, allowed_extensions: [...PROJECT_FILE_EXTENSIONS] },
     );

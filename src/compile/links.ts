@@ -1,7 +1,7 @@
 // Signed PDF links: HMAC-SHA256 over the PDF id and the expiry, so a link works without
 // credentials until it expires and cannot be pointed at another PDF or extended.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 
 function signature(secret: string, id: string, exp: number): string {
   return createHmac('sha256', secret).update(`pdf\n${id}\n${exp}`).digest('base64url');
@@ -18,10 +18,10 @@ export function verifyPdfLink(secret: string, id: string, exp: unknown, sig: unk
   const expected = expOk ? Buffer.from(signature(secret, id, Number(exp))) : Buffer.alloc(0);
   const given = Buffer.from(typeof sig === 'string' ? sig : '');
   if (!expOk || given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new ServiceError('invalid_signature', 'This PDF link is not valid: use the pdf_url exactly as the compile returned it.');
+    throw errors.invalid_signature('This PDF link is not valid: use the pdf_url exactly as the compile returned it.');
   }
   if (Number(exp) * 1000 <= now.getTime()) {
-    throw new ServiceError('link_expired', 'This PDF link has expired; compile the document again for a new link.', {
+    throw errors.link_expired('This PDF link has expired; compile the document again for a new link.', {
       expired_at: new Date(Number(exp) * 1000).toISOString(),
     });
   }

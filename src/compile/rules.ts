@@ -1,5 +1,5 @@
 // Request rules checked before anything costs a slot (SPEC §2.1, §7.1).
-import { ServiceError, invalidField } from '../errors.js';
+import { errors, invalidField } from '../errors.js';
 import { checkProjectFiles, type ProjectFiles } from './files.js';
 import { SIZE_PREVIEW_MAX_BYTES, isCompiler, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 
@@ -41,7 +41,7 @@ export function checkRequest(
   if (bytes > limits.maxLatexBytes && !sizePreview) {
     const limit = limits.maxLatexBytes;
     const window = previews && limits.maxLatexBytes < SIZE_PREVIEW_MAX_BYTES ? ` Size previews take sources up to ${SIZE_PREVIEW_MAX_BYTES} bytes.` : '';
-    throw new ServiceError('latex_too_large', `${what} is ${bytes} bytes; the limit here is ${limit} bytes.${window}`, {
+    throw errors.latex_too_large(`${what} is ${bytes} bytes; the limit here is ${limit} bytes.${window}`, {
       limit,
       size_bytes: bytes,
       plan: tier,
@@ -51,7 +51,7 @@ export function checkRequest(
     });
   }
   if (!LATEX_MARKERS.some((marker) => latex.includes(marker))) {
-    throw new ServiceError('not_latex_source', 'This is not LaTeX source: the service compiles complete LaTeX documents only.', {
+    throw errors.not_latex_source('This is not LaTeX source: the service compiles complete LaTeX documents only.', {
       requirements: [
         'The source must contain at least one of \\documentclass, \\begin{document}, \\input{} or \\include{}.',
         'Send a complete document: \\documentclass{...}, then \\begin{document} ... \\end{document}.',
@@ -63,8 +63,7 @@ export function checkRequest(
   }
   if (!limits.compilers.includes(compiler)) {
     const plan = smallestPlan((l) => l.compilers.includes(compiler));
-    throw new ServiceError(
-      'compiler_not_available',
+    throw errors.compiler_not_available(
       tier === 'anonymous'
         ? `${compiler} needs an API key; the keyless tier compiles with pdflatex only.`
         : `${compiler} is not included in the ${tier} plan; it needs ${plan} or above.`,

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { tierOf, type Caller } from '../accounts/caller.js';
 import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ServiceError, invalidField } from '../errors.js';
+import { errors, ServiceError, invalidField } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { links, openSignupUrl } from '../links.js';
 import { CompileQuota, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
@@ -136,7 +136,7 @@ export class CompileService {
       this.deps.log.warn({ err: lookup }, 'usage unavailable for a compile failure body');
       return err;
     }
-    return new ServiceError(err.code, err.message, { ...err.details, usage }, err.headers);
+    return err.withDetails({ usage });
   }
 
   /** A size preview compiles under the smallest plan that takes the source; pages and PDF stay the caller's. */
@@ -155,24 +155,19 @@ export class CompileService {
       start = await this.deps.previews.begin(accountId, this.deps.clock.now());
     } catch (err) {
       this.deps.log.error({ err }, 'preview store unavailable');
-      throw new ServiceError(
-        'preview_unavailable',
+      throw errors.preview_unavailable(
         `The source is over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan and previews are unavailable right now; retry in a minute or shorten the source.`,
         { retryable: true, retry_after_seconds: PREVIEW_UNAVAILABLE_RETRY_SECONDS, plan: tier, limit: limits.maxLatexBytes },
-        { 'retry-after': String(PREVIEW_UNAVAILABLE_RETRY_SECONDS) },
       );
     }
     if (start.ok) return start;
     if (start.reason === 'in_progress') {
-      throw new ServiceError(
-        'preview_in_progress',
+      throw errors.preview_in_progress(
         'A size preview is already compiling for this account; previews run one at a time.',
         { retryable: true, retry_after_seconds: PREVIEW_RETRY_SECONDS, plan: tier },
-        { 'retry-after': String(PREVIEW_RETRY_SECONDS) },
       );
     }
-    throw new ServiceError(
-      'latex_too_large',
+    throw errors.latex_too_large(
       `The source is ${bytes} bytes, over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan, and today's ${PREVIEWS_PER_DAY} size previews are used up.`,
       {
         limit: limits.maxLatexBytes,
@@ -221,7 +216,7 @@ export class CompileService {
     const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, context.deadline);
     if (context.deadline !== undefined && Date.now() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
-      throw new ServiceError('compilation_timeout', 'The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
+      throw errors.compilation_timeout('The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
     }
 
     const jobId = randomUUID();
@@ -317,7 +312,7 @@ export class CompileService {
     const { compiler, latex: source } = request;
     const limits = limitsOf(tier);
     if (result.outcome === 'timeout') {
-      throw new ServiceError('compilation_timeout', `Compilation did not finish within ${timeoutSeconds} seconds and was stopped.`, {
+      throw errors.compilation_timeout(`Compilation did not finish within ${timeoutSeconds} seconds and was stopped.`, {
         timeout_seconds: timeoutSeconds,
         plan: tier,
         retryable: false,
@@ -330,7 +325,7 @@ export class CompileService {
       throw this.pdfTooLarge(tier, upgradeUrl, plan.maxFileBytes > limits.maxPdfBytes ? plan.maxFileBytes : undefined);
     }
     if (result.outcome === 'file_too_large') {
-      throw new ServiceError('compilation_failed', `The document wrote a file (${result.file ?? 'unknown'}) larger than this plan allows; it was stopped.`, {
+      throw errors.compilation_failed(`The document wrote a file (${result.file ?? 'unknown'}) larger than this plan allows; it was stopped.`, {
         log: capLog(result.log),
         retryable: false,
         plan: tier,
@@ -338,7 +333,7 @@ export class CompileService {
       });
     }
     if (result.outcome === 'refused') {
-      throw new ServiceError('compilation_failed', `The job's output was refused: ${result.problem ?? 'it is not a plain file'}.`, {
+      throw errors.compilation_failed(`The job's output was refused: ${result.problem ?? 'it is not a plain file'}.`, {
         log: capLog(result.log),
         retryable: false,
         plan: tier,
@@ -346,7 +341,7 @@ export class CompileService {
       });
     }
     if (result.outcome === 'active_content') {
-      throw new ServiceError('pdf_active_content', `The PDF carries active content and was not delivered: ${result.problem ?? 'script or launch actions'}.`, {
+      throw errors.pdf_active_content(`The PDF carries active content and was not delivered: ${result.problem ?? 'script or launch actions'}.`, {
         found: result.problem ?? '',
         retryable: false,
         plan: tier,
@@ -354,7 +349,7 @@ export class CompileService {
       });
     }
     if (result.outcome === 'unmeasurable') {
-      throw new ServiceError('pdf_size_unknown', 'The PDF was produced but its size and pages could not be measured; retry the same request.', {
+      throw errors.pdf_size_unknown('The PDF was produced but its size and pages could not be measured; retry the same request.', {
         plan: tier,
         retryable: true,
         agent_hint: 'Send the same request again; nothing was charged.',
@@ -373,7 +368,7 @@ export class CompileService {
     if (result.pdf.length > limits.maxPdfBytes) throw this.pdfTooLarge(tier, upgradeUrl);
     if (result.pages > limits.maxPages) {
       // Previews off, or the slice could not be cut.
-      throw new ServiceError('page_limit_exceeded', `The PDF has ${result.pages} pages; the limit here is ${limits.maxPages}.`, {
+      throw errors.page_limit_exceeded(`The PDF has ${result.pages} pages; the limit here is ${limits.maxPages}.`, {
         pages: result.pages,
         limit: limits.maxPages,
         plan: tier,
@@ -389,7 +384,7 @@ export class CompileService {
   private pdfTooLarge(tier: Tier, upgradeUrl: string, ceiling?: number): ServiceError {
     const planLimit = limitsOf(tier).maxPdfBytes;
     const limit = ceiling ?? planLimit;
-    return new ServiceError('pdf_too_large', `The PDF is larger than the ${limit} bytes allowed here.`, {
+    return errors.pdf_too_large(`The PDF is larger than the ${limit} bytes allowed here.`, {
       limit,
       ...(ceiling !== undefined ? { plan_limit: planLimit } : {}),
       plan: tier,
@@ -439,7 +434,7 @@ export class CompileService {
 }
 
 function compilationFailed(analysis: LogAnalysis, log: string, tier: Tier): ServiceError {
-  return new ServiceError('compilation_failed', analysis.message ? `LaTeX error: ${analysis.message}` : 'Compilation failed; see the log.', {
+  return errors.compilation_failed(analysis.message ? `LaTeX error: ${analysis.message}` : 'Compilation failed; see the log.', {
     log: capLog(log),
     ...(analysis.line !== undefined ? { line: analysis.line } : {}),
     retryable: analysis.diagnosis?.retryable ?? true,

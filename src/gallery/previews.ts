@@ -8,7 +8,7 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { GalleryTemplate } from './catalog.js';
@@ -81,7 +81,7 @@ export class GalleryPreviews {
       maxFileBytes: PREVIEW_MAX_PDF_BYTES,
     });
     if (result.outcome !== 'ok' || !result.pdf) {
-      throw new ServiceError('internal_error', `The preview of ${t.slug} could not be rendered (${result.outcome}).`);
+      throw errors.internal_error(`The preview of ${t.slug} could not be rendered (${result.outcome}).`);
     }
     const work = join(tmpdir(), `quire-preview-${randomUUID()}`);
     await mkdir(work, { recursive: true });

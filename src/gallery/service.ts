@@ -3,7 +3,7 @@
 import type { Caller } from '../accounts/caller.js';
 import type { CompileService } from '../compile/service.js';
 import type { CompileContext, CompileSuccess } from '../compile/types.js';
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
 import { checkDataSize } from '../templates/data-size.js';
 import { renderTemplate } from '../templates/liquid.js';
@@ -71,7 +71,7 @@ export class GalleryService {
   find(slug: string): GalleryTemplate {
     const template = this.bySlug.get(slug);
     if (!template) {
-      throw new ServiceError('not_found', `No public template "${slug}". GET /api/v1/public_templates lists them.`, {
+      throw errors.not_found(`No public template "${slug}". GET /api/v1/public_templates lists them.`, {
         slug,
       });
     }
@@ -127,18 +127,18 @@ export class GalleryService {
   /** Checks the request body; returns the data and color to render with. Nothing is compiled. */
   check(t: GalleryTemplate, body: unknown): { data: Record<string, unknown>; color: string } {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new ServiceError('invalid_data', 'The body must be a JSON object: {"data": {...}, "color": "..."}', {
+      throw errors.invalid_data('The body must be a JSON object: {"data": {...}, "color": "..."}', {
         got: jsonType(body),
       });
     }
     const { data, color } = body as { data?: unknown; color?: unknown };
     if (data === undefined) {
-      throw new ServiceError('invalid_data', '`data` is required: an object matching the template schema', {
+      throw errors.invalid_data('`data` is required: an object matching the template schema', {
         missing_fields: ['data'],
       });
     }
     if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-      throw new ServiceError('invalid_data', `\`data\` must be a JSON object, got ${jsonType(data)}`, {
+      throw errors.invalid_data(`\`data\` must be a JSON object, got ${jsonType(data)}`, {
         expected: 'object',
         got: jsonType(data),
       });
@@ -147,8 +147,7 @@ export class GalleryService {
     let chosen = t.default_color;
     if (color !== undefined && color !== null) {
       if (typeof color !== 'string' || !t.colors.includes(color)) {
-        throw new ServiceError(
-          'invalid_color',
+        throw errors.invalid_color(
           `\`color\` must be one of ${t.colors.join(', ')} (default ${t.default_color})`,
           { colors: t.colors, default_color: t.default_color },
         );
@@ -158,8 +157,7 @@ export class GalleryService {
     const cleaned = dropBlankOptionals(t.schema, data) as Record<string, unknown>;
     const problems = validateGalleryData(t.schema, cleaned);
     if (problems) {
-      throw new ServiceError(
-        'schema_validation_failed',
+      throw errors.schema_validation_failed(
         'data does not match the template schema (GET the template for schema and sample_data)',
         { ...problems },
       );

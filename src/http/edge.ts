@@ -4,7 +4,7 @@
 // any string or key (PostgreSQL refuses 0x00 in text, so a NUL would otherwise be a 500 on one
 // database and stored on the other). Shared by the HTTP hooks and the MCP tool door.
 import { checkName } from '../assets/validate.js';
-import { ServiceError, invalidField } from '../errors.js';
+import { errors, ServiceError, invalidField } from '../errors.js';
 
 /** Levels of arrays and objects a request body (or an MCP tool's arguments) may nest. */
 export const MAX_JSON_DEPTH = 64;
@@ -73,7 +73,7 @@ export function inspectJson(value: unknown, maxDepth = MAX_JSON_DEPTH): Problem 
 }
 
 export function tooDeepError(what: string, maxDepth = MAX_JSON_DEPTH): ServiceError {
-  return new ServiceError('json_too_deep', `${what} nests arrays and objects more than ${maxDepth} levels deep; send flatter JSON.`, {
+  return errors.json_too_deep(`${what} nests arrays and objects more than ${maxDepth} levels deep; send flatter JSON.`, {
     limit: maxDepth,
   });
 }

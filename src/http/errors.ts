@@ -1,6 +1,6 @@
 // Every error leaves as JSON `{error, message, ...}` with the catalogue's status.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { INTERNAL_ERROR_BODY, ServiceError, type ErrorCode, type FieldError, validationFailed } from '../errors.js';
+import { errors, fail, INTERNAL_ERROR_BODY, ServiceError, type FactoryCode, type FieldError, validationFailed } from '../errors.js';
 import { diskFault } from '../storage/faults.js';
 
 interface AjvError {
@@ -40,18 +40,18 @@ function toServiceError(err: FastifyError): ServiceError | null {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ServiceError('invalid_json', `Request body is not valid JSON: ${err.message}`);
+      return errors.invalid_json(`Request body is not valid JSON: ${err.message}`);
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new ServiceError('payload_too_large', 'Request body is larger than this server accepts.');
+      return errors.payload_too_large('Request body is larger than this server accepts.');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ServiceError('unsupported_media_type', 'Send the request body as application/json.');
+      return errors.unsupported_media_type('Send the request body as application/json.');
     case 'FST_ERR_BAD_URL':
-      return new ServiceError('bad_request', 'The URL path cannot be decoded: it holds a malformed percent-escape (such as "%zz") or an invalid encoded character.');
+      return errors.bad_request('The URL path cannot be decoded: it holds a malformed percent-escape (such as "%zz") or an invalid encoded character.');
     case 'FST_ERR_MAX_PARAM_LENGTH':
-      return new ServiceError('uri_too_long', 'A segment of the URL path is longer than this server accepts.');
+      return errors.uri_too_long('A segment of the URL path is longer than this server accepts.');
   }
   if (err instanceof SyntaxError && err.statusCode === 400) {
-    return new ServiceError('invalid_json', `Request body is not valid JSON: ${err.message}`);
+    return errors.invalid_json(`Request body is not valid JSON: ${err.message}`);
   }
   const status = err.statusCode ?? (err as { status?: unknown }).status;
   if (typeof status === 'number' && status >= 400 && status < 500) return byStatus(status, err.message);
@@ -59,7 +59,7 @@ function toServiceError(err: FastifyError): ServiceError | null {
 }
 
 /** Codes for the 4xx errors the framework and its plugins raise themselves (e.g. a bad Content-Length). */
-const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
+const CODE_OF_STATUS: Partial<Record<number, FactoryCode>> = {
   404: 'not_found',
   405: 'method_not_allowed',
   408: 'request_timeout',
@@ -72,7 +72,7 @@ const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
 
 function byStatus(status: number, message: string): ServiceError {
   // Any other client error (such as a static file plugin's 403 for a path it will not serve) is a 400.
-  return new ServiceError(CODE_OF_STATUS[status] ?? 'bad_request', `The request was refused: ${message}`);
+  return fail(CODE_OF_STATUS[status] ?? 'bad_request', `The request was refused: ${message}`, {});
 }
 
 export function errorHandler(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {

@@ -4,7 +4,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ServiceError } from '../errors.js';
+import { errors, type ServiceError } from '../errors.js';
 import { assertSafeJson, type AssetNameAt } from './edge.js';
 import { errorHandler } from './errors.js';
 import type { App } from './types.js';
@@ -27,14 +27,14 @@ const STATIC_FILE = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/;
 export function installHardening(app: App): void {
   app.addHook('onRequest', async (req) => {
     if (req.url.length > MAX_URL_LENGTH) {
-      throw new ServiceError('uri_too_long', `The URL is ${req.url.length} characters long; this server accepts at most ${MAX_URL_LENGTH}.`, {
+      throw errors.uri_too_long(`The URL is ${req.url.length} characters long; this server accepts at most ${MAX_URL_LENGTH}.`, {
         limit: MAX_URL_LENGTH,
       });
     }
     const path = req.url.split('?')[0] as string;
     if (path.startsWith(STATIC_PREFIX)) {
       const file = path.slice(STATIC_PREFIX.length);
-      if (file !== '' && !STATIC_FILE.test(file)) throw new ServiceError('not_found', 'No such documentation file.');
+      if (file !== '' && !STATIC_FILE.test(file)) throw errors.not_found('No such documentation file.');
     }
   });
 
@@ -43,7 +43,7 @@ export function installHardening(app: App): void {
     const assetNameAt = req.routeOptions.config.assetNames;
     // A wildcard path names a file to serve (/build/*): with a NUL it names none.
     const wildcard = (req.params as Record<string, unknown> | undefined)?.['*'];
-    if (typeof wildcard === 'string' && wildcard.includes('\0')) throw new ServiceError('not_found', 'No such file.');
+    if (typeof wildcard === 'string' && wildcard.includes('\0')) throw errors.not_found('No such file.');
     assertSafeJson(req.params, { what: 'The URL path', assetNameAt });
     assertSafeJson(req.query, { what: 'The query string', assetNameAt });
     const body: unknown = req.body;
@@ -74,14 +74,14 @@ function clientError(err: ConnectionError): ServiceError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return requestLineOverflowed((err as { rawPacket?: unknown }).rawPacket)
-        ? new ServiceError('uri_too_long', `The URL is longer than this server accepts (at most ${MAX_URL_LENGTH} characters).`, {
+        ? errors.uri_too_long(`The URL is longer than this server accepts (at most ${MAX_URL_LENGTH} characters).`, {
             limit: MAX_URL_LENGTH,
           })
-        : new ServiceError('headers_too_large', 'The request headers are larger than this server accepts (16 KB with the request line).');
+        : errors.headers_too_large('The request headers are larger than this server accepts (16 KB with the request line).');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return new ServiceError('request_timeout', 'The request was not received in time.');
+      return errors.request_timeout('The request was not received in time.');
     default:
-      return new ServiceError('bad_request', 'The request is not valid HTTP/1.1 (a malformed request line or header).');
+      return errors.bad_request('The request is not valid HTTP/1.1 (a malformed request line or header).');
   }
 }
 

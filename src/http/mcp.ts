@@ -2,7 +2,7 @@
 // plain JSON replies. It parses its own bodies so malformed JSON is a JSON-RPC parse error
 // (-32700), not the app's 400 invalid_json; keys are checked per tool call, so a bad key is a
 // tool error and never an HTTP 401. A browser Origin not allowed (origins.ts) is a 403.
-import { ServiceError } from '../errors.js';
+import { errors as serviceErrors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { createMcpServer } from '../mcp/index.js';
 import { handleBody } from '../mcp/jsonrpc.js';
@@ -56,7 +56,7 @@ export function mcpRoutes(app: App, services: Services): void {
     );
 
     const notAllowed = async (req: { method: string }) => {
-      throw new ServiceError('method_not_allowed', `${req.method} /mcp is not supported: POST JSON-RPC messages (nothing to stream).`, {}, { allow: 'POST' });
+      throw serviceErrors.method_not_allowed(`${req.method} /mcp is not supported: POST JSON-RPC messages (nothing to stream).`, {}, { allow: 'POST' });
     };
     scope.get(
       '/mcp',

@@ -2,7 +2,7 @@
 // reached through DNS rebinding cannot drive it). A request without Origin (an agent, curl)
 // passes; a browser's Origin must be on QUIRE_MCP_ALLOWED_ORIGINS, by default the base URL's.
 import type { Config } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 
 type Origins = Pick<Config, 'mcpAllowedOrigins'>;
 
@@ -29,8 +29,7 @@ export function mcpOriginAllowed(config: Origins, origin: string): boolean {
 export function checkMcpOrigin(config: Origins, origin: string | undefined): void {
   if (origin === undefined || mcpOriginAllowed(config, origin)) return;
   const shown = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;
-  throw new ServiceError(
-    'origin_not_allowed',
+  throw errors.origin_not_allowed(
     `Browser pages from ${JSON.stringify(shown)} may not call /mcp. The operator can allow an origin with QUIRE_MCP_ALLOWED_ORIGINS.`,
     { origin: shown },
   );

@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { verifyPdfLink } from '../compile/links.js';
-import { ServiceError } from '../errors.js';
+import { errors as serviceErrors } from '../errors.js';
 import type { Services } from '../services.js';
 import { errors } from './schemas.js';
 import type { App } from './types.js';
@@ -50,18 +50,18 @@ export function pdfRoutes(app: App, services: Services): void {
       const { id } = req.params;
       verifyPdfLink(services.config.secret, id, req.query.exp, req.query.sig, services.clock.now());
       const row = await services.pdfs.find(id);
-      if (!row) throw new ServiceError('not_found', 'No PDF with this id: it was deleted after its link expired.');
+      if (!row) throw serviceErrors.not_found('No PDF with this id: it was deleted after its link expired.');
       const size = Number(row.size_bytes);
       const range = parseRange(req.headers.range, size);
       if (range === null) {
-        throw new ServiceError('range_not_satisfiable', `The PDF has ${size} bytes.`, { size_bytes: size }, {
+        throw serviceErrors.range_not_satisfiable(`The PDF has ${size} bytes.`, { size_bytes: size }, {
           'content-range': `bytes */${size}`,
         });
       }
       // A HEAD opens no download from the store (Fastify would read a stream to its end and discard it).
       const stream =
         req.method === 'HEAD' ? ((await services.pdfs.exists(id)) ? Readable.from([]) : null) : await services.pdfs.stream(id, range);
-      if (!stream) throw new ServiceError('not_found', 'No PDF with this id.');
+      if (!stream) throw serviceErrors.not_found('No PDF with this id.');
       const expires = new Date(row.expires_at);
       const maxAge = Math.max(0, Math.floor((expires.getTime() - services.clock.now().getTime()) / 1000));
       void reply

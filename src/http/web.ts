@@ -1,6 +1,6 @@
 // The browser side: the studio, sign-up and dashboard pages, and the bundles under /build/
 // (written by scripts/build-web.mjs with content hashes, so they are cached for good).
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
@@ -120,5 +120,5 @@ export function webRoutes(app: App, services: Services): void {
 }
 
 function notFound(path: string): never {
-  throw new ServiceError('not_found', `No file /build/${path}`);
+  throw errors.not_found(`No file /build/${path}`);
 }

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import type { Database } from '../storage/schema.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -40,7 +40,7 @@ export function fingerprint(door: string, body: unknown): string {
 
 export function checkKey(key: string): void {
   if (!KEY_RULE.test(key)) {
-    throw new ServiceError('invalid_idempotency_key', 'Idempotency-Key must be 1 to 255 visible ASCII characters.', { limit: 255 });
+    throw errors.invalid_idempotency_key('Idempotency-Key must be 1 to 255 visible ASCII characters.', { limit: 255 });
   }
 }
 
@@ -76,23 +76,20 @@ export class IdempotencyStore {
         continue;
       }
       if (row.fingerprint !== print) {
-        throw new ServiceError(
-          'idempotency_key_reused',
+        throw errors.idempotency_key_reused(
           'This Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request.',
           { idempotency_key: key, retryable: false },
         );
       }
       if (row.state === 'in_progress') {
-        throw new ServiceError(
-          'idempotency_key_in_progress',
+        throw errors.idempotency_key_in_progress(
           'A request with this Idempotency-Key is still running; retry shortly to get its response.',
           { idempotency_key: key, retryable: true, retry_after_seconds: IN_PROGRESS_RETRY_SECONDS },
-          { 'retry-after': String(IN_PROGRESS_RETRY_SECONDS) },
         );
       }
       return { kind: 'replay', response: { status: row.status ?? 200, body: row.body ?? '', contentType: row.content_type } };
     }
-    throw new ServiceError('idempotency_key_in_progress', 'This Idempotency-Key is contended; retry shortly.', { idempotency_key: key, retryable: true, retry_after_seconds: 1 }, { 'retry-after': '1' });
+    throw errors.idempotency_key_in_progress('This Idempotency-Key is contended; retry shortly.', { idempotency_key: key, retryable: true, retry_after_seconds: 1 });
   }
 
   /** Keeps the response for 24 h from the first request. */

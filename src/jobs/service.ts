@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
-import { INTERNAL_ERROR_BODY, ServiceError, isServiceError } from '../errors.js';
+import { errors, INTERNAL_ERROR_BODY, isServiceError } from '../errors.js';
 import type { JobRow } from '../storage/schema.js';
 import { checkCallbackUrl, type CallbackPolicy } from '../webhooks/address.js';
 import type { Deliveries } from './deliveries.js';
@@ -52,7 +52,7 @@ export class JobService {
   /** Refuses anonymous callers and bad callback URLs (both before anything else runs). */
   precheck(caller: Caller, callbackUrl: unknown): { accountId: number; callbackUrl: string | null } {
     if (caller.kind !== 'account') {
-      throw new ServiceError('async_not_available_anonymously', 'Async requests need an API key: a job belongs to an account, which alone may read it.', {
+      throw errors.async_not_available_anonymously('Async requests need an API key: a job belongs to an account, which alone may read it.', {
         retryable: false,
       });
     }
@@ -129,7 +129,7 @@ export class JobService {
   /** The job for its own account; any other caller gets job_not_found (never a hint it exists). */
   async get(caller: Caller, id: string): Promise<Record<string, unknown>> {
     const row = caller.kind === 'account' && /^[0-9a-f-]{36}$/.test(id) ? await this.store.get(caller.account.id, id) : undefined;
-    if (!row) throw new ServiceError('job_not_found', `No job ${id} for this account.`, { job_id: id });
+    if (!row) throw errors.job_not_found(`No job ${id} for this account.`, { job_id: id });
     return jobView(row);
   }
 
@@ -147,8 +147,7 @@ export class JobService {
   }
 
   private async failOrphans(before: Date): Promise<void> {
-    const interrupted = new ServiceError(
-      'job_interrupted',
+    const interrupted = errors.job_interrupted(
       'The server stopped while this job ran. Send the request again (with a new Idempotency-Key).',
       { retryable: true },
     );

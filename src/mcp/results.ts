@@ -1,5 +1,6 @@
 // Tool results: the HTTP body in structuredContent, and a text the agent can act on.
 // A failure is a result with isError (MCP), never a JSON-RPC error, so the agent can fix and retry.
+import { adviceFor } from '../errors.js';
 import type { Body } from './tool.js';
 
 /** MCP content blocks this server sends: text, and files (images inline, others as embedded resources). */
@@ -39,33 +40,10 @@ function record(value: unknown): Body | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Body) : undefined;
 }
 
-/** What the agent should do next, by the kind of error. */
+/** What the agent should do next: the catalogue's advice for the code, else "retry" for a transient error. */
 function advice(body: Body, status?: number): string | undefined {
-  const code = String(body.error);
-  switch (code) {
-    case 'missing_api_key':
-      return 'This tool needs an API key: configure the MCP client to send "Authorization: Bearer <key>".';
-    case 'invalid_api_key':
-      return 'The API key sent with this MCP connection is malformed, unknown or revoked. Ask the user for a valid key; do not retry with the same one.';
-    case 'compilation_failed':
-      return 'Fix the LaTeX source as described and call the tool again with the whole corrected source.';
-    case 'compilation_timeout':
-      return 'The document took too long to compile: simplify it (fewer pages, lighter packages, no loops) and retry.';
-    case 'not_latex_source':
-      return 'Send a complete LaTeX document (\\documentclass{...} ... \\begin{document} ... \\end{document}), not plain text or markdown.';
-    case 'validation_failed':
-      return 'Correct the named arguments and call the tool again.';
-    case 'schema_validation_failed':
-    case 'invalid_data':
-    case 'invalid_data_shape':
-      return 'Correct `data` so it matches the template schema (see get_public_template / get_template) and retry.';
-    case 'anonymous_quota_exhausted':
-    case 'anonymous_capacity_exhausted':
-      return 'The keyless tier is used up: the user can get an API key (see next_step) or wait until the reset.';
-    case 'rate_limit':
-    case 'rate_limit_exceeded':
-      return "The account's monthly compilations are used up: tell the user (upgrade or wait until resets_at).";
-  }
+  const specific = adviceFor(String(body.error));
+  if (specific !== undefined) return specific;
   if (body.retryable === true || (status !== undefined && status >= 500)) return 'This is transient: retry the same call later.';
   return undefined;
 }

@@ -3,7 +3,7 @@
 import type { Caller } from '../accounts/caller.js';
 import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import { links, openSignupUrl } from '../links.js';
 import type { Counters } from './counters.js';
 import { anonymousDailyKey, anonymousHourlyKey, monthlyCompilesKey } from './keys.js';
@@ -69,8 +69,7 @@ export class CompileQuota {
     if (!taken.ok) {
       const upgradeUrl = links(this.config).upgradeUrl;
       const { used_this_month, grace_used } = monthlyUse(plan, taken.used);
-      throw new ServiceError(
-        'rate_limit',
+      throw errors.rate_limit(
         grace > 0
           ? `Monthly limit of ${limit} compilations and its grace buffer of ${grace} are used up; it resets at ${resetsAt.toISOString()}.`
           : `Monthly limit of ${limit} compilations is used up; it resets at ${resetsAt.toISOString()}.`,
@@ -102,8 +101,7 @@ export class CompileQuota {
     const dailyKey = anonymousDailyKey(ip, now);
     const daily = await this.counters.tryReserve(dailyKey, limits.compilesPerPeriod, resetsAt);
     if (!daily.ok) {
-      throw new ServiceError(
-        'anonymous_quota_exhausted',
+      throw errors.anonymous_quota_exhausted(
         `The keyless tier allows ${limits.compilesPerPeriod} compilations per day per address; it resets at ${resetsAt.toISOString()}. Get a free API key to continue.`,
         {
           plan: 'anonymous',
@@ -127,15 +125,13 @@ export class CompileQuota {
     if (!hourly.ok) {
       await this.counters.release(dailyKey, daily.lease);
       const retryAfter = Math.max(1, Math.ceil((hourStart.getTime() + HOUR_MS - now.getTime()) / 1000));
-      throw new ServiceError(
-        'anonymous_capacity_exhausted',
+      throw errors.anonymous_capacity_exhausted(
         'The keyless tier is at its hourly capacity on this server; retry later or use an API key.',
         {
           retryable: true,
           retry_after_seconds: retryAfter,
           next_step: obtainKeyStep(this.config),
-        },
-        { 'retry-after': String(retryAfter) },
+        }
       );
     }
     return this.ticket([

@@ -2,18 +2,18 @@
 // object store is the server's trouble, not the client's: 503 with `retryable: true` and a
 // Retry-After, so callers back off and retry while the node reconnects by itself. A full disk
 // is 507 `storage_full`, also retryable (space is freed by the janitor or the operator).
-import { ServiceError, type ErrorCode } from '../errors.js';
+import { errors, fail, ServiceError } from '../errors.js';
 
 export const DEPENDENCY_RETRY_AFTER_SECONDS = 5;
 export const STORAGE_FULL_RETRY_AFTER_SECONDS = 60;
 
 type Dependency = 'database' | 'redis' | 'blob_store';
 
-const CODES: Record<Dependency, ErrorCode> = {
+const CODES = {
   database: 'database_unavailable',
   redis: 'redis_unavailable',
   blob_store: 'storage_unavailable',
-};
+} as const satisfies Record<Dependency, string>;
 
 const NAMES: Record<Dependency, string> = { database: 'The database', redis: 'Redis', blob_store: 'The blob store' };
 
@@ -44,22 +44,18 @@ function isNetworkError(err: unknown): boolean {
 }
 
 export function unavailable(dependency: Dependency, cause?: unknown): ServiceError {
-  const error = new ServiceError(
-    CODES[dependency],
-    `${NAMES[dependency]} is unreachable right now; retry in a few seconds.`,
-    { retryable: true, retry_after_seconds: DEPENDENCY_RETRY_AFTER_SECONDS },
-    { 'retry-after': String(DEPENDENCY_RETRY_AFTER_SECONDS) },
-  );
+  const error = fail(CODES[dependency], `${NAMES[dependency]} is unreachable right now; retry in a few seconds.`, {
+    retryable: true,
+    retry_after_seconds: DEPENDENCY_RETRY_AFTER_SECONDS,
+  });
   if (cause !== undefined) error.cause = cause;
   return error;
 }
 
 export function storageFull(cause?: unknown): ServiceError {
-  const error = new ServiceError(
-    'storage_full',
+  const error = errors.storage_full(
     'The server has no room to store this right now; retry later.',
     { retryable: true, retry_after_seconds: STORAGE_FULL_RETRY_AFTER_SECONDS },
-    { 'retry-after': String(STORAGE_FULL_RETRY_AFTER_SECONDS) },
   );
   if (cause !== undefined) error.cause = cause;
   return error;

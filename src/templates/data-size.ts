@@ -1,7 +1,7 @@
 // The cap on a render's `data`: measured as the UTF-8 size of its JSON text, without building
 // that text, and given up as soon as the cap is passed, so a 100 MB value costs one pass over
 // at most the cap's worth of characters before it is refused.
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import { PLAN_NAMES, PLANS } from '../quota/plans.js';
 
 /** Largest serialized `data` of one render (V2 render, gallery render, MCP render): the largest plan's source limit. */
@@ -42,8 +42,7 @@ export function jsonSizeUpTo(value: unknown, limit: number): number {
 export function checkDataSize(data: unknown, limit = RENDER_DATA_MAX_BYTES): void {
   const size = jsonSizeUpTo(data, limit);
   if (size > limit) {
-    throw new ServiceError(
-      'data_too_large',
+    throw errors.data_too_large(
       `"data" is larger than ${limit} bytes as JSON; send less data per render (nothing was rendered or charged).`,
       { limit_bytes: limit },
     );

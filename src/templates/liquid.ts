@@ -12,7 +12,7 @@ import {
   type Template,
   type TagToken,
 } from 'liquidjs';
-import { ServiceError, isServiceError, type ErrorCode } from '../errors.js';
+import { errors, fail, ServiceError, isServiceError } from '../errors.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
 import { protectLatexBraces } from './braces.js';
 import { escapeLatex, stringify } from './escape.js';
@@ -79,8 +79,7 @@ function fileTag(name: string) {
 }
 
 function securityError(tag: string, line: number): ServiceError {
-  return new ServiceError(
-    'template_security_violation',
+  return errors.template_security_violation(
     `Line ${line}: the Liquid tag "${tag}" reads other files, which templates may not do (rule 13: liquid_file_tags).`,
     { rule: 'liquid_file_tags', rule_number: 13, line },
   );
@@ -139,8 +138,7 @@ function date(this: { context: Context }, value: unknown, format: unknown = DEFA
 function asset(this: { context: Context }, value: unknown): string {
   const name = stringify(value);
   if (!ASSET_NAME.test(name)) {
-    throw new ServiceError(
-      'render_asset_not_found',
+    throw errors.render_asset_not_found(
       `asset: "${name}" is not an asset name (letters, digits, "_", "-", one extension of ${ASSET_EXTENSIONS.join(', ')})`,
       { asset: name },
     );
@@ -148,7 +146,7 @@ function asset(this: { context: Context }, value: unknown): string {
   const collector = this.context.getRegister(ASSET_REGISTER) as AssetCollector | undefined;
   const resolved = collector ? collector.resolve(name, false) : name;
   if (resolved === null) {
-    throw new ServiceError('render_asset_not_found', `The template uses the asset "${name}", which is not in your asset library.`, {
+    throw errors.render_asset_not_found(`The template uses the asset "${name}", which is not in your asset library.`, {
       asset: name,
     });
   }
@@ -226,19 +224,19 @@ function syntaxHint(message: string): string {
   return 'See the Quire documentation, docs/api.md, "Writing templates: Liquid inside LaTeX".';
 }
 
-function toError(err: unknown, code: ErrorCode): ServiceError {
+function toError(err: unknown, code: 'liquid_syntax_error' | 'render_parse_failed' | 'render_failed'): ServiceError {
   const original = originalOf(err);
   if (isServiceError(original)) return original;
-  if (!(err instanceof Error)) return new ServiceError(code, String(err));
+  if (!(err instanceof Error)) return fail(code, String(err), {});
   const line = LiquidError.is(err) ? lineOf(err as LiquidError) : undefined;
   const message = bareMessage(err);
   const where = line !== undefined ? `Line ${line}: ` : '';
-  const details: Record<string, unknown> = line !== undefined ? { line } : {};
+  const details: { line?: number } = line !== undefined ? { line } : {};
   if (code === 'liquid_syntax_error' || code === 'render_parse_failed') {
     const hint = syntaxHint(message);
-    return new ServiceError(code, `${where}${message}. ${hint}`, { ...details, hint });
+    return fail(code, `${where}${message}. ${hint}`, { ...details, hint });
   }
-  return new ServiceError(code, `${where}${message}`, details);
+  return fail(code, `${where}${message}`, details);
 }
 
 function parseWith(source: string, code: 'liquid_syntax_error' | 'render_parse_failed'): ParsedTemplate {
@@ -305,8 +303,7 @@ export async function renderInThread(
     if (resolved) {
       collector.add(resolved);
     } else if (/\.[A-Za-z]+$/.test(name)) {
-      throw new ServiceError(
-        'render_asset_not_found',
+      throw errors.render_asset_not_found(
         `\\includegraphics{${name}} names an image that is not in your asset library; upload it with POST /api/v1/assets.`,
         { asset: name },
       );

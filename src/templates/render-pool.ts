@@ -4,7 +4,7 @@
 // fresh one. Two warm workers are kept (the machine this targets has two cores); renders beyond
 // that wait their turn, bounded by the caller's own deadline.
 import { Worker } from 'node:worker_threads';
-import { ServiceError, type ErrorCode } from '../errors.js';
+import { errors, restore, type ServiceError, type ErrorCode } from '../errors.js';
 import type { RenderedTemplate } from './liquid.js';
 
 export interface RenderRequest {
@@ -134,7 +134,7 @@ export class RenderPool {
     if (!task || task.request.id !== reply.id) return;
     this.release(slot);
     if (reply.ok) task.resolve(reply.result);
-    else if ('error' in reply) task.reject(new ServiceError(reply.error.code, reply.error.message, reply.error.details));
+    else if ('error' in reply) task.reject(restore(reply.error.code, reply.error.message, reply.error.details));
     else task.reject(new Error(`render worker failed: ${reply.internal}`));
     this.dispatch();
   }
@@ -174,7 +174,7 @@ export class RenderPool {
 }
 
 function limitError(message: string, details: Record<string, unknown>): ServiceError {
-  return new ServiceError('render_failed', message, details);
+  return errors.render_failed(message, details);
 }
 
 let shared: RenderPool | null = null;

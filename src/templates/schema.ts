@@ -3,7 +3,7 @@
 // loop an array (of objects when the loop reads item properties), a dotted path nested
 // objects. A value read only under an if/unless/case branch or through `default` is optional.
 import { Output, TypeGuards, type Template } from 'liquidjs';
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import { parseTemplate } from './liquid.js';
 
 /**
@@ -54,8 +54,7 @@ function newNode(parent: Node | null): Node {
   const depth = parent ? parent.depth + 1 : 1;
   // A node one level past the last container can only be a leaf value.
   if (depth > MAX_DATA_DEPTH + 1) {
-    throw new ServiceError(
-      'liquid_syntax_error',
+    throw errors.liquid_syntax_error(
       `A placeholder reads data nested more than ${MAX_DATA_DEPTH} levels deep (objects and arrays); use a flatter path.`,
       { limit: MAX_DATA_DEPTH },
     );

@@ -7,7 +7,7 @@
 // reach a name a rule forbids. The compile sandbox (no shell escape, no network, confined
 // paths) still applies: this is the first of two walls, and it refuses rather than guesses, so
 // a rare legitimate construct may need rewriting.
-import { ServiceError } from '../errors.js';
+import { errors } from '../errors.js';
 import { linkProblem, pathProblem, pdfProblem } from './policy-args.js';
 import { EXPANDING_LUA, luaProblem } from './policy-lua.js';
 import { ARG_SCAN_LIMIT, Scanner } from './policy-scanner.js';
@@ -435,7 +435,7 @@ export function findViolation(source: string, options: PolicyOptions = {}): Secu
 export function checkSecurity(source: string, options: PolicyOptions = {}): void {
   const found = findViolation(source, options);
   if (found) {
-    throw new ServiceError('template_security_violation', found.message, {
+    throw errors.template_security_violation(found.message, {
       rule: found.rule,
       rule_number: found.rule_number,
       line: found.line,

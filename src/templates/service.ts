@@ -7,7 +7,7 @@ import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/ca
 import type { Clock } from '../clock.js';
 import type { CompileContext, CompileSuccess } from '../compile/types.js';
 import type { Config } from '../config.js';
-import { ServiceError, type FieldError, validationFailed, invalidField } from '../errors.js';
+import { errors, ServiceError, type FieldError, validationFailed, invalidField } from '../errors.js';
 import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { renderMinuteKey } from '../quota/keys.js';
@@ -171,7 +171,7 @@ export class TemplateService {
   private async get(accountId: number, idOrName: string): Promise<TemplateRow> {
     const row = await this.find(accountId, idOrName);
     if (!row) {
-      throw new ServiceError('template_not_found', `No template "${idOrName}" in this account.`, { id: idOrName });
+      throw errors.template_not_found(`No template "${idOrName}" in this account.`, { id: idOrName });
     }
     return row;
   }
@@ -187,8 +187,7 @@ export class TemplateService {
       .executeTakeFirst();
     const count = Number(row?.count ?? 0);
     if (count >= limit) {
-      throw new ServiceError(
-        'template_limit_reached',
+      throw errors.template_limit_reached(
         `The ${plan} plan stores up to ${limit} templates and this account has ${count}. Delete one or upgrade.`,
         { limit, count, plan, upgrade_url: links(this.config).upgradeUrl },
       );
@@ -240,7 +239,7 @@ export class TemplateService {
   }
 
   private nameTaken(name: string): ServiceError {
-    return new ServiceError('name_taken', `A template named "${name}" already exists in this account (names are case-insensitive).`, {
+    return errors.name_taken(`A template named "${name}" already exists in this account (names are case-insensitive).`, {
       name,
     });
   }
@@ -273,8 +272,7 @@ export class TemplateService {
     this.checkFields(owner, input, { field: 'latex_content', value: input.latex_content });
     const engine = input.placeholder_engine;
     if (engine !== undefined && engine !== 'liquid' && engine !== 'none') {
-      throw new ServiceError(
-        'invalid_placeholder_engine',
+      throw errors.invalid_placeholder_engine(
         `placeholder_engine must be "liquid" or "none" (or omitted to keep the current kind), got ${JSON.stringify(engine)}.`,
         { allowed: ['liquid', 'none'] },
       );
@@ -307,8 +305,7 @@ export class TemplateService {
 
     if (existing.kind === 'liquid') {
       if (engine === 'none') {
-        throw new ServiceError(
-          'engine_downgrade_not_supported',
+        throw errors.engine_downgrade_not_supported(
           `"${existing.name}" is a placeholder (Liquid) template and cannot be turned back into raw LaTeX. Save the raw source under a new name instead.`,
           { template_id: existing.id },
         );
@@ -417,7 +414,7 @@ export class TemplateService {
     this.checkFields(owner, {}, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
     const row = await this.get(owner.account.id, idOrName);
     if (row.kind === 'liquid') {
-      throw new ServiceError('already_v2', `"${row.name}" is already a placeholder (V2) template.`, { template_id: row.id });
+      throw errors.already_v2(`"${row.name}" is already a placeholder (V2) template.`, { template_id: row.id });
     }
     const source = input.latex_with_placeholders ?? row.latex_content;
     const derived = this.derive(source);
@@ -437,11 +434,9 @@ export class TemplateService {
     const slot = await this.counters.tryReserve(key, limit, new Date(minuteEnd.getTime() + 60_000));
     if (!slot.ok) {
       const retry = Math.max(1, Math.ceil((minuteEnd.getTime() - now.getTime()) / 1000));
-      throw new ServiceError(
-        'render_rate_limited',
+      throw errors.render_rate_limited(
         `At most ${limit} renders per minute per account; retry in ${retry} s.`,
         { limit, retry_after_seconds: retry, retryable: true },
-        { 'retry-after': String(retry) },
       );
     }
     await this.counters.commit(key, slot.lease);
@@ -454,7 +449,7 @@ export class TemplateService {
     const row = await this.get(owner.account.id, idOrName);
     if (row.kind !== 'liquid') throw engineMismatch(row);
     if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-      throw new ServiceError('invalid_data_shape', `"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
+      throw errors.invalid_data_shape(`"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
         got: data === null ? 'null' : Array.isArray(data) ? 'array' : typeof data,
       });
     }
@@ -466,7 +461,7 @@ export class TemplateService {
         problems.missing_fields.length ? `missing ${problems.missing_fields.join(', ')}` : '',
         ...problems.type_errors.map((e) => `${e.field} must be ${e.expected} (got ${e.got})`),
       ].filter(Boolean);
-      throw new ServiceError('schema_validation_failed', `data does not match the template schema: ${parts.join('; ')}.`, {
+      throw errors.schema_validation_failed(`data does not match the template schema: ${parts.join('; ')}.`, {
         ...problems,
         schema,
       });
@@ -491,8 +486,7 @@ export class TemplateService {
 
   private async withinWallClock<T>(deadline: number, work: () => Promise<T>): Promise<T> {
     const timeout = () =>
-      new ServiceError(
-        'render_total_timeout',
+      errors.render_total_timeout(
         `The render took longer than ${Math.round(this.renderWallClockMs / 1000)} s and was stopped; it was not charged.`,
         { limit_seconds: Math.round(this.renderWallClockMs / 1000), retryable: true },
       );
@@ -513,16 +507,14 @@ export class TemplateService {
 }
 
 function placeholdersInV1(): ServiceError {
-  return new ServiceError(
-    'liquid_placeholders_in_v1_template',
+  return errors.liquid_placeholders_in_v1_template(
     'The source contains Liquid placeholders ({{ … }} or {% … %}). Send placeholder_engine: "liquid" to store it as a placeholder template, or "none" to store it as raw LaTeX.',
     { allowed: ['liquid', 'none'] },
   );
 }
 
 function engineMismatch(row: TemplateRow): ServiceError {
-  return new ServiceError(
-    'template_engine_mismatch',
+  return errors.template_engine_mismatch(
     `"${row.name}" is a raw LaTeX (V1) template; convert it with POST /api/v2/templates/${row.id}/promote first.`,
     { template_id: row.id, placeholder_engine: 'none' },
   );

@@ -2,7 +2,7 @@
 // credentials and no literal forbidden address. Delivery time: every resolved address is checked
 // against the forbidden ranges (loopback, private, link-local and metadata, CGNAT, ULA, ...).
 import { BlockList, isIP } from 'node:net';
-import { ServiceError } from '../errors.js';
+import { errors, type ServiceError } from '../errors.js';
 
 export interface CallbackPolicy {
   allowHttp: boolean;
@@ -64,7 +64,7 @@ function mappedHex(address: string): [string, string] | null {
 }
 
 export function invalidCallback(url: string, reason: string): ServiceError {
-  return new ServiceError('invalid_callback_url', `callback_url is not allowed: ${reason}.`, { callback_url: url, reason });
+  return errors.invalid_callback_url(`callback_url is not allowed: ${reason}.`, { callback_url: url, reason });
 }
 
 /** Checks what can be checked without DNS; returns the parsed URL. */

@@ -3,7 +3,7 @@
 // JobService and IdempotencyStore as over HTTP; docs/async-and-webhooks.md.
 import { Type, type TObject } from '@sinclair/typebox';
 import type { CompileContext, CompileInput } from '../../compile/types.js';
-import { ServiceError, isServiceError, invalidField } from '../../errors.js';
+import { errors, restore, isServiceError, invalidField, type ErrorCode } from '../../errors.js';
 import { fingerprint } from '../../idempotency/store.js';
 import { AcceptedBody } from '../../jobs/schemas.js';
 import type { JobKind } from '../../jobs/store.js';
@@ -69,7 +69,7 @@ export function withJobs(tool: Tool): Tool {
       const caller = context.caller;
       if (idempotency_key === undefined || caller?.kind !== 'account') return work();
       if (typeof idempotency_key !== 'string') {
-        throw new ServiceError('invalid_idempotency_key', 'idempotency_key must be 1 to 255 visible ASCII characters.', { limit: 255 });
+        throw errors.invalid_idempotency_key('idempotency_key must be 1 to 255 visible ASCII characters.', { limit: 255 });
       }
       const print = fingerprint(`mcp ${tool.name}`, { ...rest, ...(async !== undefined ? { async } : {}), ...(callback_url !== undefined ? { callback_url } : {}) });
       const outcome = await context.services.idempotency.once(caller.account.id, idempotency_key, print, async () => {
@@ -82,7 +82,7 @@ export function withJobs(tool: Tool): Tool {
       });
       if (outcome.status < 300) return outcome.body as Body;
       const { error, message, ...details } = outcome.body as Body;
-      throw new ServiceError(error as ServiceError['code'], String(message), details);
+      throw restore(error as ErrorCode, String(message), details);
     },
     summarize: (body) =>
       typeof body.status_url === 'string' && body.pdf_url === undefined
