@@ -1,13 +1,14 @@
 // The TeX job queue as the domain sees it: the same queue, with the TeX layer's own errors
 // turned into catalogue errors (a full queue is 503 server_busy with Retry-After).
 import { ServiceError } from '../errors.js';
+import { refuse } from '../quota/reserve.js';
 import { JobFileNameError, QueueFullError } from '../tex/errors.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { TexJob, TexResult } from '../tex/runner.js';
 
 /** 503 server_busy: no slot or worker is free and no more may wait. */
 export function serverBusy(message: string, retryAfterSeconds: number): ServiceError {
-  return new ServiceError('server_busy', message, { retryable: true, retry_after_seconds: retryAfterSeconds }, { 'retry-after': String(retryAfterSeconds) });
+  return refuse({ code: 'server_busy', message, retryable: true }, retryAfterSeconds);
 }
 
 function domainError(err: unknown): unknown {

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
 import { ServiceError } from '../errors.js';
+import { refuse } from '../quota/reserve.js';
 import type { Database } from '../storage/schema.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -83,16 +84,22 @@ export class IdempotencyStore {
         );
       }
       if (row.state === 'in_progress') {
-        throw new ServiceError(
-          'idempotency_key_in_progress',
-          'A request with this Idempotency-Key is still running; retry shortly to get its response.',
-          { idempotency_key: key, retryable: true, retry_after_seconds: IN_PROGRESS_RETRY_SECONDS },
-          { 'retry-after': String(IN_PROGRESS_RETRY_SECONDS) },
+        throw refuse(
+          {
+            code: 'idempotency_key_in_progress',
+            message: 'A request with this Idempotency-Key is still running; retry shortly to get its response.',
+            details: { idempotency_key: key },
+            retryable: true,
+          },
+          IN_PROGRESS_RETRY_SECONDS,
         );
       }
       return { kind: 'replay', response: { status: row.status ?? 200, body: row.body ?? '', contentType: row.content_type } };
     }
-    throw new ServiceError('idempotency_key_in_progress', 'This Idempotency-Key is contended; retry shortly.', { idempotency_key: key, retryable: true, retry_after_seconds: 1 }, { 'retry-after': '1' });
+    throw refuse(
+      { code: 'idempotency_key_in_progress', message: 'This Idempotency-Key is contended; retry shortly.', details: { idempotency_key: key }, retryable: true },
+      IN_PROGRESS_RETRY_SECONDS,
+    );
   }
 
   /** Keeps the response for 24 h from the first request. */

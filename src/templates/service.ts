@@ -11,6 +11,7 @@ import { ServiceError, type FieldError, validationFailed, invalidField } from '.
 import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { renderMinuteKey } from '../quota/keys.js';
+import { reserveOrRefuse } from '../quota/reserve.js';
 import {
   limitsOf,
   RENDER_WALL_CLOCK_SECONDS,
@@ -432,19 +433,15 @@ export class TemplateService {
   private async rateLimit(owner: AccountCaller): Promise<void> {
     const now = this.clock.now();
     const minuteEnd = new Date(Math.floor(now.getTime() / 60_000) * 60_000 + 60_000);
-    const key = renderMinuteKey(owner.account.id, now);
     const limit = this.config.renderPerMinute;
-    const slot = await this.counters.tryReserve(key, limit, new Date(minuteEnd.getTime() + 60_000));
-    if (!slot.ok) {
-      const retry = Math.max(1, Math.ceil((minuteEnd.getTime() - now.getTime()) / 1000));
-      throw new ServiceError(
-        'render_rate_limited',
-        `At most ${limit} renders per minute per account; retry in ${retry} s.`,
-        { limit, retry_after_seconds: retry, retryable: true },
-        { 'retry-after': String(retry) },
-      );
-    }
-    await this.counters.commit(key, slot.lease);
+    const window = { key: renderMinuteKey(owner.account.id, now), limit, resetsAt: minuteEnd, expiresAt: new Date(minuteEnd.getTime() + 60_000) };
+    const slot = await reserveOrRefuse(this.counters, now, window, (_, retry) => ({
+      code: 'render_rate_limited',
+      message: `At most ${limit} renders per minute per account; retry in ${retry} s.`,
+      details: { limit },
+      retryable: true,
+    }));
+    await this.counters.commit(slot.key, slot.lease);
   }
 
   async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
