@@ -16,6 +16,7 @@ import type { Counters } from '../quota/counters.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
 import { graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 import type { PreviewStore } from '../quota/previews.js';
+import { refuse } from '../quota/reserve.js';
 import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/diagnosis/index.js';
 import { PROBE_BUDGET_MS, type ProbeCompile } from '../tex/diagnosis/probe.js';
@@ -155,20 +156,21 @@ export class CompileService {
       start = await this.deps.previews.begin(accountId, this.deps.clock.now());
     } catch (err) {
       this.deps.log.error({ err }, 'preview store unavailable');
-      throw new ServiceError(
-        'preview_unavailable',
-        `The source is over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan and previews are unavailable right now; retry in a minute or shorten the source.`,
-        { retryable: true, retry_after_seconds: PREVIEW_UNAVAILABLE_RETRY_SECONDS, plan: tier, limit: limits.maxLatexBytes },
-        { 'retry-after': String(PREVIEW_UNAVAILABLE_RETRY_SECONDS) },
+      throw refuse(
+        {
+          code: 'preview_unavailable',
+          message: `The source is over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan and previews are unavailable right now; retry in a minute or shorten the source.`,
+          details: { plan: tier, limit: limits.maxLatexBytes },
+          retryable: true,
+        },
+        PREVIEW_UNAVAILABLE_RETRY_SECONDS,
       );
     }
     if (start.ok) return start;
     if (start.reason === 'in_progress') {
-      throw new ServiceError(
-        'preview_in_progress',
-        'A size preview is already compiling for this account; previews run one at a time.',
-        { retryable: true, retry_after_seconds: PREVIEW_RETRY_SECONDS, plan: tier },
-        { 'retry-after': String(PREVIEW_RETRY_SECONDS) },
+      throw refuse(
+        { code: 'preview_in_progress', message: 'A size preview is already compiling for this account; previews run one at a time.', details: { plan: tier }, retryable: true },
+        PREVIEW_RETRY_SECONDS,
       );
     }
     throw new ServiceError(
@@ -201,7 +203,7 @@ export class CompileService {
     const upgradeUrl = links(config).upgradeUrl;
     const timeoutMs = Math.min(
       plan.timeoutSeconds * 1000,
-      context.deadline !== undefined ? Math.max(0, context.deadline - Date.now()) : Infinity,
+      context.deadline !== undefined ? Math.max(0, context.deadline - clock.ms()) : Infinity,
     );
     const job = {
       source: request.latex,
@@ -219,7 +221,7 @@ export class CompileService {
       'compile',
     );
     const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, context.deadline);
-    if (context.deadline !== undefined && Date.now() > context.deadline) {
+    if (context.deadline !== undefined && clock.ms() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw new ServiceError('compilation_timeout', 'The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
     }
@@ -280,10 +282,10 @@ export class CompileService {
       keepPages: job.keepPages,
       day: this.deps.clock.now().toISOString().slice(0, 10),
     });
-    const started = performance.now();
+    const started = this.deps.clock.ms();
     const hit = cache.get(key);
     if (hit) {
-      return { ...hit, passes: 0, durationMs: Math.round(performance.now() - started) };
+      return { ...hit, passes: 0, durationMs: Math.round(this.deps.clock.ms() - started) };
     }
     const result = await this.deps.jobs.run(job);
     cache.set(key, result);
@@ -362,7 +364,7 @@ export class CompileService {
     }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
       // A package suggestion is confirmed by a probe compile within a small budget (and the caller's deadline).
-      const budgetMs = Math.min(PROBE_BUDGET_MS, deadline !== undefined ? deadline - Date.now() : Infinity);
+      const budgetMs = Math.min(PROBE_BUDGET_MS, deadline !== undefined ? deadline - this.deps.clock.ms() : Infinity);
       throw compilationFailed(await diagnose(result.log, compiler, { source, probe: this.probe, budgetMs }), result.log, tier);
     }
     // xelatex and lualatex leave out glyphs their font lacks and still write a PDF; a document

@@ -4,6 +4,7 @@
 // objects. A value read only under an if/unless/case branch or through `default` is optional.
 import { Output, TypeGuards, type Template } from 'liquidjs';
 import { ServiceError } from '../errors.js';
+import type { JsonSchema } from './data-schema.js';
 import { parseTemplate } from './liquid.js';
 
 /**
@@ -13,17 +14,7 @@ import { parseTemplate } from './liquid.js';
  */
 export const MAX_DATA_DEPTH = 63;
 
-// A type alias (not an interface) so it is assignable to Record<string, unknown> in wire schemas.
-export type JsonSchema = {
-  $schema?: string;
-  type?: string | string[];
-  format?: string;
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  additionalProperties?: boolean;
-};
+export type { JsonSchema };
 
 type Use = 'scalar' | 'string' | 'number' | 'date' | 'guard';
 

@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { lockAccount, type Db } from '../storage/db.js';
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
-import type { CompileContext, CompileSuccess } from '../compile/types.js';
+import type { CompileContext } from '../compile/types.js';
 import type { Config } from '../config.js';
 import { ServiceError, type FieldError, validationFailed, invalidField } from '../errors.js';
 import { links } from '../links.js';
@@ -18,23 +18,16 @@ import {
   TEMPLATE_DESCRIPTION_MAX,
   TEMPLATE_INSTRUCTIONS_MAX,
   TEMPLATE_NAME_MAX,
-  type Compiler,
 } from '../quota/plans.js';
 import type { Database, TemplateRow } from '../storage/schema.js';
 import { hasLiquidMarkup } from './braces.js';
 import { checkDataSize } from './data-size.js';
-import { checkTemplate, renderTemplate } from './liquid.js';
+import { checkTemplate } from './liquid.js';
 import { deriveSchema, type JsonSchema } from './schema.js';
 import type { CreateV2Input, PatchV2Input, PromoteInput, SaveTemplateInput } from './schemas.js';
-import { chooseCompiler, validateData } from './validate.js';
+import { RenderPipeline, type RenderCompiler, type TemplateKind } from './pipeline.js';
+import { validateData } from './validate.js';
 
-export interface TemplateCompiler {
-  compile(
-    caller: Caller,
-    input: { latex: unknown; compiler?: unknown; use_stored_assets?: unknown },
-    context: { via: 'render'; deadline: number },
-  ): Promise<CompileSuccess>;
-}
 
 export interface AssetNames {
   /** Names in the caller's asset library. */
@@ -87,8 +80,15 @@ export function v2View(row: TemplateRow) {
 const isNumericId = (value: string) => /^[0-9]{1,15}$/.test(value);
 
 export class TemplateService {
+  private readonly pipeline: RenderPipeline;
+
   /** Wall clock of one render call; tests shorten it. */
-  renderWallClockMs = RENDER_WALL_CLOCK_SECONDS * 1000;
+  get renderWallClockMs(): number {
+    return this.pipeline.wallClockMs;
+  }
+  set renderWallClockMs(ms: number) {
+    this.pipeline.wallClockMs = ms;
+  }
 
   private get db(): Kysely<Database> {
     return this.store.kysely;
@@ -99,9 +99,11 @@ export class TemplateService {
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly counters: Counters,
-    private readonly compiler: TemplateCompiler,
+    compiler: RenderCompiler,
     private readonly assets: AssetNames,
-  ) {}
+  ) {
+    this.pipeline = new RenderPipeline(clock, compiler, SAVED_TEMPLATE, RENDER_WALL_CLOCK_SECONDS * 1000);
+  }
 
   // ---- shared checks -------------------------------------------------------------------
 
@@ -445,69 +447,49 @@ export class TemplateService {
   }
 
   async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
-    const started = Date.now();
-    const deadline = started + this.renderWallClockMs;
-    const owner = this.owner(caller);
-    const row = await this.get(owner.account.id, idOrName);
-    if (row.kind !== 'liquid') throw engineMismatch(row);
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-      throw new ServiceError('invalid_data_shape', `"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
-        got: data === null ? 'null' : Array.isArray(data) ? 'array' : typeof data,
-      });
-    }
-    checkDataSize(data);
-    const { schema } = derivedOf(row);
-    const problems = validateData(schema, data);
-    if (problems) {
-      const parts = [
-        problems.missing_fields.length ? `missing ${problems.missing_fields.join(', ')}` : '',
-        ...problems.type_errors.map((e) => `${e.field} must be ${e.expected} (got ${e.got})`),
-      ].filter(Boolean);
-      throw new ServiceError('schema_validation_failed', `data does not match the template schema: ${parts.join('; ')}.`, {
-        ...problems,
-        schema,
-      });
-    }
-    await this.rateLimit(owner);
-    return this.withinWallClock(deadline, async () => {
-      const assetNames = await this.assets.names(caller);
-      const rendered = await renderTemplate(row.latex_content, data as Record<string, unknown>, { assetNames });
-      const compiler: Compiler = chooseCompiler(rendered.latex);
-      const result = await this.compiler.compile(
-        caller,
-        { latex: rendered.latex, compiler, use_stored_assets: rendered.assets },
-        { via: 'render', deadline, ...hooks },
-      );
-      return {
-        ...result,
-        template: { id: Number(row.id), name: row.name, version: Number(row.version) },
-        render_time_ms: Date.now() - started,
-      };
-    });
-  }
-
-  private async withinWallClock<T>(deadline: number, work: () => Promise<T>): Promise<T> {
-    const timeout = () =>
-      new ServiceError(
-        'render_total_timeout',
-        `The render took longer than ${Math.round(this.renderWallClockMs / 1000)} s and was stopped; it was not charged.`,
-        { limit_seconds: Math.round(this.renderWallClockMs / 1000), retryable: true },
-      );
-    let timer: NodeJS.Timeout | undefined;
-    const expiry = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(timeout()), Math.max(0, deadline - Date.now()));
-    });
-    try {
-      return await Promise.race([work(), expiry]);
-    } catch (err) {
-      // A compile cut short by the render deadline is the render's timeout, not the plan's.
-      if (err instanceof ServiceError && err.code === 'compilation_timeout' && Date.now() >= deadline - 50) throw timeout();
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.pipeline.run(
+      caller,
+      async () => {
+        const owner = this.owner(caller);
+        const row = await this.get(owner.account.id, idOrName);
+        if (row.kind !== 'liquid') throw engineMismatch(row);
+        if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+          throw new ServiceError('invalid_data_shape', `"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
+            got: data === null ? 'null' : Array.isArray(data) ? 'array' : typeof data,
+          });
+        }
+        checkDataSize(data);
+        return {
+          source: row.latex_content,
+          schema: derivedOf(row).schema,
+          data: data as Record<string, unknown>,
+          compiler: null,
+          assetNames: () => this.assets.names(caller),
+          // The saved-template render limit charges the account; the compile charges its quota.
+          charge: () => this.rateLimit(owner),
+          template: { id: Number(row.id), name: row.name, version: Number(row.version) },
+        };
+      },
+      hooks,
+    );
   }
 }
+
+/** Saved templates: data problems are listed in the message and the derived schema is returned. */
+const SAVED_TEMPLATE: TemplateKind = {
+  via: 'render',
+  validate: validateData,
+  invalid(problems, schema) {
+    const parts = [
+      problems.missing_fields.length ? `missing ${problems.missing_fields.join(', ')}` : '',
+      ...problems.type_errors.map((e) => `${e.field} must be ${e.expected} (got ${e.got})`),
+    ].filter(Boolean);
+    return new ServiceError('schema_validation_failed', `data does not match the template schema: ${parts.join('; ')}.`, {
+      ...problems,
+      schema,
+    });
+  },
+};
 
 function placeholdersInV1(): ServiceError {
   return new ServiceError(
