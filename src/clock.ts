@@ -1,16 +1,25 @@
-// Time as a dependency, so rolling windows and expiries can be tested without waiting.
+// Time as a dependency, so rolling windows, expiries, deadlines and durations can be tested
+// without waiting. Services read time only from here, never from Date.now() or new Date().
 
 export interface Clock {
   now(): Date;
+  /**
+   * Milliseconds since the epoch: deadlines and durations. Epoch-based rather than monotonic
+   * because a compile deadline travels to other processes (the BullMQ workers).
+   */
+  ms(): number;
 }
 
-export const systemClock: Clock = { now: () => new Date() };
+export const systemClock: Clock = { now: () => new Date(), ms: () => Date.now() };
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {
   constructor(private current: Date = new Date('2026-01-15T12:00:00Z')) {}
   now(): Date {
     return new Date(this.current);
+  }
+  ms(): number {
+    return this.current.getTime();
   }
   set(date: Date | string): void {
     this.current = new Date(date);

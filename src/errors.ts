@@ -402,6 +402,20 @@ export const errors = Object.fromEntries(
   ]),
 ) as unknown as { readonly [C in FactoryCode]: Factory<DetailsOf<C>> };
 
+/** Codes whose body says when to retry (`retryable`, `retry_after_seconds`): the refusals of a slot or window. */
+export type RetryCode = { [C in FactoryCode]: DetailsOf<C> extends RetryLater ? C : never }[FactoryCode];
+
+/** A refusal of `code` before its retry fields are known: its message and its other body fields. */
+export type Refusal = {
+  [C in RetryCode]: { code: C; message: string; details?: Omit<DetailsOf<C>, keyof RetryLater>; retryable: boolean };
+}[RetryCode];
+
+/** The error of `refusal` retried after `retryAfterSeconds` (Retry-After follows when retryable). */
+export function refused(refusal: Refusal, retryAfterSeconds: number): ServiceError {
+  const { code, message, details = {}, retryable } = refusal;
+  return new ServiceError(code, message, { ...details, retryable, retry_after_seconds: retryAfterSeconds });
+}
+
 /**
  * An error read back from where it was kept as data (a remote worker's answer, a render
  * worker's reply, a stored idempotent response): its fields are whatever that side sent.

@@ -120,6 +120,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     compiler: compile,
     jobs,
     blobs,
+    clock,
   });
 
   const webhookSecrets = new WebhookSecrets(db.kysely, clock);
@@ -194,7 +195,8 @@ export async function blobStore(config: Config, cleanups: Array<() => Promise<vo
 
 /** Quota counters: in Redis when QUIRE_REDIS_URL is set, else in the database. */
 function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, cleanups: Array<() => Promise<void> | void>): Counters {
-  if (!config.redisUrl) return new SqlCounters(db.kysely, db.dialect, () => clock.now().getTime());
+  if (!config.redisUrl) return new SqlCounters(db.kysely, db.dialect, () => clock.ms());
+  // Redis counters keep the system clock: their keys expire by Redis's own time (PEXPIREAT).
   const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix, (err) => log.warn({ err: err.message }, 'redis connection error'));
   cleanups.push(() => redis.close());
   return redis;

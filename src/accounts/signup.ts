@@ -6,6 +6,7 @@ import { errors, ServiceError } from '../errors.js';
 import type { Counters } from '../quota/counters.js';
 import { signupHourlyKey } from '../quota/keys.js';
 import { SIGNUPS_PER_IP_PER_HOUR } from '../quota/plans.js';
+import { reserveOrRefuse } from '../quota/reserve.js';
 import type { Account, AccountService } from './accounts.js';
 
 export interface SignupResult {
@@ -39,14 +40,12 @@ export class SignupService {
     const now = this.clock.now();
     const key = signupHourlyKey(input.ip, now);
     const resetsAt = nextHourStart(now);
-    const slot = await this.counters.tryReserve(key, SIGNUPS_PER_IP_PER_HOUR, resetsAt);
-    if (!slot.ok) {
-      const seconds = Math.max(1, Math.ceil((resetsAt.getTime() - now.getTime()) / 1000));
-      throw errors.rate_limit(
-        `Too many sign-ups from this address: ${SIGNUPS_PER_IP_PER_HOUR} per hour. Try again later.`,
-        { limit: SIGNUPS_PER_IP_PER_HOUR, used: slot.used, resets_at: resetsAt.toISOString(), retryable: true, retry_after_seconds: seconds },
-      );
-    }
+    const slot = await reserveOrRefuse(this.counters, now, { key, limit: SIGNUPS_PER_IP_PER_HOUR, resetsAt }, ({ used }) => ({
+      code: 'rate_limit',
+      message: `Too many sign-ups from this address: ${SIGNUPS_PER_IP_PER_HOUR} per hour. Try again later.`,
+      details: { limit: SIGNUPS_PER_IP_PER_HOUR, used, resets_at: resetsAt.toISOString() },
+      retryable: true,
+    }));
     try {
       const { account, apiKey } = await this.accounts.create({ email: input.email, plan: 'free' });
       await this.counters.commit(key, slot.lease);

@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { Queue, QueueEvents } from 'bullmq';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../clock.js';
 import { restore, ServiceError, type ErrorCode } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { storageFault, unavailable } from '../storage/faults.js';
@@ -45,6 +46,11 @@ export interface BullQueueOptions {
   /** Jobs allowed to wait in the shared queue before callers get 503 server_busy. */
   queueLimit: number;
   log: Logger;
+  /**
+   * Where deadlines are read; the system clock unless given. A job's deadline is an instant the
+   * worker processes read from their own clocks, so outside tests it must be the system clock.
+   */
+  clock?: Clock;
   /** Overrides for tests. */
   queueWaitMs?: number;
 }
@@ -82,8 +88,10 @@ export class BullJobQueue implements JobQueue {
   private readonly connection: Redis;
   private lastWaiting = 0;
   private closed = false;
+  private readonly clock: Clock;
 
   constructor(private readonly options: BullQueueOptions) {
+    this.clock = options.clock ?? systemClock;
     this.connection = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false });
     this.connection.on('error', () => {});
     this.queue = new Queue(QUEUE_NAME, { connection: this.connection, prefix: bullPrefix(options.redisPrefix), streams: { events: { maxLen: 1000 } } });
@@ -146,7 +154,7 @@ export class BullJobQueue implements JobQueue {
     const uploaded = new Set<string>();
     try {
       let files = await this.inputs(job, prefix, uploaded, false);
-      const deadline = Date.now() + (this.options.queueWaitMs ?? QUEUE_WAIT_MS) + job.timeoutMs + TRANSFER_MS;
+      const deadline = this.clock.ms() + (this.options.queueWaitMs ?? QUEUE_WAIT_MS) + job.timeoutMs + TRANSFER_MS;
       const data: RemoteJobData = {
         source: job.source,
         compiler: job.compiler,
@@ -243,7 +251,7 @@ export class BullJobQueue implements JobQueue {
           if (signal?.aborted) return { kind: 'ran', outcome: 'timeout', log: '', passes: 0, durationMs: 0 } satisfies StoredResult;
           const found = await this.readResult(data.prefix);
           if (found) return found;
-          if (Date.now() > data.deadline) throw busy('The compile workers did not finish this job in time; retry shortly.');
+          if (this.clock.ms() > data.deadline) throw busy('The compile workers did not finish this job in time; retry shortly.');
           // Finished without a result (it failed, or its worker gave up), or lost with Redis's data.
           const state = await this.redis(() => this.queue.getJobState(id)).catch(() => 'unreachable');
           if (state === 'unknown' || state === 'failed' || state === 'completed') {
@@ -252,7 +260,7 @@ export class BullJobQueue implements JobQueue {
           return null;
         });
       const timer = setInterval(look, POLL_MS);
-      const deadline = setTimeout(look, Math.max(0, data.deadline - Date.now()) + 10);
+      const deadline = setTimeout(look, Math.max(0, data.deadline - this.clock.ms()) + 10);
       const onAbort = () => look();
       signal?.addEventListener('abort', onAbort, { once: true });
       const stop = () => {

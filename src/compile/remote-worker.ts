@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { systemClock, type Clock } from '../clock.js';
 import { isServiceError } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import type { JobQueue } from '../tex/queue.js';
@@ -30,12 +31,13 @@ export interface WorkerDeps {
   /** The local sandboxed pool the jobs run in. */
   pool: Pick<JobQueue, 'run'>;
   log: Logger;
-  now?: () => number;
+  clock?: Clock;
 }
 
 /** Runs one job's payload; exported apart from BullMQ so its rules are plain to test. */
 export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise<RemoteJobReturn> {
-  const now = deps.now ?? Date.now;
+  const clock = deps.clock ?? systemClock;
+  const now = () => clock.ms();
   const budget = Math.min(data.timeoutMs, data.deadline - WRITE_MARGIN_MS - now());
   // The API node has stopped waiting (or will before we could finish): do nothing, keep nothing.
   if (budget <= 0) return { stored: false };
@@ -95,12 +97,13 @@ export interface CompileWorker {
 /** A BullMQ worker over the compile queue. Connection trouble is logged and retried, never fatal. */
 export function startCompileWorker(options: CompileWorkerOptions): CompileWorker {
   const { log } = options;
+  const clock = options.clock ?? systemClock;
   const connection = new Redis(options.redisUrl, { maxRetriesPerRequest: null });
   connection.on('error', () => {});
   const worker = new Worker<RemoteJobData, RemoteJobReturn>(
     QUEUE_NAME,
     async (job: Job<RemoteJobData, RemoteJobReturn>) => {
-      const started = Date.now();
+      const started = clock.ms();
       log.info({ job: job.id, attempt: job.attemptsStarted }, 'compile job started');
       let returned;
       try {
@@ -111,7 +114,7 @@ export function startCompileWorker(options: CompileWorkerOptions): CompileWorker
         throw new Error('the worker could not run the job (see its log)');
       }
       // The job's id and timings only: never the source or the log.
-      log.info({ job: job.id, attempt: job.attemptsStarted, ms: Date.now() - started, stored: returned.stored }, 'compile job');
+      log.info({ job: job.id, attempt: job.attemptsStarted, ms: clock.ms() - started, stored: returned.stored }, 'compile job');
       return returned;
     },
     {

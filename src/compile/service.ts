@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { tierOf, type Caller } from '../accounts/caller.js';
 import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { errors, ServiceError, invalidField } from '../errors.js';
+import { errors, ServiceError, invalidField, refused } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { links, openSignupUrl } from '../links.js';
 import { CompileQuota, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
@@ -155,20 +155,24 @@ export class CompileService {
       start = await this.deps.previews.begin(accountId, this.deps.clock.now());
     } catch (err) {
       this.deps.log.error({ err }, 'preview store unavailable');
-      throw errors.preview_unavailable(
-        `The source is over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan and previews are unavailable right now; retry in a minute or shorten the source.`,
-        { retryable: true, retry_after_seconds: PREVIEW_UNAVAILABLE_RETRY_SECONDS, plan: tier, limit: limits.maxLatexBytes },
+      throw refused(
+        {
+          code: 'preview_unavailable',
+          message: `The source is over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan and previews are unavailable right now; retry in a minute or shorten the source.`,
+          details: { plan: tier, limit: limits.maxLatexBytes },
+          retryable: true,
+        },
+        PREVIEW_UNAVAILABLE_RETRY_SECONDS,
       );
     }
     if (start.ok) return start;
     if (start.reason === 'in_progress') {
-      throw errors.preview_in_progress(
-        'A size preview is already compiling for this account; previews run one at a time.',
-        { retryable: true, retry_after_seconds: PREVIEW_RETRY_SECONDS, plan: tier },
+      throw refused(
+        { code: 'preview_in_progress', message: 'A size preview is already compiling for this account; previews run one at a time.', details: { plan: tier }, retryable: true },
+        PREVIEW_RETRY_SECONDS,
       );
     }
-    throw errors.latex_too_large(
-      `The source is ${bytes} bytes, over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan, and today's ${PREVIEWS_PER_DAY} size previews are used up.`,
+    throw errors.latex_too_large(`The source is ${bytes} bytes, over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan, and today's ${PREVIEWS_PER_DAY} size previews are used up.`,
       {
         limit: limits.maxLatexBytes,
         size_bytes: bytes,
@@ -196,7 +200,7 @@ export class CompileService {
     const upgradeUrl = links(config).upgradeUrl;
     const timeoutMs = Math.min(
       plan.timeoutSeconds * 1000,
-      context.deadline !== undefined ? Math.max(0, context.deadline - Date.now()) : Infinity,
+      context.deadline !== undefined ? Math.max(0, context.deadline - clock.ms()) : Infinity,
     );
     const job = {
       source: request.latex,
@@ -214,7 +218,7 @@ export class CompileService {
       'compile',
     );
     const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, context.deadline);
-    if (context.deadline !== undefined && Date.now() > context.deadline) {
+    if (context.deadline !== undefined && clock.ms() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw errors.compilation_timeout('The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
     }
@@ -275,10 +279,10 @@ export class CompileService {
       keepPages: job.keepPages,
       day: this.deps.clock.now().toISOString().slice(0, 10),
     });
-    const started = performance.now();
+    const started = this.deps.clock.ms();
     const hit = cache.get(key);
     if (hit) {
-      return { ...hit, passes: 0, durationMs: Math.round(performance.now() - started) };
+      return { ...hit, passes: 0, durationMs: Math.round(this.deps.clock.ms() - started) };
     }
     const result = await this.deps.jobs.run(job);
     cache.set(key, result);
@@ -357,7 +361,7 @@ export class CompileService {
     }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
       // A package suggestion is confirmed by a probe compile within a small budget (and the caller's deadline).
-      const budgetMs = Math.min(PROBE_BUDGET_MS, deadline !== undefined ? deadline - Date.now() : Infinity);
+      const budgetMs = Math.min(PROBE_BUDGET_MS, deadline !== undefined ? deadline - this.deps.clock.ms() : Infinity);
       throw compilationFailed(await diagnose(result.log, compiler, { source, probe: this.probe, budgetMs }), result.log, tier);
     }
     // xelatex and lualatex leave out glyphs their font lacks and still write a PDF; a document

@@ -1,13 +1,13 @@
 // The TeX job queue as the domain sees it: the same queue, with the TeX layer's own errors
 // turned into catalogue errors (a full queue is 503 server_busy with Retry-After).
-import { errors, type ServiceError } from '../errors.js';
+import { errors, ServiceError, refused } from '../errors.js';
 import { JobFileNameError, QueueFullError } from '../tex/errors.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { TexJob, TexResult } from '../tex/runner.js';
 
 /** 503 server_busy: no slot or worker is free and no more may wait. */
 export function serverBusy(message: string, retryAfterSeconds: number): ServiceError {
-  return errors.server_busy(message, { retryable: true, retry_after_seconds: retryAfterSeconds });
+  return refused({ code: 'server_busy', message, retryable: true }, retryAfterSeconds);
 }
 
 function domainError(err: unknown): unknown {

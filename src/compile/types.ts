@@ -17,7 +17,7 @@ export interface CompileInput {
 export interface CompileContext {
   /** Which door called: recorded in metrics and logs. */
   via?: 'compile' | 'render' | 'public_render' | 'mcp';
-  /** Epoch ms after which the job is not worth finishing (render's 60 s wall clock). */
+  /** Epoch ms on the service's Clock (clock.ms()) after which the job is not worth finishing (render's 60 s wall clock). */
   deadline?: number;
   /** Called once every check passed and the quota slot is reserved (async jobs answer 202 then). */
   onAccepted?: () => void;

@@ -6,6 +6,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Compiler } from '../quota/plans.js';
+import type { JsonSchema } from '../templates/data-schema.js';
 
 export const GALLERY_CATEGORIES = [
   'invoices',
@@ -21,7 +22,7 @@ export const GALLERY_CATEGORIES = [
 ] as const;
 export type GalleryCategory = (typeof GALLERY_CATEGORIES)[number];
 
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema };
 
 export interface GalleryTemplate {
   slug: string;

@@ -1,12 +1,14 @@
-// The public gallery: list, detail and render of the repository's templates. A render is
-// validate → fill the template (with the chosen color) → exactly the compile path.
+// The public gallery: list, detail and render of the repository's templates. A render is the
+// render pipeline of every template (templates/pipeline.ts): validate → fill the template (with
+// the chosen color) → exactly the compile path, under the render wall clock.
 import type { Caller } from '../accounts/caller.js';
-import type { CompileService } from '../compile/service.js';
+import { systemClock, type Clock } from '../clock.js';
 import type { CompileContext, CompileSuccess } from '../compile/types.js';
 import { errors } from '../errors.js';
 import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
 import { checkDataSize } from '../templates/data-size.js';
 import { renderTemplate } from '../templates/liquid.js';
+import { RenderPipeline, type RenderCompiler, type TemplateKind } from '../templates/pipeline.js';
 import type { JobQueue } from '../tex/queue.js';
 import type { GalleryTemplate } from './catalog.js';
 import type { BlobStore } from '../storage/blobs.js';
@@ -36,28 +38,36 @@ export type GalleryRenderSuccess = CompileSuccess & {
 export interface GalleryDeps {
   templates: GalleryTemplate[];
   baseUrl: string;
-  compiler: Pick<CompileService, 'compile'>;
+  compiler: RenderCompiler;
   /** Runs the preview renderings (outside any quota). */
   jobs: Pick<JobQueue, 'run'>;
   /** Where preview PNGs are kept (under `gallery-previews/`). */
   blobs: BlobStore;
-  now?: () => number;
+  clock?: Clock;
 }
+
+/** Gallery templates: one message pointing at the schema and sample data, which GET returns. */
+const GALLERY_TEMPLATE: TemplateKind = {
+  via: 'public_render',
+  validate: validateGalleryData,
+  invalid: (problems) =>
+    errors.schema_validation_failed('data does not match the template schema (GET the template for schema and sample_data)', {
+      ...problems,
+    }),
+};
 
 export class GalleryService {
   readonly templates: GalleryTemplate[];
   private readonly bySlug: Map<string, GalleryTemplate>;
   private readonly baseUrl: string;
-  private readonly compiler: Pick<CompileService, 'compile'>;
-  private readonly now: () => number;
+  private readonly pipeline: RenderPipeline;
   private readonly previews: GalleryPreviews;
 
   constructor(deps: GalleryDeps) {
     this.templates = deps.templates;
     this.bySlug = new Map(deps.templates.map((t) => [t.slug, t]));
     this.baseUrl = deps.baseUrl;
-    this.compiler = deps.compiler;
-    this.now = deps.now ?? Date.now;
+    this.pipeline = new RenderPipeline(deps.clock ?? systemClock, deps.compiler, GALLERY_TEMPLATE, RENDER_WALL_CLOCK_SECONDS * 1000);
     this.previews = new GalleryPreviews(deps.blobs, deps.jobs, async (t) => {
       return (await this.fill(t, t.sample_data, t.default_color)).latex;
     });
@@ -117,14 +127,22 @@ export class GalleryService {
     };
   }
 
-  /** The template filled with `data` (already validated) in the named color. */
-  async fill(t: GalleryTemplate, data: Record<string, unknown>, color: string): Promise<{ latex: string; assets: string[] }> {
+  /** What the template sees of valid `data` in the named color. */
+  private values(t: GalleryTemplate, data: Record<string, unknown>, color: string): Record<string, unknown> {
     const values = normaliseData(t.schema, data) as Record<string, unknown>;
     // theme last: caller data can never replace the palette value that reaches LaTeX.
-    return renderTemplate(t.latex_with_placeholders, { ...values, theme: { name: color, accent: t.palette[color] } });
+    return { ...values, theme: { name: color, accent: t.palette[color] } };
   }
 
-  /** Checks the request body; returns the data and color to render with. Nothing is compiled. */
+  /** The template filled with `data` (already validated) in the named color. */
+  async fill(t: GalleryTemplate, data: Record<string, unknown>, color: string): Promise<{ latex: string; assets: string[] }> {
+    return renderTemplate(t.latex_with_placeholders, this.values(t, data, color));
+  }
+
+  /**
+   * Checks the request body's shape and color; returns the data (blank optionals dropped) and
+   * color to render with. The data is validated against the schema by the render pipeline.
+   */
   check(t: GalleryTemplate, body: unknown): { data: Record<string, unknown>; color: string } {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw errors.invalid_data('The body must be a JSON object: {"data": {...}, "color": "..."}', {
@@ -147,39 +165,32 @@ export class GalleryService {
     let chosen = t.default_color;
     if (color !== undefined && color !== null) {
       if (typeof color !== 'string' || !t.colors.includes(color)) {
-        throw errors.invalid_color(
-          `\`color\` must be one of ${t.colors.join(', ')} (default ${t.default_color})`,
+        throw errors.invalid_color(`\`color\` must be one of ${t.colors.join(', ')} (default ${t.default_color})`,
           { colors: t.colors, default_color: t.default_color },
         );
       }
       chosen = color;
     }
-    const cleaned = dropBlankOptionals(t.schema, data) as Record<string, unknown>;
-    const problems = validateGalleryData(t.schema, cleaned);
-    if (problems) {
-      throw errors.schema_validation_failed(
-        'data does not match the template schema (GET the template for schema and sample_data)',
-        { ...problems },
-      );
-    }
-    return { data: cleaned, color: chosen };
+    return { data: dropBlankOptionals(t.schema, data) as Record<string, unknown>, color: chosen };
   }
 
   async render(caller: Caller, slug: string, body: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}): Promise<GalleryRenderSuccess> {
-    const started = this.now();
-    const t = this.find(slug);
-    const { data, color } = this.check(t, body);
-    const filled = await this.fill(t, data, color);
-    const input = filled.assets.length > 0 ? { use_stored_assets: filled.assets } : {};
-    const result = await this.compiler.compile(
+    // Who is charged: the caller's own compile quota (keyless callers' per address), nothing else.
+    return this.pipeline.run(
       caller,
-      { latex: filled.latex, compiler: t.compiler, ...input },
-      { via: 'public_render', deadline: started + RENDER_WALL_CLOCK_SECONDS * 1000, ...hooks },
+      async () => {
+        const t = this.find(slug);
+        const { data, color } = this.check(t, body);
+        return {
+          source: t.latex_with_placeholders,
+          schema: t.schema,
+          data,
+          values: (valid) => this.values(t, valid, color),
+          compiler: t.compiler,
+          template: { slug: t.slug, document: t.document, design: t.design, color },
+        };
+      },
+      hooks,
     );
-    return {
-      ...result,
-      render_time_ms: this.now() - started,
-      template: { slug: t.slug, document: t.document, design: t.design, color },
-    };
   }
 }

@@ -1,89 +1,21 @@
 // Public render data against the template's hand-written JSON Schema (the schema is the
-// authority: nothing that fails it reaches Liquid or TeX).
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
-import type { JsonSchema } from './catalog.js';
+// authority: nothing that fails it reaches Liquid or TeX), through the one validator of every
+// render (templates/data-schema.ts) in the gallery's wording; and the gallery's treatment of
+// blank optional values before and after it.
+import { DataValidator, jsonType, type DataProblems, type JsonSchema } from '../templates/data-schema.js';
 
-export interface TypeError {
-  field: string;
-  expected: string;
-  got: string;
-}
+export { jsonType, type DataProblems };
 
-export interface DataProblems {
-  missing_fields: string[];
-  type_errors: TypeError[];
-}
-
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-(addFormats as unknown as (a: Ajv2020) => void)(ajv);
-const compiled = new WeakMap<JsonSchema, ValidateFunction>();
-
-function validator(schema: JsonSchema): ValidateFunction {
-  let validate = compiled.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
-  }
-  return validate;
-}
-
-export function jsonType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
-  return typeof value;
-}
-
-/** `/items/0/quantity` → `items[0].quantity`. */
-function fieldName(pointer: string, child?: string): string {
-  const parts = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (child !== undefined) parts.push(child);
-  return parts.reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
-}
-
-function valueAt(data: unknown, pointer: string): unknown {
-  let value = data;
-  for (const part of pointer.split('/').slice(1)) value = (value as Record<string, unknown> | undefined)?.[part];
-  return value;
-}
-
-function expectation(err: ErrorObject): string {
-  const p = err.params as Record<string, unknown>;
-  switch (err.keyword) {
-    case 'type': return String(p.type);
-    case 'minLength': return p.limit === 1 ? 'non-empty string' : `string of at least ${String(p.limit)} characters`;
-    case 'maxLength': return `string of at most ${String(p.limit)} characters`;
-    case 'minItems': return `array of at least ${String(p.limit)} items`;
-    case 'maxItems': return `array of at most ${String(p.limit)} items`;
-    case 'minimum': return `number ≥ ${String(p.limit)}`;
-    case 'maximum': return `number ≤ ${String(p.limit)}`;
-    case 'pattern': return `string matching ${String(p.pattern)}`;
-    case 'format': return p.format === 'date' ? 'date (YYYY-MM-DD)' : String(p.format);
-    case 'enum': return `one of ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
-    default: return err.message ?? err.keyword;
-  }
-}
+const gallery = new DataValidator({
+  dateExpected: 'date (YYYY-MM-DD)',
+  notADate: (value) => `string of ${value.length} characters`,
+  typeName: jsonType,
+  typeExpected: (schema) => String(schema.type),
+});
 
 /** Problems with `data`, or null when it satisfies the schema. */
 export function validateGalleryData(schema: JsonSchema, data: Record<string, unknown>): DataProblems | null {
-  const validate = validator(schema);
-  if (validate(data)) return null;
-  const missing = new Set<string>();
-  const typeErrors = new Map<string, TypeError>();
-  for (const err of validate.errors ?? []) {
-    if (err.keyword === 'required') {
-      missing.add(fieldName(err.instancePath, String((err.params as { missingProperty: string }).missingProperty)));
-      continue;
-    }
-    const field = fieldName(err.instancePath) || '(data)';
-    // One entry per field: the type mismatch wins over the constraints it makes moot.
-    if (typeErrors.has(field) && err.keyword !== 'type') continue;
-    const value = valueAt(data, err.instancePath);
-    const got = err.keyword === 'type' ? jsonType(value) : typeof value === 'string' ? `string of ${value.length} characters` : Array.isArray(value) ? `array of ${value.length} items` : JSON.stringify(value).slice(0, 60);
-    typeErrors.set(field, { field, expected: expectation(err), got });
-  }
-  return { missing_fields: [...missing], type_errors: [...typeErrors.values()] };
+  return gallery.validate(schema, data);
 }
 
 function resolve(schema: JsonSchema, root: JsonSchema): JsonSchema {

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../clock.js';
-import { errors } from '../errors.js';
+import { errors, refused } from '../errors.js';
 import type { Database } from '../storage/schema.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -76,20 +76,27 @@ export class IdempotencyStore {
         continue;
       }
       if (row.fingerprint !== print) {
-        throw errors.idempotency_key_reused(
-          'This Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request.',
+        throw errors.idempotency_key_reused('This Idempotency-Key was used with a different request in the last 24 hours; use a new key for a new request.',
           { idempotency_key: key, retryable: false },
         );
       }
       if (row.state === 'in_progress') {
-        throw errors.idempotency_key_in_progress(
-          'A request with this Idempotency-Key is still running; retry shortly to get its response.',
-          { idempotency_key: key, retryable: true, retry_after_seconds: IN_PROGRESS_RETRY_SECONDS },
+        throw refused(
+          {
+            code: 'idempotency_key_in_progress',
+            message: 'A request with this Idempotency-Key is still running; retry shortly to get its response.',
+            details: { idempotency_key: key },
+            retryable: true,
+          },
+          IN_PROGRESS_RETRY_SECONDS,
         );
       }
       return { kind: 'replay', response: { status: row.status ?? 200, body: row.body ?? '', contentType: row.content_type } };
     }
-    throw errors.idempotency_key_in_progress('This Idempotency-Key is contended; retry shortly.', { idempotency_key: key, retryable: true, retry_after_seconds: 1 });
+    throw refused(
+      { code: 'idempotency_key_in_progress', message: 'This Idempotency-Key is contended; retry shortly.', details: { idempotency_key: key }, retryable: true },
+      IN_PROGRESS_RETRY_SECONDS,
+    );
   }
 
   /** Keeps the response for 24 h from the first request. */

@@ -101,7 +101,7 @@ export class Deliveries {
     // Read per attempt: after a rotation, retries are signed with the new secret.
     const secret = await this.secrets.get(row.account_id);
     const headers = { 'webhook-id': messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secret, messageId, timestamp, body) };
-    const started = Date.now();
+    const started = this.clock.ms();
     const result = await deliverOnce(row.callback_url, body, headers, {
       policy: this.policy,
       timeoutMs: timings.timeoutMs,
@@ -116,7 +116,7 @@ export class Deliveries {
       outcome: result.outcome,
       ...(result.status !== undefined ? { status: result.status } : {}),
       ...('error' in result ? { error: result.error } : {}),
-      duration_ms: Date.now() - started,
+      duration_ms: this.clock.ms() - started,
     };
     attempts.push(attempt);
     const retry = result.outcome === 'retry' && number < timings.maxAttempts;

@@ -88,7 +88,7 @@ export class ToolRegistry {
     if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) {
       throw new RpcError(RPC.INVALID_PARAMS, 'Invalid params: "arguments" must be an object');
     }
-    const started = performance.now();
+    const started = this.services.clock.ms();
     let outcome = 'ok';
     try {
       const caller =
@@ -111,7 +111,7 @@ export class ToolRegistry {
       this.services.log.error({ err, tool: tool.name }, 'MCP tool failed');
       return failure({ ...INTERNAL_ERROR_BODY }, 500);
     } finally {
-      this.services.log.info({ tool: tool.name, outcome, ms: Math.round(performance.now() - started) }, 'MCP tool call');
+      this.services.log.info({ tool: tool.name, outcome, ms: Math.round(this.services.clock.ms() - started) }, 'MCP tool call');
     }
   }
 

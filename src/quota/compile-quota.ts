@@ -3,10 +3,10 @@
 import type { Caller } from '../accounts/caller.js';
 import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { errors } from '../errors.js';
 import { links, openSignupUrl } from '../links.js';
 import type { Counters } from './counters.js';
 import { anonymousDailyKey, anonymousHourlyKey, monthlyCompilesKey } from './keys.js';
+import { reserveOrRefuse } from './reserve.js';
 import { graceAllowance, limitsOf, monthlyUse, type PlanName } from './plans.js';
 
 const HOUR_MS = 3600_000;
@@ -63,17 +63,18 @@ export class CompileQuota {
     const limit = limitsOf(plan).compilesPerPeriod;
     const grace = graceAllowance(plan, this.config.graceFraction);
     const resetsAt = nextMonthStart(now);
-    const key = monthlyCompilesKey(accountId, now);
     // Expire the counter well after the month so usage can still report it.
-    const taken = await this.counters.tryReserve(key, limit + grace, new Date(resetsAt.getTime() + 40 * 24 * HOUR_MS));
-    if (!taken.ok) {
+    const window = { key: monthlyCompilesKey(accountId, now), limit: limit + grace, resetsAt, expiresAt: new Date(resetsAt.getTime() + 40 * 24 * HOUR_MS) };
+    const taken = await reserveOrRefuse(this.counters, now, window, ({ used }) => {
       const upgradeUrl = links(this.config).upgradeUrl;
-      const { used_this_month, grace_used } = monthlyUse(plan, taken.used);
-      throw errors.rate_limit(
-        grace > 0
-          ? `Monthly limit of ${limit} compilations and its grace buffer of ${grace} are used up; it resets at ${resetsAt.toISOString()}.`
-          : `Monthly limit of ${limit} compilations is used up; it resets at ${resetsAt.toISOString()}.`,
-        {
+      const { used_this_month, grace_used } = monthlyUse(plan, used);
+      return {
+        code: 'rate_limit',
+        message:
+          grace > 0
+            ? `Monthly limit of ${limit} compilations and its grace buffer of ${grace} are used up; it resets at ${resetsAt.toISOString()}.`
+            : `Monthly limit of ${limit} compilations is used up; it resets at ${resetsAt.toISOString()}.`,
+        details: {
           plan,
           limit,
           used: used_this_month,
@@ -82,15 +83,14 @@ export class CompileQuota {
           grace_used,
           resets_at: resetsAt.toISOString(),
           grace_allowance: grace,
-          retryable: false,
-          retry_after_seconds: Math.ceil((resetsAt.getTime() - now.getTime()) / 1000),
           upgrade_url: upgradeUrl,
           next_step: { action: 'obtain_api_key', signup_url: upgradeUrl, card_required: true },
         },
-      );
-    }
+        retryable: false,
+      };
+    });
     const position = taken.used + taken.reserved;
-    const ticket = this.ticket([{ key, lease: taken.lease }]);
+    const ticket = this.ticket([taken]);
     return position > limit ? { ...ticket, grace: { remaining: Math.max(0, limit + grace - position) } } : ticket;
   }
 
@@ -98,45 +98,37 @@ export class CompileQuota {
     const now = this.clock.now();
     const limits = limitsOf('anonymous');
     const resetsAt = nextDayStart(now);
-    const dailyKey = anonymousDailyKey(ip, now);
-    const daily = await this.counters.tryReserve(dailyKey, limits.compilesPerPeriod, resetsAt);
-    if (!daily.ok) {
-      throw errors.anonymous_quota_exhausted(
-        `The keyless tier allows ${limits.compilesPerPeriod} compilations per day per address; it resets at ${resetsAt.toISOString()}. Get a free API key to continue.`,
-        {
-          plan: 'anonymous',
-          limit: limits.compilesPerPeriod,
-          used: daily.used,
-          resets_at: resetsAt.toISOString(),
-          retryable: false,
-          retry_after_seconds: Math.ceil((resetsAt.getTime() - now.getTime()) / 1000),
-          upgrade_url: links(this.config).upgradeUrl,
-          next_step: obtainKeyStep(this.config),
-        },
-      );
-    }
+    const daily = await reserveOrRefuse(this.counters, now, { key: anonymousDailyKey(ip, now), limit: limits.compilesPerPeriod, resetsAt }, ({ used }) => ({
+      code: 'anonymous_quota_exhausted',
+      message: `The keyless tier allows ${limits.compilesPerPeriod} compilations per day per address; it resets at ${resetsAt.toISOString()}. Get a free API key to continue.`,
+      details: {
+        plan: 'anonymous',
+        limit: limits.compilesPerPeriod,
+        used,
+        resets_at: resetsAt.toISOString(),
+        upgrade_url: links(this.config).upgradeUrl,
+        next_step: obtainKeyStep(this.config),
+      },
+      retryable: false,
+    }));
     const hourStart = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS);
-    const hourlyKey = anonymousHourlyKey(now);
-    const hourly = await this.counters.tryReserve(
-      hourlyKey,
-      this.config.anonymousHourlyCeiling,
-      new Date(hourStart.getTime() + 2 * HOUR_MS),
+    const hourly = await reserveOrRefuse(
+      this.counters,
+      now,
+      {
+        key: anonymousHourlyKey(now),
+        limit: this.config.anonymousHourlyCeiling,
+        resetsAt: new Date(hourStart.getTime() + HOUR_MS),
+        expiresAt: new Date(hourStart.getTime() + 2 * HOUR_MS),
+        onRefused: () => this.counters.release(daily.key, daily.lease),
+      },
+      () => ({
+        code: 'anonymous_capacity_exhausted',
+        message: 'The keyless tier is at its hourly capacity on this server; retry later or use an API key.',
+        details: { next_step: obtainKeyStep(this.config) },
+        retryable: true,
+      }),
     );
-    if (!hourly.ok) {
-      await this.counters.release(dailyKey, daily.lease);
-      const retryAfter = Math.max(1, Math.ceil((hourStart.getTime() + HOUR_MS - now.getTime()) / 1000));
-      throw errors.anonymous_capacity_exhausted(
-        'The keyless tier is at its hourly capacity on this server; retry later or use an API key.',
-        {
-          retryable: true,
-          retry_after_seconds: retryAfter,
-          next_step: obtainKeyStep(this.config),
-        }
-      );
-    }
-    return this.ticket([
-      { key: dailyKey, lease: daily.lease },
-      { key: hourlyKey, lease: hourly.lease },
-    ]);
+    return this.ticket([daily, hourly]);
   }
 }

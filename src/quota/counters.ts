@@ -7,6 +7,7 @@
 // the last slot.
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { systemClock } from '../clock.js';
 import type { Database } from '../storage/schema.js';
 
 /** Longer than any compile can hold a slot (the largest plan timeout plus queueing). */
@@ -40,7 +41,7 @@ export class SqlCounters implements Counters {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: 'sqlite' | 'postgres',
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = systemClock.ms,
     private readonly leaseMs = RESERVATION_LEASE_MS,
   ) {}
 

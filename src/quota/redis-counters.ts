@@ -6,6 +6,7 @@
 // retryable) rather than waiting, and the client reconnects by itself.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { systemClock } from '../clock.js';
 import { redisFault, unavailable } from '../storage/faults.js';
 import { RESERVATION_LEASE_MS, type CounterState, type Counters } from './counters.js';
 
@@ -53,7 +54,7 @@ export class RedisCounters implements Counters {
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'quire:',
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = systemClock.ms,
   ) {}
 
   /** `onError` sees connection errors (without a listener ioredis prints them to stderr). */

@@ -4,6 +4,7 @@
 // objects. A value read only under an if/unless/case branch or through `default` is optional.
 import { Output, TypeGuards, type Template } from 'liquidjs';
 import { errors } from '../errors.js';
+import type { JsonSchema } from './data-schema.js';
 import { parseTemplate } from './liquid.js';
 
 /**
@@ -13,17 +14,7 @@ import { parseTemplate } from './liquid.js';
  */
 export const MAX_DATA_DEPTH = 63;
 
-// A type alias (not an interface) so it is assignable to Record<string, unknown> in wire schemas.
-export type JsonSchema = {
-  $schema?: string;
-  type?: string | string[];
-  format?: string;
-  description?: string;
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  additionalProperties?: boolean;
-};
+export type { JsonSchema };
 
 type Use = 'scalar' | 'string' | 'number' | 'date' | 'guard';
 
@@ -54,8 +45,7 @@ function newNode(parent: Node | null): Node {
   const depth = parent ? parent.depth + 1 : 1;
   // A node one level past the last container can only be a leaf value.
   if (depth > MAX_DATA_DEPTH + 1) {
-    throw errors.liquid_syntax_error(
-      `A placeholder reads data nested more than ${MAX_DATA_DEPTH} levels deep (objects and arrays); use a flatter path.`,
+    throw errors.liquid_syntax_error(`A placeholder reads data nested more than ${MAX_DATA_DEPTH} levels deep (objects and arrays); use a flatter path.`,
       { limit: MAX_DATA_DEPTH },
     );
   }

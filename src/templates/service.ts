@@ -5,35 +5,29 @@ import type { Kysely } from 'kysely';
 import { lockAccount, type Db } from '../storage/db.js';
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
-import type { CompileContext, CompileSuccess } from '../compile/types.js';
+import type { CompileContext } from '../compile/types.js';
 import type { Config } from '../config.js';
 import { errors, ServiceError, type FieldError, validationFailed, invalidField } from '../errors.js';
 import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { renderMinuteKey } from '../quota/keys.js';
+import { reserveOrRefuse } from '../quota/reserve.js';
 import {
   limitsOf,
   RENDER_WALL_CLOCK_SECONDS,
   TEMPLATE_DESCRIPTION_MAX,
   TEMPLATE_INSTRUCTIONS_MAX,
   TEMPLATE_NAME_MAX,
-  type Compiler,
 } from '../quota/plans.js';
 import type { Database, TemplateRow } from '../storage/schema.js';
 import { hasLiquidMarkup } from './braces.js';
 import { checkDataSize } from './data-size.js';
-import { checkTemplate, renderTemplate } from './liquid.js';
+import { checkTemplate } from './liquid.js';
 import { deriveSchema, type JsonSchema } from './schema.js';
 import type { CreateV2Input, PatchV2Input, PromoteInput, SaveTemplateInput } from './schemas.js';
-import { chooseCompiler, validateData } from './validate.js';
+import { RenderPipeline, type RenderCompiler, type TemplateKind } from './pipeline.js';
+import { validateData } from './validate.js';
 
-export interface TemplateCompiler {
-  compile(
-    caller: Caller,
-    input: { latex: unknown; compiler?: unknown; use_stored_assets?: unknown },
-    context: { via: 'render'; deadline: number },
-  ): Promise<CompileSuccess>;
-}
 
 export interface AssetNames {
   /** Names in the caller's asset library. */
@@ -86,8 +80,15 @@ export function v2View(row: TemplateRow) {
 const isNumericId = (value: string) => /^[0-9]{1,15}$/.test(value);
 
 export class TemplateService {
+  private readonly pipeline: RenderPipeline;
+
   /** Wall clock of one render call; tests shorten it. */
-  renderWallClockMs = RENDER_WALL_CLOCK_SECONDS * 1000;
+  get renderWallClockMs(): number {
+    return this.pipeline.wallClockMs;
+  }
+  set renderWallClockMs(ms: number) {
+    this.pipeline.wallClockMs = ms;
+  }
 
   private get db(): Kysely<Database> {
     return this.store.kysely;
@@ -98,9 +99,11 @@ export class TemplateService {
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly counters: Counters,
-    private readonly compiler: TemplateCompiler,
+    compiler: RenderCompiler,
     private readonly assets: AssetNames,
-  ) {}
+  ) {
+    this.pipeline = new RenderPipeline(clock, compiler, SAVED_TEMPLATE, RENDER_WALL_CLOCK_SECONDS * 1000);
+  }
 
   // ---- shared checks -------------------------------------------------------------------
 
@@ -187,8 +190,7 @@ export class TemplateService {
       .executeTakeFirst();
     const count = Number(row?.count ?? 0);
     if (count >= limit) {
-      throw errors.template_limit_reached(
-        `The ${plan} plan stores up to ${limit} templates and this account has ${count}. Delete one or upgrade.`,
+      throw errors.template_limit_reached(`The ${plan} plan stores up to ${limit} templates and this account has ${count}. Delete one or upgrade.`,
         { limit, count, plan, upgrade_url: links(this.config).upgradeUrl },
       );
     }
@@ -272,8 +274,7 @@ export class TemplateService {
     this.checkFields(owner, input, { field: 'latex_content', value: input.latex_content });
     const engine = input.placeholder_engine;
     if (engine !== undefined && engine !== 'liquid' && engine !== 'none') {
-      throw errors.invalid_placeholder_engine(
-        `placeholder_engine must be "liquid" or "none" (or omitted to keep the current kind), got ${JSON.stringify(engine)}.`,
+      throw errors.invalid_placeholder_engine(`placeholder_engine must be "liquid" or "none" (or omitted to keep the current kind), got ${JSON.stringify(engine)}.`,
         { allowed: ['liquid', 'none'] },
       );
     }
@@ -305,8 +306,7 @@ export class TemplateService {
 
     if (existing.kind === 'liquid') {
       if (engine === 'none') {
-        throw errors.engine_downgrade_not_supported(
-          `"${existing.name}" is a placeholder (Liquid) template and cannot be turned back into raw LaTeX. Save the raw source under a new name instead.`,
+        throw errors.engine_downgrade_not_supported(`"${existing.name}" is a placeholder (Liquid) template and cannot be turned back into raw LaTeX. Save the raw source under a new name instead.`,
           { template_id: existing.id },
         );
       }
@@ -429,93 +429,70 @@ export class TemplateService {
   private async rateLimit(owner: AccountCaller): Promise<void> {
     const now = this.clock.now();
     const minuteEnd = new Date(Math.floor(now.getTime() / 60_000) * 60_000 + 60_000);
-    const key = renderMinuteKey(owner.account.id, now);
     const limit = this.config.renderPerMinute;
-    const slot = await this.counters.tryReserve(key, limit, new Date(minuteEnd.getTime() + 60_000));
-    if (!slot.ok) {
-      const retry = Math.max(1, Math.ceil((minuteEnd.getTime() - now.getTime()) / 1000));
-      throw errors.render_rate_limited(
-        `At most ${limit} renders per minute per account; retry in ${retry} s.`,
-        { limit, retry_after_seconds: retry, retryable: true },
-      );
-    }
-    await this.counters.commit(key, slot.lease);
+    const window = { key: renderMinuteKey(owner.account.id, now), limit, resetsAt: minuteEnd, expiresAt: new Date(minuteEnd.getTime() + 60_000) };
+    const slot = await reserveOrRefuse(this.counters, now, window, (_, retry) => ({
+      code: 'render_rate_limited',
+      message: `At most ${limit} renders per minute per account; retry in ${retry} s.`,
+      details: { limit },
+      retryable: true,
+    }));
+    await this.counters.commit(slot.key, slot.lease);
   }
 
   async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
-    const started = Date.now();
-    const deadline = started + this.renderWallClockMs;
-    const owner = this.owner(caller);
-    const row = await this.get(owner.account.id, idOrName);
-    if (row.kind !== 'liquid') throw engineMismatch(row);
-    if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-      throw errors.invalid_data_shape(`"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
-        got: data === null ? 'null' : Array.isArray(data) ? 'array' : typeof data,
-      });
-    }
-    checkDataSize(data);
-    const { schema } = derivedOf(row);
-    const problems = validateData(schema, data);
-    if (problems) {
-      const parts = [
-        problems.missing_fields.length ? `missing ${problems.missing_fields.join(', ')}` : '',
-        ...problems.type_errors.map((e) => `${e.field} must be ${e.expected} (got ${e.got})`),
-      ].filter(Boolean);
-      throw errors.schema_validation_failed(`data does not match the template schema: ${parts.join('; ')}.`, {
-        ...problems,
-        schema,
-      });
-    }
-    await this.rateLimit(owner);
-    return this.withinWallClock(deadline, async () => {
-      const assetNames = await this.assets.names(caller);
-      const rendered = await renderTemplate(row.latex_content, data as Record<string, unknown>, { assetNames });
-      const compiler: Compiler = chooseCompiler(rendered.latex);
-      const result = await this.compiler.compile(
-        caller,
-        { latex: rendered.latex, compiler, use_stored_assets: rendered.assets },
-        { via: 'render', deadline, ...hooks },
-      );
-      return {
-        ...result,
-        template: { id: Number(row.id), name: row.name, version: Number(row.version) },
-        render_time_ms: Date.now() - started,
-      };
-    });
-  }
-
-  private async withinWallClock<T>(deadline: number, work: () => Promise<T>): Promise<T> {
-    const timeout = () =>
-      errors.render_total_timeout(
-        `The render took longer than ${Math.round(this.renderWallClockMs / 1000)} s and was stopped; it was not charged.`,
-        { limit_seconds: Math.round(this.renderWallClockMs / 1000), retryable: true },
-      );
-    let timer: NodeJS.Timeout | undefined;
-    const expiry = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(timeout()), Math.max(0, deadline - Date.now()));
-    });
-    try {
-      return await Promise.race([work(), expiry]);
-    } catch (err) {
-      // A compile cut short by the render deadline is the render's timeout, not the plan's.
-      if (err instanceof ServiceError && err.code === 'compilation_timeout' && Date.now() >= deadline - 50) throw timeout();
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.pipeline.run(
+      caller,
+      async () => {
+        const owner = this.owner(caller);
+        const row = await this.get(owner.account.id, idOrName);
+        if (row.kind !== 'liquid') throw engineMismatch(row);
+        if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+          throw errors.invalid_data_shape(`"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
+            got: data === null ? 'null' : Array.isArray(data) ? 'array' : typeof data,
+          });
+        }
+        checkDataSize(data);
+        return {
+          source: row.latex_content,
+          schema: derivedOf(row).schema,
+          data: data as Record<string, unknown>,
+          compiler: null,
+          assetNames: () => this.assets.names(caller),
+          // The saved-template render limit charges the account; the compile charges its quota.
+          charge: () => this.rateLimit(owner),
+          template: { id: Number(row.id), name: row.name, version: Number(row.version) },
+        };
+      },
+      hooks,
+    );
   }
 }
 
+/** Saved templates: data problems are listed in the message and the derived schema is returned. */
+const SAVED_TEMPLATE: TemplateKind = {
+  via: 'render',
+  validate: validateData,
+  invalid(problems, schema) {
+    const parts = [
+      problems.missing_fields.length ? `missing ${problems.missing_fields.join(', ')}` : '',
+      ...problems.type_errors.map((e) => `${e.field} must be ${e.expected} (got ${e.got})`),
+    ].filter(Boolean);
+    return errors.schema_validation_failed(`data does not match the template schema: ${parts.join('; ')}.`, {
+      ...problems,
+      schema,
+    });
+  },
+};
+
 function placeholdersInV1(): ServiceError {
-  return errors.liquid_placeholders_in_v1_template(
-    'The source contains Liquid placeholders ({{ … }} or {% … %}). Send placeholder_engine: "liquid" to store it as a placeholder template, or "none" to store it as raw LaTeX.',
+  return errors.liquid_placeholders_in_v1_template('The source contains Liquid placeholders ({{ … }} or {% … %}). Send placeholder_engine: "liquid" to store it as a placeholder template, or "none" to store it as raw LaTeX.',
     { allowed: ['liquid', 'none'] },
   );
 }
 
 function engineMismatch(row: TemplateRow): ServiceError {
-  return errors.template_engine_mismatch(
-    `"${row.name}" is a raw LaTeX (V1) template; convert it with POST /api/v2/templates/${row.id}/promote first.`,
+  return errors.template_engine_mismatch(`"${row.name}" is a raw LaTeX (V1) template; convert it with POST /api/v2/templates/${row.id}/promote first.`,
     { template_id: row.id, placeholder_engine: 'none' },
   );
 }

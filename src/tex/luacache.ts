@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { systemClock, type Clock } from '../clock.js';
 
 const WARM = String.raw`\documentclass{article}
 \usepackage{fontspec}
@@ -14,7 +15,7 @@ Quire \textbf{bold} \emph{italic} $x^2$ \texttt{mono}
 `;
 
 /** Returns `<root>/texmf-var`, building it first when missing. Safe when several processes race. */
-export async function prepareLuaCache(root: string): Promise<string> {
+export async function prepareLuaCache(root: string, clock: Clock = systemClock): Promise<string> {
   const cache = join(root, 'texmf-var');
   if (existsSync(join(cache, '.ready'))) return cache;
   await mkdir(root, { recursive: true });
@@ -31,7 +32,7 @@ export async function prepareLuaCache(root: string): Promise<string> {
       child.on('error', reject);
       child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`lualatex exited ${code}`))));
     });
-    await writeFile(join(building, '.ready'), new Date().toISOString());
+    await writeFile(join(building, '.ready'), clock.now().toISOString());
     await chmod(building, 0o755);
     // Whoever renames first wins; a loser's copy is simply dropped.
     await rename(building, cache).catch((err: NodeJS.ErrnoException) => {

@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
 import { BullJobQueue } from '../../src/compile/bullmq-queue.js';
+import { ManualClock } from '../../src/clock.js';
 import { bullPrefix, jobPrefix, QUEUE_NAME, sha256, TRANSFER_MS } from '../../src/compile/remote-jobs.js';
 import { processJob, startCompileWorker, type CompileWorker } from '../../src/compile/remote-worker.js';
 import { ServiceError } from '../../src/errors.js';
@@ -151,6 +152,20 @@ describe('BullMQ compile queue', () => {
     const returned = await processJob(data, { blobs, log, pool: { run: async () => ((ran = true), { outcome: 'ok', log: '', passes: 1, durationMs: 1 }) } });
     assert.deepEqual(returned, { stored: false });
     assert.equal(ran, false);
+    assert.deepEqual(await jobFiles(dir), []);
+  });
+
+  test('processJob reads the deadline from the injected clock: past it per a ManualClock, the job is not run, without waiting', async () => {
+    let ran = false;
+    // An hour ahead of the system clock, but a second behind the job's own clock.
+    const deadline = Date.now() + 3_600_000;
+    const clock = new ManualClock(new Date(deadline + 1000));
+    const data = { source: 'x', compiler: 'pdflatex' as const, files: [], timeoutMs: 10_000, maxFileBytes: MB, deadline, prefix: jobPrefix('late-clock') };
+    const started = Date.now();
+    const returned = await processJob(data, { blobs, log, clock, pool: { run: async () => ((ran = true), { outcome: 'ok', log: '', passes: 1, durationMs: 1 }) } });
+    assert.deepEqual(returned, { stored: false });
+    assert.equal(ran, false);
+    assert.ok(Date.now() - started < 1000, 'refused at once');
     assert.deepEqual(await jobFiles(dir), []);
   });
 

@@ -1,0 +1,101 @@
+// One render pipeline for saved and gallery templates: load the template and the caller's data,
+// validate the data against the template's JSON Schema (the one validator, data-schema.ts),
+// charge the caller, render the Liquid in the render pool and compile the result, all under one
+// wall-clock deadline read from one clock. The two kinds differ only in where the template
+// comes from (load), how a data problem is worded, and who is charged.
+import type { Caller } from '../accounts/caller.js';
+import type { Clock } from '../clock.js';
+import type { CompileContext, CompileSuccess } from '../compile/types.js';
+import { errors, ServiceError } from '../errors.js';
+import type { Compiler } from '../quota/plans.js';
+import type { DataProblems, JsonSchema } from './data-schema.js';
+import { renderTemplate } from './liquid.js';
+import { chooseCompiler } from './validate.js';
+
+export interface RenderCompiler {
+  compile(
+    caller: Caller,
+    input: { latex: unknown; compiler?: unknown; use_stored_assets?: unknown },
+    context: Pick<CompileContext, 'onAccepted'> & { via: 'render' | 'public_render'; deadline: number },
+  ): Promise<CompileSuccess>;
+}
+
+/** A template ready to render, as its door found it. */
+export interface LoadedTemplate<T> {
+  source: string;
+  schema: JsonSchema;
+  /** The caller's data, already checked to be an object within the size cap. */
+  data: Record<string, unknown>;
+  /** What the template sees once the data is valid (the data itself when not given). */
+  values?(data: Record<string, unknown>): Record<string, unknown>;
+  /** The engine, or null to choose it from the rendered LaTeX. */
+  compiler: Compiler | null;
+  /** Asset names the template may use (every name when not given). */
+  assetNames?(): Promise<readonly string[]>;
+  /** Runs once the data is valid, before anything renders (a rate limit). */
+  charge?(): Promise<void>;
+  /** The `template` object of the success body. */
+  template: T;
+}
+
+/** How one kind of template judges and words its data. */
+export interface TemplateKind {
+  via: 'render' | 'public_render';
+  validate(schema: JsonSchema, data: Record<string, unknown>): DataProblems | null;
+  /** The schema_validation_failed error for `problems`. */
+  invalid(problems: DataProblems, schema: JsonSchema): ServiceError;
+}
+
+export class RenderPipeline {
+  constructor(
+    private readonly clock: Clock,
+    private readonly compiler: RenderCompiler,
+    private readonly kind: TemplateKind,
+    /** Wall clock of one render call; tests shorten it. */
+    public wallClockMs: number,
+  ) {}
+
+  async run<T>(caller: Caller, load: () => Promise<LoadedTemplate<T>>, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
+    const started = this.clock.ms();
+    const wallClockMs = this.wallClockMs;
+    const deadline = started + wallClockMs;
+    const t = await load();
+    const problems = this.kind.validate(t.schema, t.data);
+    if (problems) throw this.kind.invalid(problems, t.schema);
+    await t.charge?.();
+    return this.withinWallClock(deadline, wallClockMs, async () => {
+      const assetNames = t.assetNames ? await t.assetNames() : undefined;
+      const values = t.values ? t.values(t.data) : t.data;
+      const rendered = await renderTemplate(t.source, values, assetNames ? { assetNames } : {});
+      const input = rendered.assets.length > 0 ? { use_stored_assets: rendered.assets } : {};
+      const result = await this.compiler.compile(
+        caller,
+        { latex: rendered.latex, compiler: t.compiler ?? chooseCompiler(rendered.latex), ...input },
+        { via: this.kind.via, deadline, ...hooks },
+      );
+      return { ...result, template: t.template, render_time_ms: this.clock.ms() - started };
+    });
+  }
+
+  private async withinWallClock<T>(deadline: number, wallClockMs: number, work: () => Promise<T>): Promise<T> {
+    const seconds = Math.round(wallClockMs / 1000);
+    const timeout = () =>
+      errors.render_total_timeout(`The render took longer than ${seconds} s and was stopped; it was not charged.`, {
+        limit_seconds: seconds,
+        retryable: true,
+      });
+    let timer: NodeJS.Timeout | undefined;
+    const expiry = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(timeout()), Math.max(0, deadline - this.clock.ms()));
+    });
+    try {
+      return await Promise.race([work(), expiry]);
+    } catch (err) {
+      // A compile cut short by the render deadline is the render's timeout, not the plan's.
+      if (err instanceof ServiceError && err.code === 'compilation_timeout' && this.clock.ms() >= deadline - 50) throw timeout();
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
