@@ -1,4 +1,5 @@
-// Wire schema of the Usage object (SPEC §2.8), shared by GET /api/v1/usage and the MCP usage tool.
+// Wire schemas of the account: the Usage object (SPEC §2.8), shared by GET /api/v1/usage and the
+// MCP usage tool, and the bodies of sign-up and key rotation.
 import { Type } from '@sinclair/typebox';
 
 const Int = Type.Integer();
@@ -32,4 +33,27 @@ export const UsageBody = Type.Object({
     compile_timeout_seconds: Int,
     allowed_compilers: Type.Array(Type.String()),
   }),
+});
+
+export const SignupRequest = Type.Object(
+  { email: Type.String({ maxLength: 254, description: 'Address of the new Free account' }) },
+  { additionalProperties: false },
+);
+
+const AccountBody = Type.Object({
+  id: Type.Integer(),
+  email: Type.String(),
+  plan: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
+});
+
+export const SignupResponse = Type.Object({
+  api_key: Type.String({ description: 'The new key. Shown once: only its hash is stored.' }),
+  account: AccountBody,
+});
+
+export const RotateResponse = Type.Object({
+  api_key: Type.String({ description: 'The new key; the key used for this request is revoked.' }),
+  prefix: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
 });

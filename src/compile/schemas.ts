@@ -3,6 +3,7 @@
 // (the service checks them), so a schema never pre-empts that code with validation_failed.
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
+import { TexWarningBody } from '../tex/warnings.js';
 
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
@@ -37,21 +38,8 @@ export const NextStepBody = Type.Object({
   card_required: Type.Optional(Type.Boolean()),
 });
 
-/** Extension of SPEC 1.5.0: a problem in a document that compiled. */
-export const CompileWarning = Type.Object(
-  {
-    type: Type.Union([
-      Type.Literal('undefined_reference'),
-      Type.Literal('undefined_citation'),
-      Type.Literal('bibliography_error'),
-      Type.Literal('missing_glyph'),
-    ]),
-    message: Type.String(),
-    line: Type.Optional(Type.Integer({ description: 'Input line TeX reported' })),
-    fix: Type.String(),
-  },
-  { description: 'CompileWarning' },
-);
+/** Extension of SPEC 1.5.0: a problem in a document that compiled (declared by tex/, which finds them). */
+export const CompileWarning = TexWarningBody;
 
 export const CompileSuccessBody = Type.Object(
   {
