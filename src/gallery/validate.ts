@@ -1,7 +1,7 @@
 // Public render data against the template's hand-written JSON Schema (the schema is the
 // authority: nothing that fails it reaches Liquid or TeX).
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import addFormatsModule from 'ajv-formats';
 import type { JsonSchema } from './catalog.js';
 
 export interface TypeError {
@@ -16,7 +16,8 @@ export interface DataProblems {
 }
 
 const ajv = new Ajv2020({ allErrors: true, strict: false });
-(addFormats as unknown as (a: Ajv2020) => void)(ajv);
+// ajv-formats is CommonJS: under NodeNext its function is the default export's `default`.
+addFormatsModule.default(ajv);
 const compiled = new WeakMap<JsonSchema, ValidateFunction>();
 
 function validator(schema: JsonSchema): ValidateFunction {

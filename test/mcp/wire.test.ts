@@ -77,15 +77,14 @@ function assertFits(schema: TSchema, body: unknown, what: string): void {
 describe('wire bodies', () => {
   test('each MCP tool advertises the response schema object of its HTTP route', async () => {
     const responses = new Map<string, Record<number, unknown>>();
-    const app = Fastify();
+    const t = await testApp();
+    const app: App = Fastify({ loggerInstance: t.services.log }).withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRoute', (route) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) responses.set(`${method} ${route.url}`, (route.schema?.response ?? {}) as Record<number, unknown>);
     });
-    const typed: App = app.withTypeProvider<TypeBoxTypeProvider>();
-    const t = await testApp();
     try {
-      for (const routes of [compileRoutes, templateRoutes, galleryRoutes, usageRoutes, assetRoutes, jobRoutes]) routes(typed, t.services);
+      for (const routes of [compileRoutes, templateRoutes, galleryRoutes, usageRoutes, assetRoutes, jobRoutes]) routes(app, t.services);
       await app.ready();
     } finally {
       await app.close();
