@@ -178,7 +178,7 @@ describe('wire bodies', () => {
           accept: 'application/json, text/event-stream',
         });
         assert.equal(reply.statusCode, 200, reply.body);
-        return reply.json().result as { structuredContent: Body; isError?: boolean };
+        return reply.json().result as { structuredContent: Body; isError?: boolean; content: Array<{ text: string }> };
       };
       const ok = await call({ latex: HELLO });
       assert.equal(ok.isError, undefined);
@@ -187,6 +187,12 @@ describe('wire bodies', () => {
       assert.equal(failed.isError, true);
       assert.equal(failed.structuredContent.error, 'compilation_failed');
       assertFits(CompileFailureBody, failed.structuredContent, 'MCP compile failure');
+      // A replay reads the stored body back: it still fits the output schema, so its text is the usual one.
+      const first = await call({ latex: HELLO, idempotency_key: 'wire-1' });
+      const replayed = await call({ latex: HELLO, idempotency_key: 'wire-1' });
+      assert.deepEqual(replayed.structuredContent, first.structuredContent);
+      assert.match(first.content[0]!.text, /^PDF ready: /);
+      assert.equal(replayed.content[0]!.text, first.content[0]!.text);
     });
   });
 });
