@@ -1,18 +1,17 @@
 // Self-service sign-up (QUIRE_SIGNUP=open): a Free account and its key for an email address.
 // Attempts are counted per IP and hour, failed ones included, so the form can neither mint
 // accounts in bulk nor probe which addresses already have one.
+import type { Static } from '@sinclair/typebox';
 import type { Clock } from '../clock.js';
 import { errors, ServiceError } from '../errors.js';
 import type { Counters } from '../quota/counters.js';
 import { signupHourlyKey } from '../quota/keys.js';
 import { SIGNUPS_PER_IP_PER_HOUR } from '../quota/plans.js';
 import { reserveOrRefuse } from '../quota/reserve.js';
-import type { Account, AccountService } from './accounts.js';
+import type { AccountService } from './accounts.js';
+import type { SignupResponse } from './schemas.js';
 
-export interface SignupResult {
-  api_key: string;
-  account: Account;
-}
+export type SignupResult = Static<typeof SignupResponse>;
 
 export const SIGNUP_CLOSED_MESSAGE =
   'Sign-up is closed on this server. An operator creates accounts with: quire account create --email <address> --plan free';

@@ -1,4 +1,5 @@
 // GET /api/v1/usage: the Usage object of SPEC §2.8 from real counters.
+import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import { nextMonthStart, type Clock } from '../clock.js';
 import type { Counters } from '../quota/counters.js';
@@ -6,32 +7,10 @@ import { monthlyCompilesKey } from '../quota/keys.js';
 import { limitsOf, monthlyUse } from '../quota/plans.js';
 import type { Database } from '../storage/schema.js';
 import type { AccountCaller } from './caller.js';
+import type { UsageBody } from './schemas.js';
 
-export interface Usage {
-  user: { email: string; plan: string };
-  /** `used_this_month` counts charged compiles only; grace compiles are not charged (SPEC §8.1). */
-  usage: { monthly_limit: number; used_this_month: number; grace_used: number; resets_at: string };
-  stored_assets: {
-    count: number;
-    total_bytes: number;
-    count_limit: number | null;
-    total_bytes_limit: number;
-    remaining_bytes: number;
-  };
-  templates: { count: number; limit: number | null; remaining: number | null };
-  api_key: { prefix: string; created_at: string };
-  limits: {
-    max_pages_per_document: number;
-    max_latex_bytes_per_document: number;
-    max_pdf_bytes_per_document: number;
-    max_assets_total_bytes_per_document: number;
-    max_assets_count_per_document: number;
-    max_stored_assets_count: number | null;
-    max_stored_assets_total_bytes: number;
-    compile_timeout_seconds: number;
-    allowed_compilers: string[];
-  };
-}
+/** `usage.used_this_month` counts charged compiles only; grace compiles are not charged (SPEC §8.1). */
+export type Usage = Static<typeof UsageBody>;
 
 export class UsageService {
   constructor(

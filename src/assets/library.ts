@@ -3,6 +3,7 @@
 // files are kept once; a blob goes when the last row naming it goes. Writes lock the account
 // (and the blob's hash) so concurrent uploads cannot pass the plan's caps together.
 import { createHash } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import { sql, type Kysely } from 'kysely';
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
@@ -14,36 +15,14 @@ import type { BlobStore } from '../storage/blobs.js';
 import { lockAccount, type Db } from '../storage/db.js';
 import type { AssetRow, Database } from '../storage/schema.js';
 import { convertSvg } from './convert.js';
+import type { AssetBody, AssetListBody, AssetWithContentBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from './schemas.js';
 import { CONTENT_TYPES, quoteName, sanitisedSvg, validateAsset, type AssetFormat } from './validate.js';
 
-export interface Asset {
-  id: number;
-  name: string;
-  content_type: string;
-  size_bytes: number;
-  sha256: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface AssetWithContent extends Asset {
-  content_base64: string;
-}
-
-export interface AssetList {
-  assets: Asset[];
-  count: number;
-  total_bytes: number;
-  count_limit: number | null;
-  total_bytes_limit: number;
-  remaining_bytes: number;
-}
-
-export interface SaveAssetInput {
-  name: unknown;
-  content_base64: unknown;
-  content_type?: unknown;
-}
+export type Asset = Static<typeof AssetBody>;
+export type AssetWithContent = Static<typeof AssetWithContentBody>;
+export type AssetList = Static<typeof AssetListBody>;
+/** Its types are checked again here (a door may pass what its schema let through). */
+export type SaveAssetInput = Static<typeof SaveAssetBody>;
 
 export function blobKey(sha256: string): string {
   return `assets/${sha256}`;
@@ -107,14 +86,14 @@ export class AssetService {
     };
   }
 
-  async get(caller: Caller, idOrName: string): Promise<{ asset: AssetWithContent }> {
+  async get(caller: Caller, idOrName: string): Promise<Static<typeof GetAssetResult>> {
     const { account } = this.libraryOwner(caller);
     const row = await this.find(this.kysely, account.id, idOrName);
     const data = await this.content(row);
     return { asset: { ...toAsset(row), content_base64: data.toString('base64') } };
   }
 
-  async save(caller: Caller, input: SaveAssetInput): Promise<{ asset: Asset; created: boolean }> {
+  async save(caller: Caller, input: SaveAssetInput): Promise<Static<typeof SaveAssetResult>> {
     const { account } = this.libraryOwner(caller);
     if (typeof input.name !== 'string') throw invalidField('name', input.name === undefined ? 'required' : 'type', 'must be a string');
     if (input.content_base64 === undefined) throw invalidField('content_base64', 'required', 'must be a base64 string');

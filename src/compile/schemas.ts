@@ -3,27 +3,33 @@
 // (the service checks them), so a schema never pre-empts that code with validation_failed.
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
+import { TexWarningBody } from '../tex/warnings.js';
+
+/** The fields of a compile request the compile service reads (async ones are the job door's). */
+const CompileFields = {
+  latex: Type.Unknown({ description: 'Complete LaTeX source (string). Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
+  compiler: Type.Optional(
+    Type.Unknown({ description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] }),
+  ),
+  assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.' })),
+  use_stored_assets: Type.Optional(Type.Unknown({ description: "Names of assets in the account's library (array of strings). Paid plans." })),
+  files: Type.Optional(
+    Type.Unknown({
+      description:
+        'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
+    }),
+  ),
+};
+
+/** What every door hands the compile service (see CompileInput in types.ts). */
+export const CompileInputBody = Type.Object(CompileFields, { additionalProperties: true });
 
 export const CompileRequestBody = Type.Object(
-  {
-    latex: Type.Unknown({ description: 'Complete LaTeX source (string). Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
-    compiler: Type.Optional(
-      Type.Unknown({ description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] }),
-    ),
-    assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.' })),
-    use_stored_assets: Type.Optional(Type.Unknown({ description: "Names of assets in the account's library (array of strings). Paid plans." })),
-    files: Type.Optional(
-      Type.Unknown({
-        description:
-          'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
-      }),
-    ),
-    ...AsyncRequestFields,
-  },
+  { ...CompileFields, ...AsyncRequestFields },
   { additionalProperties: true, description: 'CompileRequest' },
 );
 
-const NextStep = Type.Object({
+export const NextStepBody = Type.Object({
   action: Type.String(),
   signup_url: Type.Optional(Type.String({ format: 'uri' })),
   env_var: Type.Optional(Type.String()),
@@ -32,21 +38,8 @@ const NextStep = Type.Object({
   card_required: Type.Optional(Type.Boolean()),
 });
 
-/** Extension of SPEC 1.5.0: a problem in a document that compiled. */
-export const CompileWarning = Type.Object(
-  {
-    type: Type.Union([
-      Type.Literal('undefined_reference'),
-      Type.Literal('undefined_citation'),
-      Type.Literal('bibliography_error'),
-      Type.Literal('missing_glyph'),
-    ]),
-    message: Type.String(),
-    line: Type.Optional(Type.Integer({ description: 'Input line TeX reported' })),
-    fix: Type.String(),
-  },
-  { description: 'CompileWarning' },
-);
+/** Extension of SPEC 1.5.0: a problem in a document that compiled (declared by tex/, which finds them). */
+export const CompileWarning = TexWarningBody;
 
 export const CompileSuccessBody = Type.Object(
   {
@@ -63,7 +56,7 @@ export const CompileSuccessBody = Type.Object(
     anonymous: Type.Optional(Type.Boolean()),
     remaining_today: Type.Optional(Type.Integer()),
     note: Type.Optional(Type.String()),
-    next_step: Type.Optional(NextStep),
+    next_step: Type.Optional(NextStepBody),
     usage: Type.Object({}, { additionalProperties: true }),
     quota_grace: Type.Optional(Type.Boolean()),
     grace_remaining: Type.Optional(Type.Integer()),

@@ -1,18 +1,14 @@
 // The compile contract shared by every door (HTTP compile, template render, public gallery,
 // MCP). Input fields are `unknown` on purpose: the service validates them, so each door gets
-// the same SPEC error codes for the same bad input.
+// the same SPEC error codes for the same bad input. Wire bodies are declared once, as the
+// TypeBox schemas of schemas.ts; their types here are derived from them.
+import type { Static } from '@sinclair/typebox';
 import type { Caller } from '../accounts/caller.js';
-import type { Compiler, PlanName } from '../quota/plans.js';
-import type { TexWarning } from '../tex/warnings.js';
+import type { PlanName } from '../quota/plans.js';
+import type { CompileFailureBody, CompileInputBody, CompileSuccessBody, NextStepBody } from './schemas.js';
 
-export interface CompileInput {
-  latex: unknown;
-  compiler?: unknown;
-  assets?: unknown;
-  use_stored_assets?: unknown;
-  /** Extension of SPEC 1.5.0: the project's other text files, relative name → UTF-8 text. */
-  files?: unknown;
-}
+/** latex, compiler, assets, use_stored_assets and files (the project's other text files). */
+export type CompileInput = Static<typeof CompileInputBody>;
 
 export interface CompileContext {
   /** Which door called: recorded in metrics and logs. */
@@ -35,14 +31,7 @@ export interface AssetResolver {
   forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown }): Promise<ResolvedAssets>;
 }
 
-export interface NextStep {
-  action: 'obtain_api_key' | 'retry_without_assets';
-  signup_url?: string;
-  env_var?: string;
-  header?: string;
-  remove_fields?: string[];
-  card_required?: boolean;
-}
+export type NextStep = Static<typeof NextStepBody>;
 
 export interface AccountUsage {
   plan: PlanName;
@@ -63,30 +52,7 @@ export interface AnonymousUsage {
 }
 
 /** The 200 body of compile and render (SPEC §2.2). */
-export interface CompileSuccess {
-  job_id: string;
-  pdf_url: string;
-  expires_at: string;
-  pages: number;
-  compilation_time_ms: number;
-  compiler: Compiler;
-  assets_count: number;
-  ephemeral_assets_used: string[];
-  stored_assets_used: string[];
-  studio_url?: string;
-  anonymous?: true;
-  remaining_today?: number;
-  note?: string;
-  next_step?: NextStep;
-  usage: AccountUsage | AnonymousUsage;
-  quota_grace?: true;
-  grace_remaining?: number;
-  warning?: string;
-  preview?: true;
-  truncated?: boolean;
-  total_pages?: number;
-  plan_required?: PlanName | null;
-  upgrade_url?: string;
-  /** Extension of SPEC 1.5.0: what the document could still fix (undefined references, …). */
-  warnings: TexWarning[];
-}
+export type CompileSuccess = Static<typeof CompileSuccessBody>;
+
+/** The 422 body of a compile that TeX refused (SPEC §2.3). */
+export type CompileFailure = Static<typeof CompileFailureBody>;

@@ -1,6 +1,7 @@
 // Wire schemas of the public gallery, shared by the HTTP routes and the MCP tools.
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
+import { CompileSuccessBody } from '../compile/schemas.js';
 import { GALLERY_CATEGORIES } from './catalog.js';
 
 export const GalleryEntryBody = Type.Object({
@@ -40,4 +41,16 @@ export const PublicRenderRequest = Type.Object(
     ...AsyncRequestFields,
   },
   { additionalProperties: true },
+);
+
+/** The 200 body of a public render: CompileSuccess plus the template and the render's time. */
+export const PublicRenderSuccessBody = Type.Composite(
+  [
+    CompileSuccessBody,
+    Type.Object({
+      render_time_ms: Type.Integer(),
+      template: Type.Object({ slug: Type.String(), document: Type.String(), design: Type.String(), color: Type.String() }),
+    }),
+  ],
+  { description: 'CompileSuccess plus render_time_ms and template' },
 );

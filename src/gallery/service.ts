@@ -1,9 +1,10 @@
 // The public gallery: list, detail and render of the repository's templates. A render is the
 // render pipeline of every template (templates/pipeline.ts): validate → fill the template (with
 // the chosen color) → exactly the compile path, under the render wall clock.
+import type { Static } from '@sinclair/typebox';
 import type { Caller } from '../accounts/caller.js';
 import { systemClock, type Clock } from '../clock.js';
-import type { CompileContext, CompileSuccess } from '../compile/types.js';
+import type { CompileContext } from '../compile/types.js';
 import { errors } from '../errors.js';
 import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
 import { checkDataSize } from '../templates/data-size.js';
@@ -13,6 +14,7 @@ import type { JobQueue } from '../tex/queue.js';
 import type { GalleryTemplate } from './catalog.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { GalleryPreviews, type PreviewImage } from './previews.js';
+import type { GalleryDetailBody, GalleryEntryBody, PublicRenderSuccessBody } from './schemas.js';
 import { dropBlankOptionals, jsonType, normaliseData, validateGalleryData } from './validate.js';
 
 export interface GalleryLinks {
@@ -21,19 +23,9 @@ export interface GalleryLinks {
   render_url: string;
 }
 
-export type GalleryEntry = Pick<
-  GalleryTemplate,
-  'slug' | 'title' | 'category' | 'summary' | 'document' | 'design' | 'colors' | 'default_color' | 'compiler'
-> &
-  GalleryLinks;
-
-export type GalleryDetail = GalleryEntry &
-  Pick<GalleryTemplate, 'schema' | 'sample_data' | 'instructions' | 'latex_with_placeholders'>;
-
-export type GalleryRenderSuccess = CompileSuccess & {
-  render_time_ms: number;
-  template: { slug: string; document: string; design: string; color: string };
-};
+export type GalleryEntry = Static<typeof GalleryEntryBody>;
+export type GalleryDetail = Static<typeof GalleryDetailBody>;
+export type GalleryRenderSuccess = Static<typeof PublicRenderSuccessBody>;
 
 export interface GalleryDeps {
   templates: GalleryTemplate[];

@@ -1,32 +1,9 @@
 // Self-service account routes: sign-up (when the operator opened it) and key rotation.
-import { Type } from '@sinclair/typebox';
+import { RotateResponse, SignupRequest, SignupResponse } from '../accounts/schemas.js';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
 import { errors } from './schemas.js';
 import type { App } from './types.js';
-
-export const SignupRequest = Type.Object(
-  { email: Type.String({ maxLength: 254, description: 'Address of the new Free account' }) },
-  { additionalProperties: false },
-);
-
-const AccountBody = Type.Object({
-  id: Type.Integer(),
-  email: Type.String(),
-  plan: Type.String(),
-  created_at: Type.String({ format: 'date-time' }),
-});
-
-export const SignupResponse = Type.Object({
-  api_key: Type.String({ description: 'The new key. Shown once: only its hash is stored.' }),
-  account: AccountBody,
-});
-
-export const RotateResponse = Type.Object({
-  api_key: Type.String({ description: 'The new key; the key used for this request is revoked.' }),
-  prefix: Type.String(),
-  created_at: Type.String({ format: 'date-time' }),
-});
 
 export function accountRoutes(app: App, services: Services): void {
   app.post(

@@ -40,7 +40,7 @@ export async function buildApp(services: Services): Promise<App> {
       // Bodies are taken as sent: no type coercion, no silent removal; report every problem.
       customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true },
     },
-  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Response schemas document the API; bodies are serialised whole so no field is ever dropped.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));

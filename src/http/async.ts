@@ -15,10 +15,12 @@ export interface AsyncRequest {
   callbackUrl: unknown;
 }
 
-/** Reads and strips `async` and `callback_url` from a request body. */
-export function asyncOf(body: unknown): AsyncRequest & { rest: Record<string, unknown> } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { async: false, callbackUrl: undefined, rest: body as Record<string, unknown> };
-  const { async, callback_url, ...rest } = body as Record<string, unknown>;
+/** The body minus the fields the async door reads: what the service call receives. */
+export type SyncFields<Body> = Omit<Body, 'async' | 'callback_url'>;
+
+/** Reads and strips `async` and `callback_url` from a request body (an object: its route schema says so). */
+export function asyncOf<Body extends { async?: unknown; callback_url?: unknown }>(body: Body): AsyncRequest & { rest: SyncFields<Body> } {
+  const { async, callback_url, ...rest } = body;
   if (async !== undefined && typeof async !== 'boolean') {
     throw invalidField('async', 'type', 'must be boolean');
   }

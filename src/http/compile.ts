@@ -1,6 +1,5 @@
 // POST /api/v1/compile: parse, call the compile service, send its result.
 import { anonymousTierPhrase } from '../quota/prose.js';
-import type { CompileInput } from '../compile/types.js';
 import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../compile/schemas.js';
 import type { Services } from '../services.js';
 import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
@@ -26,9 +25,9 @@ export function compileRoutes(app: App, services: Services): void {
     async (req, reply) => {
       const caller = callerOf(req);
       const { async, callbackUrl, rest } = asyncOf(req.body);
-      if (!async) return services.compile.compile(caller, rest as unknown as CompileInput, { via: 'compile' });
+      if (!async) return services.compile.compile(caller, rest, { via: 'compile' });
       return acceptAsync(services, reply, caller, 'compile', callbackUrl, (onAccepted) =>
-        services.compile.compile(caller, rest as unknown as CompileInput, { via: 'compile', onAccepted }),
+        services.compile.compile(caller, rest, { via: 'compile', onAccepted }),
       );
     },
   );

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { repoRoot } from '../gallery/catalog.js';
-import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, SlugParam } from '../gallery/schemas.js';
+import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, PublicRenderSuccessBody, SlugParam } from '../gallery/schemas.js';
 import type { Services } from '../services.js';
 import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
@@ -61,7 +61,7 @@ export function galleryRoutes(app: App, services: Services): void {
         params: SlugParam,
         body: PublicRenderRequest,
         response: {
-          200: Type.Object({}, { additionalProperties: true, description: 'CompileSuccess plus render_time_ms and template' }),
+          200: PublicRenderSuccessBody,
           202: AcceptedBody,
           ...errors(401, 403, 404, 413, 422, 429, 503, 504),
         },

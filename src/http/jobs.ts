@@ -3,23 +3,10 @@
 import { Type } from '@sinclair/typebox';
 import { BATCH_MAX_ITEMS, runBatch } from '../jobs/batch.js';
 import type { Services } from '../services.js';
-import { AcceptedBody } from './async.js';
+import { AcceptedBody, JobBody } from '../jobs/schemas.js';
 import { accountOf, callerOf } from './auth.js';
 import { errors, IdParam } from './schemas.js';
 import type { App } from './types.js';
-
-const JobBody = Type.Object(
-  {
-    job_id: Type.String({ format: 'uuid' }),
-    kind: Type.String({ enum: ['compile', 'render', 'public_render', 'render_batch'] }),
-    status: Type.String({ enum: ['queued', 'running', 'succeeded', 'failed'] }),
-    http_status: Type.Optional(Type.Integer({ description: 'Status the synchronous call would have answered' })),
-    result: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'The synchronous success body' })),
-    error: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'The synchronous error body' })),
-    webhook: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'callback_url, state, next_attempt_at, attempts' })),
-  },
-  { additionalProperties: true },
-);
 
 const BatchBody = Type.Object(
   {
@@ -42,7 +29,7 @@ export function jobRoutes(app: App, services: Services): void {
         response: { 200: JobBody, ...errors(401, 404) },
       },
     },
-    async (req, reply) => reply.header('cache-control', 'no-store').send((await services.asyncJobs.get(callerOf(req), req.params.job_id)) as never),
+    async (req, reply) => reply.header('cache-control', 'no-store').send(await services.asyncJobs.get(callerOf(req), req.params.job_id)),
   );
 
   app.post(

@@ -1,6 +1,5 @@
 // /api/v1/templates (raw and promoted templates) and /api/v2/templates (placeholder templates,
 // promote, render): SPEC §3, §4.4, §4.5. Rules live in TemplateService.
-import { Type } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import {
   CreateV2Body,
@@ -8,6 +7,7 @@ import {
   PromoteBody,
   PromoteResponse,
   RenderBody,
+  RenderSuccessBody,
   SaveTemplateBody,
   SaveTemplateResponse,
   TemplateListResponse,
@@ -20,17 +20,6 @@ import { errors, IdParam } from './schemas.js';
 import type { App } from './types.js';
 
 const Deleted = { 204: { type: 'null', description: 'Deleted' } };
-const RenderSuccess = Type.Object(
-  {
-    job_id: Type.String({ format: 'uuid' }),
-    pdf_url: Type.String({ format: 'uri' }),
-    pages: Type.Integer(),
-    render_time_ms: Type.Integer(),
-    template: Type.Object({ id: Type.Integer(), name: Type.String(), version: Type.Integer() }),
-  },
-  { additionalProperties: true, description: 'CompileSuccess plus `template` and `render_time_ms`' },
-);
-
 export function templateRoutes(app: App, services: Services): void {
   const templates = services.templates;
 
@@ -191,7 +180,7 @@ export function templateRoutes(app: App, services: Services): void {
         tags: ['templates v2'],
         params: IdParam,
         body: RenderBody,
-        response: { 200: RenderSuccess, 202: AcceptedBody, ...errors(401, 403, 404, 413, 422, 429, 503, 504) },
+        response: { 200: RenderSuccessBody, 202: AcceptedBody, ...errors(401, 403, 404, 413, 422, 429, 503, 504) },
       },
     },
     async (req, reply) => {

@@ -1,11 +1,13 @@
+// The Fastify instance type of the HTTP door: TypeBox schemas type each route, pino logs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { Logger } from 'pino';
 
 /** The Fastify instance every route module receives. */
 export type App = FastifyInstance<
   RawServerDefault,
   RawRequestDefaultExpression,
   RawReplyDefaultExpression,
-  FastifyBaseLogger,
+  Logger,
   TypeBoxTypeProvider
 >;

@@ -3,6 +3,7 @@
 // runs in the background; the body the synchronous call would have sent is stored, then the
 // webhook goes out. A job whose process died is failed with job_interrupted (see recover()).
 import { randomUUID } from 'node:crypto';
+import type { Static } from '@sinclair/typebox';
 import type { Logger } from 'pino';
 import type { Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
@@ -10,6 +11,7 @@ import { errors, INTERNAL_ERROR_BODY, isServiceError } from '../errors.js';
 import type { JobRow } from '../storage/schema.js';
 import { checkCallbackUrl, type CallbackPolicy } from '../webhooks/address.js';
 import type { Deliveries } from './deliveries.js';
+import type { AcceptedBody, JobBody } from './schemas.js';
 import type { DeliveryAttempt, JobKind, JobStore } from './store.js';
 
 /** Heartbeat of running jobs; a job unbeaten for longer than the stale time belongs to a process that died. */
@@ -21,11 +23,10 @@ const HEARTBEAT_MS = 15_000;
  */
 export const STALE_MS = { sqlite: 20_000, postgres: 60_000 } as const;
 
-export interface Accepted {
-  job_id: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed';
-  status_url: string;
-}
+export type Accepted = Static<typeof AcceptedBody>;
+
+/** An async job as GET /api/v1/jobs/{id} reads it. */
+export type Job = Static<typeof JobBody>;
 
 /** Work of one async job: calls `accepted` once every synchronous check and the quota reservation passed. */
 export type AsyncWork = (accepted: () => void) => Promise<unknown>;
@@ -98,7 +99,7 @@ export class JobService {
     return this.accepted(id, 'queued');
   }
 
-  private accepted(id: string, status: Accepted['status']): Accepted {
+  private accepted(id: string, status: 'queued' | 'running'): Accepted {
     return { job_id: id, status, status_url: `${this.baseUrl}/api/v1/jobs/${id}` };
   }
 
@@ -127,7 +128,7 @@ export class JobService {
   }
 
   /** The job for its own account; any other caller gets job_not_found (never a hint it exists). */
-  async get(caller: Caller, id: string): Promise<Record<string, unknown>> {
+  async get(caller: Caller, id: string): Promise<Job> {
     const row = caller.kind === 'account' && /^[0-9a-f-]{36}$/.test(id) ? await this.store.get(caller.account.id, id) : undefined;
     if (!row) throw errors.job_not_found(`No job ${id} for this account.`, { job_id: id });
     return jobView(row);
@@ -169,9 +170,9 @@ export class JobService {
 }
 
 /** GET /api/v1/jobs/{id}: `result` or `error` is the body the synchronous call sends. */
-export function jobView(row: JobRow): Record<string, unknown> {
+export function jobView(row: JobRow): Job {
   const done = row.status === 'succeeded' || row.status === 'failed';
-  const body = done && row.body_json ? (JSON.parse(row.body_json) as unknown) : undefined;
+  const body = done && row.body_json ? (JSON.parse(row.body_json) as Record<string, unknown>) : undefined;
   const attempts = JSON.parse(row.webhook_attempts_json) as DeliveryAttempt[];
   return {
     job_id: row.id,
@@ -179,7 +180,7 @@ export function jobView(row: JobRow): Record<string, unknown> {
     status: row.status,
     created_at: row.created_at,
     updated_at: row.updated_at,
-    ...(done ? { http_status: row.http_status } : {}),
+    ...(done && row.http_status !== null ? { http_status: row.http_status } : {}),
     ...(done && row.status === 'succeeded' ? { result: body } : {}),
     ...(done && row.status === 'failed' ? { error: body } : {}),
     ...(row.callback_url

@@ -1,10 +1,15 @@
 // What an MCP tool is: a thin door onto one service call. A tool parses its arguments with the
 // same schema its HTTP route uses, calls the same service function, and hands back the HTTP
-// success body (or the HTTP error body, marked isError) to the agent.
-import type { TObject, TSchema } from '@sinclair/typebox';
+// success body (or the HTTP error body, marked isError) to the agent. A tool is declared with
+// defineTool: its argument and body types follow from its schemas, so the schemas it
+// advertises and the code that runs cannot disagree.
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { AccountCaller, Caller } from '../accounts/caller.js';
+import type { CompileContext } from '../compile/types.js';
 import type { AssetNameAt } from '../http/edge.js';
+import type { JobKind } from '../jobs/store.js';
 import type { Services } from '../services.js';
+import { guard } from './checks.js';
 import type { ContentBlock } from './results.js';
 
 /** `none`: no key is read (like the public gallery GETs); `optional`/`required` as on HTTP. */
@@ -16,6 +21,9 @@ export interface ToolContext {
   caller: Caller | null;
 }
 
+/** What the async door (jobs.ts) passes to a service call it runs as a job. */
+export type ToolHooks = Pick<CompileContext, 'onAccepted'>;
+
 export interface ToolAnnotations {
   title?: string;
   readOnlyHint?: boolean;
@@ -26,36 +34,75 @@ export interface ToolAnnotations {
 
 export type Body = Record<string, unknown>;
 
-export interface Tool {
+/** A body with the text the agent reads next to it, and content blocks after the text. */
+export interface ToolReply {
+  body: Body;
+  text: string;
+  attachments: ContentBlock[];
+}
+
+/** What a tool module declares; `Args` is the checked schema, `inputSchema` unless `argumentSchema` is given. */
+export interface ToolSpec<In extends TObject, Out extends TObject, Args extends TSchema> {
   name: string;
   title: string;
   /** Written for an agent: what it does, its limits, what to do when it fails. */
   description: string;
   /** Advertised to clients; an object schema (MCP requires `type: "object"` at the root). */
-  inputSchema: TObject;
+  inputSchema: In;
   /**
-   * Checked before `run`, with the options Fastify uses for HTTP bodies. Defaults to
-   * `inputSchema`; `null` when the service validates the input itself (as compile does, so
-   * that every door gets SPEC's codes rather than a generic validation error).
+   * Checked before `run`, with the options Fastify uses for HTTP bodies. Given when the route's
+   * schema is looser than the advertised one (as compile's is, so that every door gets SPEC's
+   * codes from the service rather than a generic validation error).
    */
-  argumentSchema?: TSchema | null;
-  /** The success body; advertised together with the error body (see registry.ts). */
-  outputSchema?: TObject;
+  argumentSchema?: Args;
+  /** The success body, the route's response schema; advertised together with the error body (see registry.ts). */
+  outputSchema: Out;
   auth: ToolAuth;
   /** Where the arguments name asset files: a NUL byte there is invalid_asset_filename (SPEC §2.1). */
   assetNames?: AssetNameAt;
   /** Listed to callers without credentials (SPEC §4.7). */
   public: boolean;
   annotations?: ToolAnnotations;
-  run(args: Body, context: ToolContext): Promise<Body>;
+  /** The job kind of the tool's async form (`async: true`, see jobs.ts); unset when it has none. */
+  job?: JobKind;
+  run(args: Static<Args>, context: ToolContext, hooks: ToolHooks): Promise<Static<Out>>;
   /** The short text the agent reads next to the structured body. */
-  summarize(body: Body): string;
+  summarize(body: Static<Out>): string;
   /** Content blocks after the text, such as the file of get_asset. */
-  attachments?(body: Body): ContentBlock[];
+  attachments?(body: Static<Out>): ContentBlock[];
 }
 
-export function defineTool(tool: Tool): Tool {
-  return tool;
+/** A tool with its types erased, as the registry and the async door handle it. */
+export interface Tool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: TObject;
+  outputSchema: TSchema;
+  auth: ToolAuth;
+  assetNames?: AssetNameAt;
+  public: boolean;
+  annotations?: ToolAnnotations;
+  job?: JobKind;
+  /** Throws validation_failed, as Fastify does for a body, unless the arguments fit the checked schema. */
+  check(args: Body): void;
+  run(args: Body, context: ToolContext, hooks?: ToolHooks): Promise<ToolReply>;
+  /** The reply for a body this tool answered before (an idempotent replay). */
+  replay(body: Body): ToolReply;
+}
+
+export function defineTool<In extends TObject, Out extends TObject, Args extends TSchema = In>(spec: ToolSpec<In, Out, Args>): Tool {
+  const { run, summarize, attachments, argumentSchema, ...meta } = spec;
+  const parse = guard<Static<Args>>(argumentSchema ?? spec.inputSchema);
+  const isOutput = guard<Static<Out>>(spec.outputSchema).is;
+  const reply = (body: Static<Out>): ToolReply => ({ body, text: summarize(body), attachments: attachments?.(body) ?? [] });
+  return {
+    ...meta,
+    check: (args) => void parse.strict(args),
+    run: async (args, context, hooks = {}) => reply(await run(parse.strict(args), context, hooks)),
+    // A body stored by an earlier call has the output shape; its text is then the usual one.
+    replay: (body) => (isOutput(body) ? reply(body) : { body, text: `Result of ${spec.name} (a repeated call).`, attachments: [] }),
+  };
 }
 
 /** The caller of a tool declared `auth: 'optional'` or `'required'`. */

@@ -4,7 +4,7 @@
 // value at once. Only the wording of a problem differs between the two kinds of template (their
 // bodies are part of the contract), and how strictly a `date` is read.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import addFormatsModule from 'ajv-formats';
 
 /**
  * The one JSON Schema type: derived schemas use the named keywords, gallery schemas any. A type
@@ -92,7 +92,8 @@ export class DataValidator {
   constructor(private readonly dialect: Dialect) {
     // verbose: each error names the schema it broke, which the wording of a type error reads.
     this.ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true });
-    (addFormats as unknown as (a: Ajv2020) => void)(this.ajv);
+    // ajv-formats is CommonJS: under NodeNext its function is the default export's `default`.
+    addFormatsModule.default(this.ajv);
     const isDate = dialect.isDate;
     if (isDate) this.ajv.addFormat('date', { type: 'string', validate: (value: string) => isDate(value) });
   }

@@ -3,6 +3,7 @@
 // enforces them too, so every door reports the same `fields` list.
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
+import { CompileSuccessBody } from '../compile/schemas.js';
 import { TEMPLATE_DESCRIPTION_MAX, TEMPLATE_INSTRUCTIONS_MAX, TEMPLATE_NAME_MAX } from '../quota/plans.js';
 
 const Name = Type.String({ minLength: 1, maxLength: TEMPLATE_NAME_MAX, description: 'Unique per account (case-insensitive)' });
@@ -106,3 +107,15 @@ export const PromoteResponse = Type.Object({
   schema: Json,
   sample_data: Json,
 });
+
+/** The 200 body of a V2 render: CompileSuccess plus the template and the render's time. */
+export const RenderSuccessBody = Type.Composite(
+  [
+    CompileSuccessBody,
+    Type.Object({
+      render_time_ms: Type.Integer(),
+      template: Type.Object({ id: Type.Integer(), name: Type.String(), version: Type.Integer() }),
+    }),
+  ],
+  { description: 'CompileSuccess plus `template` and `render_time_ms`' },
+);

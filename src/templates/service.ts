@@ -1,6 +1,7 @@
 // Saved templates: V1 raw LaTeX and V2 Liquid placeholder templates, the kind transitions of
 // SPEC §3, and render. Every check runs before anything is written, so a refused save or
 // promote leaves the stored template exactly as it was.
+import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import { lockAccount, type Db } from '../storage/db.js';
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
@@ -24,7 +25,7 @@ import { hasLiquidMarkup } from './braces.js';
 import { checkDataSize } from './data-size.js';
 import { checkTemplate } from './liquid.js';
 import { deriveSchema, type JsonSchema } from './schema.js';
-import type { CreateV2Input, PatchV2Input, PromoteInput, SaveTemplateInput } from './schemas.js';
+import type { CreateV2Input, PatchV2Input, PromoteInput, SaveTemplateInput, TemplateListRow, TemplateV1, TemplateV2 } from './schemas.js';
 import { RenderPipeline, type RenderCompiler, type TemplateKind } from './pipeline.js';
 import { validateData } from './validate.js';
 
@@ -65,15 +66,15 @@ function derivedOf(row: TemplateRow): Derived {
   };
 }
 
-export function v1View(row: TemplateRow) {
+export function v1View(row: TemplateRow): Static<typeof TemplateV1> {
   return { ...common(row), latex_content: row.latex_content, instructions: row.instructions };
 }
 
-export function listRow(row: TemplateRow) {
+export function listRow(row: TemplateRow): Static<typeof TemplateListRow> {
   return { ...common(row), has_instructions: row.instructions !== null && row.instructions !== '' };
 }
 
-export function v2View(row: TemplateRow) {
+export function v2View(row: TemplateRow): Static<typeof TemplateV2> {
   return { ...common(row), latex_with_placeholders: row.latex_content, instructions: row.instructions, ...derivedOf(row) };
 }
 

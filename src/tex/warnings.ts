@@ -1,17 +1,31 @@
 // Problems in a document that compiled: what an agent can still improve. Read from the last
 // pass's transcript (undefined references and citations, font slots pdflatex left empty)
 // plus the errors bibtex/biber reported without stopping delivery.
+import { Type, type Static } from '@sinclair/typebox';
 import type { Compiler } from './compilers.js';
 
-export type TexWarningType = 'undefined_reference' | 'undefined_citation' | 'bibliography_error' | 'missing_glyph';
+/**
+ * Extension of SPEC 1.5.0: a problem in a document that compiled. Declared here, the layer
+ * that finds them, as the wire schema compile bodies embed (CompileWarning).
+ */
+export const TexWarningBody = Type.Object(
+  {
+    type: Type.Union([
+      Type.Literal('undefined_reference'),
+      Type.Literal('undefined_citation'),
+      Type.Literal('bibliography_error'),
+      Type.Literal('missing_glyph'),
+    ]),
+    message: Type.String(),
+    /** Of the file being read at the time, main.tex or a project file. */
+    line: Type.Optional(Type.Integer({ description: 'Input line TeX reported' })),
+    fix: Type.String(),
+  },
+  { description: 'CompileWarning' },
+);
 
-export interface TexWarning {
-  type: TexWarningType;
-  message: string;
-  /** Input line TeX reported (of the file being read at the time, main.tex or a project file). */
-  line?: number;
-  fix: string;
-}
+export type TexWarning = Static<typeof TexWarningBody>;
+export type TexWarningType = TexWarning['type'];
 
 /** Enough for an agent to act on; a document with hundreds of broken keys has one cause. */
 const MAX_WARNINGS = 50;

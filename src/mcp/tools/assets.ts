@@ -1,12 +1,12 @@
 // The stored asset library (/api/v1/assets) as tools: list, get, save, delete.
 import { paidPlansPhrase } from '../../quota/prose.js';
-import { Type } from '@sinclair/typebox';
-import type { Asset, AssetList, AssetWithContent, SaveAssetInput } from '../../assets/library.js';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Asset } from '../../assets/library.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../../assets/schemas.js';
 import { assetNameField } from '../../http/edge.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../../quota/plans.js';
 import type { ContentBlock } from '../results.js';
-import { accountOf, defineTool, type Body } from '../tool.js';
+import { accountOf, defineTool } from '../tool.js';
 
 const PAID = `Needs an API key on a paid plan (${paidPlansPhrase()}).`;
 
@@ -18,9 +18,11 @@ const AssetRef = Type.Object({
   ),
 });
 
-function ref(args: Body): string {
+function ref(args: Static<typeof AssetRef>): string {
   return String(args.id_or_name);
 }
+
+const DeletedAsset = Type.Object({ deleted: Type.Literal(true), id_or_name: Type.String() });
 
 function describe(asset: Asset): string {
   return `${asset.name} (id ${asset.id}, ${asset.content_type}, ${asset.size_bytes} bytes)`;
@@ -35,9 +37,8 @@ export const listAssetsTool = defineTool({
   auth: 'required',
   public: false,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  run: async (_args, context) => ({ ...(await context.services.assets.list(accountOf(context))) }),
-  summarize: (body) => {
-    const list = body as unknown as AssetList;
+  run: async (_args, context) => context.services.assets.list(accountOf(context)),
+  summarize: (list) => {
     const head = `${list.count} stored asset(s), ${list.total_bytes} of ${list.total_bytes_limit} bytes used (limit ${list.count_limit ?? 'unlimited'} assets).`;
     return [head, ...list.assets.map((asset) => `- ${describe(asset)}`)].join('\n');
   },
@@ -53,10 +54,9 @@ export const getAssetTool = defineTool({
   assetNames: assetNameField('id_or_name'),
   public: false,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  run: async (args, context) => ({ ...(await context.services.assets.get(accountOf(context), ref(args))) }),
-  summarize: (body) => `Asset ${describe((body as { asset: Asset }).asset)}; its bytes are in structuredContent.asset.content_base64.`,
-  attachments: (body) => {
-    const { asset } = body as { asset: AssetWithContent };
+  run: async (args, context) => context.services.assets.get(accountOf(context), ref(args)),
+  summarize: ({ asset }) => `Asset ${describe(asset)}; its bytes are in structuredContent.asset.content_base64.`,
+  attachments: ({ asset }) => {
     const blocks: ContentBlock[] = [];
     if (asset.content_type === 'image/png' || asset.content_type === 'image/jpeg') {
       blocks.push({ type: 'image', data: asset.content_base64, mimeType: asset.content_type });
@@ -80,9 +80,8 @@ export const saveAssetTool = defineTool({
   assetNames: assetNameField('name'),
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  run: async (args, context) => ({ ...(await context.services.assets.save(accountOf(context), args as unknown as SaveAssetInput)) }),
-  summarize: (body) => {
-    const { asset, created } = body as { asset: Asset; created: boolean };
+  run: async (args, context) => context.services.assets.save(accountOf(context), args),
+  summarize: ({ asset, created }) => {
     return `${created ? 'Saved new' : 'Replaced'} asset ${describe(asset)}. Use it in a compile with use_stored_assets: ["${asset.name}"] and \\includegraphics{${asset.name}}.`;
   },
 });
@@ -92,16 +91,16 @@ export const deleteAssetTool = defineTool({
   title: 'Delete a stored asset',
   description: `Deletes one asset of the library by numeric id or name (case-insensitive). Later compiles that name it fail with asset_not_found. Fails with not_found when there is no such asset. ${PAID}`,
   inputSchema: AssetRef,
-  outputSchema: Type.Object({ deleted: Type.Literal(true), id_or_name: Type.String() }),
+  outputSchema: DeletedAsset,
   auth: 'required',
   assetNames: assetNameField('id_or_name'),
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  run: async (args, context) => {
+  run: async (args, context): Promise<Static<typeof DeletedAsset>> => {
     await context.services.assets.delete(accountOf(context), ref(args));
     return { deleted: true, id_or_name: ref(args) };
   },
-  summarize: (body) => `Deleted asset ${String(body.id_or_name)}.`,
+  summarize: (body) => `Deleted asset ${body.id_or_name}.`,
 });
 
 export const assetTools = [listAssetsTool, getAssetTool, saveAssetTool, deleteAssetTool];

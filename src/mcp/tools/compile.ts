@@ -1,7 +1,6 @@
 // compile: POST /api/v1/compile as a tool, through the same service call and quota.
 import { Type } from '@sinclair/typebox';
 import { CompileRequestBody, CompileSuccessBody } from '../../compile/schemas.js';
-import type { CompileInput } from '../../compile/types.js';
 import { COMPILE_ASSET_NAMES } from '../../http/edge.js';
 import { ASSET_EXTENSIONS, COMPILERS, PLANS, type Compiler } from '../../quota/plans.js';
 import { pdfText } from '../results.js';
@@ -48,8 +47,7 @@ export const compileTool = defineTool({
   assetNames: COMPILE_ASSET_NAMES,
   public: true,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  run: async (args, context) => ({
-    ...(await context.services.compile.compile(callerOf(context), args as unknown as CompileInput, { via: 'mcp' })),
-  }),
+  job: 'compile',
+  run: (args, context, hooks) => context.services.compile.compile(callerOf(context), args, { via: 'mcp', ...hooks }),
   summarize: pdfText,
 });

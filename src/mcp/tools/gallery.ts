@@ -1,10 +1,8 @@
 // The public gallery (/api/v1/public_templates) as tools: list, get, render.
 import { Type } from '@sinclair/typebox';
-import { CompileSuccessBody } from '../../compile/schemas.js';
-import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, SlugParam } from '../../gallery/schemas.js';
-import type { GalleryDetail, GalleryEntry } from '../../gallery/service.js';
+import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, PublicRenderSuccessBody, SlugParam } from '../../gallery/schemas.js';
 import { pdfText } from '../results.js';
-import { callerOf, defineTool, type Body } from '../tool.js';
+import { callerOf, defineTool } from '../tool.js';
 
 const Slug = Type.String({ ...SlugParam.properties.slug, description: 'The template slug from list_public_templates, e.g. invoice-classic' });
 
@@ -19,8 +17,7 @@ export const listPublicTemplatesTool = defineTool({
   public: true,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   run: async (_args, context) => ({ templates: context.services.gallery.list() }),
-  summarize: (body) => {
-    const templates = body.templates as GalleryEntry[];
+  summarize: ({ templates }) => {
     return [
       `${templates.length} public templates (slug: title [category]; colors):`,
       ...templates.map((t) => `- ${t.slug}: ${t.title} [${t.category}]; ${t.colors.join(', ')}`),
@@ -38,9 +35,8 @@ export const getPublicTemplateTool = defineTool({
   auth: 'none',
   public: true,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  run: async (args, context) => ({ ...context.services.gallery.detail(String(args.slug)) }),
-  summarize: (body) => {
-    const t = body as unknown as GalleryDetail;
+  run: async (args, context) => context.services.gallery.detail(args.slug),
+  summarize: (t) => {
     return [
       `${t.title} (${t.slug}, ${t.category}; colors ${t.colors.join(', ')}, default ${t.default_color}).`,
       `Instructions:\n${t.instructions}`,
@@ -62,24 +58,16 @@ export const renderPublicTemplateTool = defineTool({
   }),
   // The route's body schema plus its path parameter: same checks, same codes as over HTTP.
   argumentSchema: Type.Object({ slug: Slug, ...PublicRenderRequest.properties }, { additionalProperties: true }),
-  outputSchema: Type.Composite([
-    CompileSuccessBody,
-    Type.Object({
-      render_time_ms: Type.Integer(),
-      template: Type.Object({ slug: Type.String(), document: Type.String(), design: Type.String(), color: Type.String() }),
-    }),
-  ]),
+  outputSchema: PublicRenderSuccessBody,
   auth: 'optional',
   public: true,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  run: async (args, context) => {
-    const { slug, ...body } = args as Body & { slug: string };
-    return { ...(await context.services.gallery.render(callerOf(context), slug, body)) };
+  job: 'public_render',
+  run: (args, context, hooks) => {
+    const { slug, ...body } = args;
+    return context.services.gallery.render(callerOf(context), slug, body, hooks);
   },
-  summarize: (body) => {
-    const t = body.template as { slug: string; color: string };
-    return `Rendered ${t.slug} in ${t.color}.\n${pdfText(body)}`;
-  },
+  summarize: (body) => `Rendered ${body.template.slug} in ${body.template.color}.\n${pdfText(body)}`,
 });
 
 export const galleryTools = [listPublicTemplatesTool, getPublicTemplateTool, renderPublicTemplateTool];

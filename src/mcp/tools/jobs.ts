@@ -1,35 +1,27 @@
 // Async and idempotency for the MCP doors of compile, render and render_public_template
 // (arguments `async`, `callback_url`, `idempotency_key`), and the get_job tool. The same
 // JobService and IdempotencyStore as over HTTP; docs/async-and-webhooks.md.
-import { Type, type TObject } from '@sinclair/typebox';
-import type { CompileContext, CompileInput } from '../../compile/types.js';
+import { Type } from '@sinclair/typebox';
 import { errors, restore, isServiceError, invalidField, type ErrorCode } from '../../errors.js';
 import { fingerprint } from '../../idempotency/store.js';
-import { AcceptedBody } from '../../jobs/schemas.js';
-import type { JobKind } from '../../jobs/store.js';
-import { accountOf, callerOf, defineTool, type Body, type Tool, type ToolContext } from '../tool.js';
+import { AcceptedBody, JobBody } from '../../jobs/schemas.js';
+import type { Accepted } from '../../jobs/service.js';
+import { guard } from '../checks.js';
+import { callerOf, defineTool, type Body, type Tool, type ToolReply } from '../tool.js';
 
-type Hooks = Pick<CompileContext, 'onAccepted'>;
-type Runner = (args: Body, context: ToolContext, hooks: Hooks) => Promise<unknown>;
+const isAccepted = guard<Accepted>(AcceptedBody).is;
 
-/** The async form of each tool's service call (the synchronous form stays the tool's own `run`). */
-const RUNNERS: Record<string, { kind: JobKind; run: Runner }> = {
-  compile: {
-    kind: 'compile',
-    run: (args, context, hooks) => context.services.compile.compile(callerOf(context), args as unknown as CompileInput, { via: 'mcp', ...hooks }),
-  },
-  render: {
-    kind: 'render',
-    run: (args, context, hooks) => context.services.templates.render(accountOf(context), String(args.id), args.data, hooks),
-  },
-  render_public_template: {
-    kind: 'public_render',
-    run: (args, context, hooks) => {
-      const { slug, ...body } = args;
-      return context.services.gallery.render(callerOf(context), String(slug), body, hooks);
-    },
-  },
-};
+function isBody(value: unknown): value is Body {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function acceptedReply(accepted: Accepted): ToolReply {
+  return {
+    body: { ...accepted },
+    text: `Accepted as job ${accepted.job_id} (${accepted.status}). Call get_job with this job_id until status is succeeded or failed.`,
+    attachments: [],
+  };
+}
 
 const EXTRA_ARGUMENTS = {
   async: Type.Optional(
@@ -41,17 +33,17 @@ const EXTRA_ARGUMENTS = {
   ),
 };
 
-/** `tool` with async and idempotency_key, when it is one of the compile doors; else unchanged. */
+/** `tool` with async and idempotency_key, when it is one of the compile doors (it declares a job kind); else unchanged. */
 export function withJobs(tool: Tool): Tool {
-  const runner = RUNNERS[tool.name];
-  if (!runner) return tool;
-  const output = tool.outputSchema ? ({ ...Type.Object({}), anyOf: [tool.outputSchema, AcceptedBody] } as unknown as TObject) : undefined;
+  const kind = tool.job;
+  if (!kind) return tool;
   return {
     ...tool,
     description: `${tool.description} Optional: async (needs a key; then call get_job), callback_url, idempotency_key.`,
     inputSchema: Type.Object({ ...tool.inputSchema.properties, ...EXTRA_ARGUMENTS }),
-    ...(output ? { outputSchema: output } : {}),
+    outputSchema: Type.Unsafe({ type: 'object', properties: {}, anyOf: [tool.outputSchema, AcceptedBody] }),
     run: async (args, context) => {
+      tool.check(args);
       const { async, callback_url, idempotency_key, ...rest } = args;
       if (async !== undefined && typeof async !== 'boolean') {
         throw invalidField('async', 'type', 'must be boolean', { lead: 'Arguments are invalid' });
@@ -59,12 +51,14 @@ export function withJobs(tool: Tool): Tool {
       if (callback_url !== undefined && async !== true) {
         throw invalidField('callback_url', 'dependencies', 'needs async: true', { lead: 'Arguments are invalid' });
       }
-      const work = async (): Promise<Body> => {
+      const work = async (): Promise<ToolReply> => {
         if (async !== true) return tool.run(rest, context);
-        const accepted = await context.services.asyncJobs.start(callerOf(context), { kind: runner.kind, callbackUrl: callback_url }, (onAccepted) =>
-          runner.run(rest, context, { onAccepted }),
+        const accepted = await context.services.asyncJobs.start(
+          callerOf(context),
+          { kind, callbackUrl: callback_url },
+          async (onAccepted) => (await tool.run(rest, context, { onAccepted })).body,
         );
-        return { ...accepted };
+        return acceptedReply(accepted);
       };
       const caller = context.caller;
       if (idempotency_key === undefined || caller?.kind !== 'account') return work();
@@ -72,22 +66,24 @@ export function withJobs(tool: Tool): Tool {
         throw errors.invalid_idempotency_key('idempotency_key must be 1 to 255 visible ASCII characters.', { limit: 255 });
       }
       const print = fingerprint(`mcp ${tool.name}`, { ...rest, ...(async !== undefined ? { async } : {}), ...(callback_url !== undefined ? { callback_url } : {}) });
+      let first: ToolReply | undefined;
       const outcome = await context.services.idempotency.once(caller.account.id, idempotency_key, print, async () => {
         try {
-          return { status: async === true ? 202 : 200, body: await work() };
+          first = await work();
+          return { status: async === true ? 202 : 200, body: first.body };
         } catch (err) {
           if (!isServiceError(err)) throw err;
           return { status: err.status, body: err.body() };
         }
       });
-      if (outcome.status < 300) return outcome.body as Body;
-      const { error, message, ...details } = outcome.body as Body;
+      const body = isBody(outcome.body) ? outcome.body : {};
+      if (outcome.status < 300) {
+        if (first) return first;
+        return isAccepted(body) ? acceptedReply(body) : tool.replay(body);
+      }
+      const { error, message, ...details } = body;
       throw restore(error as ErrorCode, String(message), details);
     },
-    summarize: (body) =>
-      typeof body.status_url === 'string' && body.pdf_url === undefined
-        ? `Accepted as job ${String(body.job_id)} (${String(body.status)}). Call get_job with this job_id until status is succeeded or failed.`
-        : tool.summarize(body),
   };
 }
 
@@ -97,16 +93,14 @@ export const getJobTool = defineTool({
   description:
     'Reads a job started with async: true. status is queued, running, succeeded or failed; when done, `result` is the same body the synchronous call returns (pdf_url to give the user) and `error` the same error body. Webhook attempts are listed under `webhook`. Only the account that started the job can read it.',
   inputSchema: Type.Object({ job_id: Type.String({ description: 'The job_id the async call returned' }) }),
+  outputSchema: JobBody,
   auth: 'required',
   public: false,
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-  run: async (args, context) => context.services.asyncJobs.get(callerOf(context), String(args.job_id)),
-  summarize: (body) => {
-    const status = String(body.status);
-    const result = body.result as Body | undefined;
-    const error = body.error as Body | undefined;
-    if (result?.pdf_url) return `Job ${String(body.job_id)} succeeded: ${String(result.pdf_url)}`;
-    if (error) return `Job ${String(body.job_id)} failed: ${String(error.error)}: ${String(error.message)}`;
-    return `Job ${String(body.job_id)} is ${status}.`;
+  run: async (args, context) => context.services.asyncJobs.get(callerOf(context), args.job_id),
+  summarize: ({ job_id, status, result, error }) => {
+    if (result && 'pdf_url' in result && result.pdf_url) return `Job ${job_id} succeeded: ${String(result.pdf_url)}`;
+    if (error) return `Job ${job_id} failed: ${'error' in error ? String(error.error) : 'undefined'}: ${'message' in error ? String(error.message) : 'undefined'}`;
+    return `Job ${job_id} is ${status}.`;
   },
 });

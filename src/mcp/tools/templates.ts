@@ -1,19 +1,20 @@
 // Saved templates as tools: the V1 API (list, get, save, delete) and the V2 render.
 import { paidPlansPhrase } from '../../quota/prose.js';
-import { Type } from '@sinclair/typebox';
-import { CompileSuccessBody } from '../../compile/schemas.js';
+import { Type, type Static } from '@sinclair/typebox';
 import { IdParam } from '../../http/schemas.js';
 import { TEMPLATE_DESCRIPTION_MAX, TEMPLATE_INSTRUCTIONS_MAX, TEMPLATE_NAME_MAX } from '../../quota/plans.js';
 import {
   RenderBody,
+  RenderSuccessBody,
   SaveTemplateBody,
   SaveTemplateResponse,
   TemplateListResponse,
+  TemplateListRow,
+  TemplateV1,
   TemplateV1Response,
-  type SaveTemplateInput,
 } from '../../templates/schemas.js';
 import { pdfText } from '../results.js';
-import { accountOf, defineTool, type Body } from '../tool.js';
+import { accountOf, defineTool } from '../tool.js';
 
 const PAID = `Needs an API key on a paid plan (${paidPlansPhrase()}).`;
 
@@ -23,28 +24,22 @@ const id = Type.Union([Type.String({ ...IdParam.properties.id, description: 'Nam
 });
 const TemplateRef = Type.Object({ id });
 
-function ref(args: Body): string {
+function ref(args: { id: string | number }): string {
   return String(args.id);
 }
 
 const Json = Type.Record(Type.String(), Type.Unknown());
 
-interface TemplateView {
-  id: number;
-  name: string;
-  description: string;
-  placeholder_engine: 'none' | 'liquid';
-  version: number;
-  latex_size_bytes: number;
-  latex_content?: string;
-  instructions?: string | null;
-  has_instructions?: boolean;
-}
+/** A template as the list shows it, or as get and save return it. */
+type TemplateView = Static<typeof TemplateListRow> | Static<typeof TemplateV1>;
 
 function line(t: TemplateView): string {
   const kind = t.placeholder_engine === 'liquid' ? 'placeholder template (render it)' : 'raw LaTeX (compile it)';
-  return `${t.name} (id ${t.id}, ${kind}, v${t.version}, ${t.latex_size_bytes} bytes${t.has_instructions ? ', has instructions' : ''})${t.description ? `: ${t.description}` : ''}`;
+  const instructions = 'has_instructions' in t ? t.has_instructions : false;
+  return `${t.name} (id ${t.id}, ${kind}, v${t.version}, ${t.latex_size_bytes} bytes${instructions ? ', has instructions' : ''})${t.description ? `: ${t.description}` : ''}`;
 }
+
+const DeletedTemplate = Type.Object({ deleted: Type.Literal(true), id: Type.String() });
 
 export const listTemplatesTool = defineTool({
   name: 'list_templates',
@@ -55,9 +50,8 @@ export const listTemplatesTool = defineTool({
   auth: 'required',
   public: false,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  run: async (_args, context) => ({ ...(await context.services.templates.list(accountOf(context))) }),
-  summarize: (body) => {
-    const { templates } = body as { templates: TemplateView[] };
+  run: async (_args, context) => context.services.templates.list(accountOf(context)),
+  summarize: ({ templates }) => {
     return [`${templates.length} saved template(s).`, ...templates.map((t) => `- ${line(t)}`)].join('\n');
   },
 });
@@ -74,17 +68,17 @@ export const getTemplateTool = defineTool({
   run: async (args, context) => {
     const caller = accountOf(context);
     const body = await context.services.templates.getV1(caller, ref(args));
-    if (body.template.placeholder_engine !== 'liquid') return { ...body };
+    if (body.template.placeholder_engine !== 'liquid') return body;
     // What render needs to know, from the V2 view of the same template.
     const v2 = await context.services.templates.getV2(caller, String(body.template.id));
     return { ...body, schema: v2.schema, sample_data: v2.sample_data };
   },
   summarize: (body) => {
-    const t = body.template as TemplateView;
+    const t = body.template;
     const parts = [`Template ${line(t)}.`];
     if (t.instructions) parts.push(`Instructions:\n${t.instructions}`);
     if (body.schema) parts.push(`Data schema for render:\n${JSON.stringify(body.schema)}`);
-    parts.push(`Source:\n${t.latex_content ?? ''}`);
+    parts.push(`Source:\n${t.latex_content}`);
     return parts.join('\n\n');
   },
 });
@@ -113,11 +107,9 @@ export const saveTemplateTool = defineTool({
   auth: 'required',
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-  run: async (args, context) => ({
-    ...(await context.services.templates.saveV1(accountOf(context), args as unknown as SaveTemplateInput)),
-  }),
+  run: async (args, context) => context.services.templates.saveV1(accountOf(context), args),
   summarize: (body) => {
-    const t = body.template as TemplateView;
+    const t = body.template;
     const what = body.created ? 'Created' : body.promoted ? 'Updated and converted to a placeholder template:' : 'Updated';
     return `${what} template ${line(t)}.`;
   },
@@ -128,24 +120,16 @@ export const deleteTemplateTool = defineTool({
   title: 'Delete a saved template',
   description: `Deletes one saved template by numeric id or name; this cannot be undone. Fails with not_found for an unknown id or name. ${PAID}`,
   inputSchema: TemplateRef,
-  outputSchema: Type.Object({ deleted: Type.Literal(true), id: Type.String() }),
+  outputSchema: DeletedTemplate,
   auth: 'required',
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  run: async (args, context) => {
+  run: async (args, context): Promise<Static<typeof DeletedTemplate>> => {
     await context.services.templates.delete(accountOf(context), ref(args));
     return { deleted: true, id: ref(args) };
   },
-  summarize: (body) => `Deleted template ${String(body.id)}.`,
+  summarize: (body) => `Deleted template ${body.id}.`,
 });
-
-export const RenderSuccessBody = Type.Composite([
-  CompileSuccessBody,
-  Type.Object({
-    render_time_ms: Type.Integer(),
-    template: Type.Object({ id: Type.Integer(), name: Type.String(), version: Type.Integer() }),
-  }),
-]);
 
 export const renderTool = defineTool({
   name: 'render',
@@ -160,11 +144,9 @@ export const renderTool = defineTool({
   auth: 'required',
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  run: async (args, context) => ({ ...(await context.services.templates.render(accountOf(context), ref(args), args.data)) }),
-  summarize: (body) => {
-    const t = body.template as { name: string; version: number };
-    return `Rendered template ${t.name} (v${t.version}).\n${pdfText(body)}`;
-  },
+  job: 'render',
+  run: (args, context, hooks) => context.services.templates.render(accountOf(context), ref(args), args.data, hooks),
+  summarize: (body) => `Rendered template ${body.template.name} (v${body.template.version}).\n${pdfText(body)}`,
 });
 
 export const templateTools = [renderTool, listTemplatesTool, getTemplateTool, saveTemplateTool, deleteTemplateTool];

@@ -1,14 +1,7 @@
 // usage: GET /api/v1/usage as a tool.
 import { Type } from '@sinclair/typebox';
-import { UsageBody } from '../../http/usage.js';
+import { UsageBody } from '../../accounts/schemas.js';
 import { accountOf, defineTool } from '../tool.js';
-
-interface UsageView {
-  user: { plan: string };
-  usage: { monthly_limit: number; used_this_month: number; grace_used: number; resets_at: string };
-  templates: { count: number; limit: number | null };
-  stored_assets: { count: number; total_bytes: number; total_bytes_limit: number };
-}
 
 export const usageTool = defineTool({
   name: 'usage',
@@ -20,9 +13,8 @@ export const usageTool = defineTool({
   auth: 'required',
   public: false,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  run: async (_args, context) => ({ ...(await context.services.usage.report(accountOf(context))) }),
-  summarize: (body) => {
-    const u = body as unknown as UsageView;
+  run: async (_args, context) => context.services.usage.report(accountOf(context)),
+  summarize: (u) => {
     return [
       `Plan ${u.user.plan}: ${u.usage.used_this_month} of ${u.usage.monthly_limit} compilations used this month (resets ${u.usage.resets_at}).` +
         (u.usage.grace_used > 0 ? ` ${u.usage.grace_used} more ran in the grace buffer (not charged); tell the user to upgrade.` : ''),
