@@ -22,6 +22,9 @@ const FLAGS = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error',
  */
 const WAIT = String.raw`\everyjob\expandafter{\the\everyjob\read16 to\x \let\x\undefined\nonstopmode}`;
 
+/** The hash of every file in the workspace but PDFs, transcripts, recorder files and the format. */
+const WRITTEN = ['sh', '-c', `find . -type f ! -name '*.pdf' ! -name '*.log' ! -name '*.fls' ! -name '${BUILD}.*' -exec sha256sum {} + | LC_ALL=C sort`];
+
 export interface BuildInput {
   source: string;
   files: ReadonlyArray<{ name: string; data: Buffer }>;
@@ -66,7 +69,14 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
 
   const formatPass = [...dated, 'sh', '-c', 'echo | exec "$@"', 'sh', 'pdflatex', `-fmt=${BUILD}`, ...FLAGS.filter((f) => !f.startsWith('-interaction')), 'main.tex'];
   if ((await run(aside(formatPass))).code !== 0) return { rejected: 'the pass with the format failed' };
+  const writtenWithFormat = await run(WRITTEN);
   if ((await run([...dated, 'pdflatex', ...FLAGS, 'main.tex'])).code !== 0) return { rejected: 'the second cold pass failed' };
+  // mylatexformat defers a preamble's \openout to each job, and a \write before it goes nowhere:
+  // every file a pass leaves (but its PDF, transcript and recorder) must be the cold pass's.
+  const writtenCold = await run(WRITTEN);
+  if (writtenWithFormat.code !== 0 || writtenCold.code !== 0 || writtenWithFormat.output !== writtenCold.output || writtenCold.output.length > 60_000) {
+    return { rejected: 'the files it writes differ from a cold compile' };
+  }
   const compare = await run([
     'sh',
     '-c',
