@@ -16,11 +16,15 @@ export const FORMAT_CAP = 64 * 1024 * 1024;
 const FLS_CAP = 4 * 1024 * 1024;
 const FLAGS = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
 /**
- * Prepended to the format's \everyjob: a job using it first reads one terminal line (the warm
- * engine waits there; see formatEngineArgs in runner.ts), then runs in nonstopmode. The dump
- * itself runs in errorstop mode (TeX keeps the interaction mode in the format), on an empty stdin.
+ * Run just before the dump: mylatexformat's \everyjob would start its preamble scanner on
+ * the job's first line; it is kept as \MYLATEX@quirescan instead and the job's first line
+ * starts it once main.tex is open (see formatEngineArgs in runner.ts), so an engine started
+ * ahead of time opens no file of the job until it is given its line. The dump runs in
+ * errorstop mode (TeX keeps the interaction mode in the format) on an empty stdin.
  */
-const WAIT = String.raw`\everyjob\expandafter{\the\everyjob\read16 to\x \let\x\undefined\nonstopmode}`;
+const BEFORE_DUMP = String.raw`\expandafter\let\csname MYLATEX@quiredump\endcsname\dump \def\dump{\global\expandafter\let\csname MYLATEX@quirescan\expandafter\endcsname\csname MYLATEX@scanpreamble\endcsname\expandafter\gdef\csname MYLATEX@scanpreamble\endcsname{}\csname MYLATEX@quiredump\endcsname}`;
+/** A job's first line with the format: wait for a terminal line, then open main.tex and skip its preamble. */
+export const FORMAT_FIRST_LINE = String.raw`\read16 to\x \let\x\undefined\nonstopmode\csname MYLATEX@quirescan\expandafter\expandafter\expandafter\endcsname\csname @@input\endcsname main.tex `;
 
 /** The hash of every file in the workspace but PDFs, transcripts, recorder files and the format. */
 const WRITTEN = ['sh', '-c', `find . -type f ! -name '*.pdf' ! -name '*.log' ! -name '*.fls' ! -name '${BUILD}.*' -exec sha256sum {} + | LC_ALL=C sort`];
@@ -42,7 +46,7 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
   const aside = (argv: string[]) => ['sh', '-c', '"$@"; rc=$?; mv -f main.pdf f.pdf && mv -f main.log f.log || exit 9; exit $rc', 'sh', ...argv];
 
   if ((await run([...dated, 'pdflatex', ...FLAGS, 'main.tex'])).code !== 0) return { rejected: 'the cold pass failed' };
-  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', '-no-shell-escape', '-halt-on-error', '&pdflatex', `${WAIT}\\input mylatexformat.ltx main.tex`]);
+  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', '-no-shell-escape', '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}\\input mylatexformat.ltx main.tex`]);
   if (dump.code !== 0) return { rejected: 'the dump failed' };
   const dumpLog = (await workspace.readLog(`${BUILD}.log`)) ?? '';
   if (/^! /m.test(dumpLog)) return { rejected: 'the dump reported an error' };
@@ -67,7 +71,7 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
     reads.set(name, sha256(data));
   }
 
-  const formatPass = [...dated, 'sh', '-c', 'echo | exec "$@"', 'sh', 'pdflatex', `-fmt=${BUILD}`, ...FLAGS.filter((f) => !f.startsWith('-interaction')), 'main.tex'];
+  const formatPass = [...dated, 'sh', '-c', 'echo | exec "$@"', 'sh', 'pdflatex', `-fmt=${BUILD}`, ...FLAGS.filter((f) => !f.startsWith('-interaction')), '-jobname=main', FORMAT_FIRST_LINE];
   if ((await run(aside(formatPass))).code !== 0) return { rejected: 'the pass with the format failed' };
   const writtenWithFormat = await run(WRITTEN);
   if ((await run([...dated, 'pdflatex', ...FLAGS, 'main.tex'])).code !== 0) return { rejected: 'the second cold pass failed' };

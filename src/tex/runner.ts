@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { JobFileNameError } from './errors.js';
 import type { Compiler } from './compilers.js';
-import { buildFormat, FORMAT_CAP } from './format-build.js';
+import { buildFormat, FORMAT_CAP, FORMAT_FIRST_LINE } from './format-build.js';
 import type { FormatCache, FormatEntry } from './format-cache.js';
 import { LUA_INIT } from './luainit.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
@@ -137,13 +137,14 @@ export function warmEngineArgs(compiler: Compiler): string[] {
 }
 
 /**
- * pdflatex with a cached preamble format (see format-build.ts). The format's \everyjob first
- * reads one terminal line, then switches to nonstopmode and skips main.tex's preamble: started
- * ahead of time this is the warm engine (the driver gives the line); `fed` is the same pass
- * started the ordinary way, its line given at once.
+ * pdflatex with a cached preamble format (see format-build.ts), started like a warm engine:
+ * in errorstop mode it loads the format and waits for one terminal line, opening no file of
+ * the job meanwhile; then it switches to nonstopmode, opens main.tex and skips its preamble.
+ * Started ahead of time the driver gives the line; `fed` is the same pass started the
+ * ordinary way, its line given at once.
  */
 export function formatEngineArgs(fed: boolean): string[] {
-  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `${MAIN}.tex`];
+  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`, FORMAT_FIRST_LINE];
   return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv] : argv;
 }
 

@@ -107,6 +107,8 @@ describe('preamble cache', () => {
     const hit = await run(job(heavy('Second, fresh text.'), 'account:1'));
     const reference = await cold.run(job(heavy('Second, fresh text.'), 'account:1'), UID);
     assert.ok(usedFormat(hit));
+    // Pass 2's engine started during pass 1 opened no file of the job before its turn: the transcript is whole.
+    assert.match(hit.log, /^This is pdfTeX[^]*\(\.\/main\.tex[^]*Output written on main\.pdf/);
     assert.ok(pages(hit).equals(pages(reference)));
     assert.equal(hit.passes, reference.passes);
 
