@@ -16,13 +16,15 @@ export const FORMAT_CAP = 64 * 1024 * 1024;
 const FLS_CAP = 4 * 1024 * 1024;
 const FLAGS = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
 /**
- * Run just before the dump: mylatexformat's \everyjob would start its preamble scanner on
- * the job's first line; it is kept as \MYLATEX@quirescan instead and the job's first line
- * starts it once main.tex is open (see formatEngineArgs in runner.ts), so an engine started
- * ahead of time opens no file of the job until it is given its line. The dump runs in
- * errorstop mode (TeX keeps the interaction mode in the format) on an empty stdin.
+ * Set up before mylatexformat runs, and run just before its dump: the format keeps the base
+ * format's \everyjob (mylatexformat's own would start its preamble scanner on the job's first
+ * line, and print \jobname, which opens main.log at once); the scanner is kept as
+ * \MYLATEX@quirescan and the job's first line starts it once main.tex is open (see
+ * formatEngineArgs in runner.ts). So an engine started ahead of time opens no file of the job
+ * until it is given its line. The dump runs in errorstop mode (TeX keeps the interaction mode
+ * in the format) on an empty stdin.
  */
-const BEFORE_DUMP = String.raw`\expandafter\let\csname MYLATEX@quiredump\endcsname\dump \def\dump{\global\expandafter\let\csname MYLATEX@quirescan\expandafter\endcsname\csname MYLATEX@scanpreamble\endcsname\expandafter\gdef\csname MYLATEX@scanpreamble\endcsname{}\csname MYLATEX@quiredump\endcsname}`;
+const BEFORE_DUMP = String.raw`\expandafter\newtoks\csname MYLATEX@quirejob\endcsname \csname MYLATEX@quirejob\endcsname\expandafter{\the\everyjob}\expandafter\let\csname MYLATEX@quiredump\endcsname\dump \def\dump{\global\expandafter\let\csname MYLATEX@quirescan\expandafter\endcsname\csname MYLATEX@scanpreamble\endcsname\global\everyjob\expandafter{\the\csname MYLATEX@quirejob\endcsname}\csname MYLATEX@quiredump\endcsname}`;
 /** A job's first line with the format: wait for a terminal line, then open main.tex and skip its preamble. */
 export const FORMAT_FIRST_LINE = String.raw`\read16 to\x \let\x\undefined\nonstopmode\csname MYLATEX@quirescan\expandafter\expandafter\expandafter\endcsname\csname @@input\endcsname main.tex `;
 
