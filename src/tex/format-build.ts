@@ -36,7 +36,16 @@ export interface BuildInput {
   files: ReadonlyArray<{ name: string; data: Buffer }>;
   /** YYYY-MM-DD: the verification passes run at noon of that day (SOURCE_DATE_EPOCH), so both see one date. */
   day: string;
+  /** Size of the base format (pdflatex.fmt): a format barely larger holds a preamble too light to gain from it. */
+  baseBytes: number;
 }
+
+/**
+ * A job with a format gives up the slot's warm engine (its base format loaded ahead of time)
+ * and loads the format on the request's path: only a preamble that adds at least this much
+ * to the base format (a few packages beyond the class) saves more than that costs.
+ */
+export const MIN_GAIN_BYTES = 64 * 1024;
 
 export type BuildOutcome = { entry: FormatEntry } | { rejected: string };
 
@@ -99,5 +108,6 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
   const fmt = await workspace.read(`${BUILD}.fmt`, FORMAT_CAP);
   if (fmt === 'over') return { rejected: 'the format is over the cap' };
   if (!fmt) return { rejected: 'no format' };
+  if (fmt.length - input.baseBytes < MIN_GAIN_BYTES) return { rejected: 'the preamble is too light to gain from a format' };
   return { entry: { fmt, reads, present: new Set(byName.keys()) } };
 }

@@ -87,14 +87,16 @@ export function preambleKey(parts: PreambleKeyParts): string {
  * mylatexformat (path, size, time) and the file databases (ls-R, rewritten by every package
  * install). Any change gives new keys, so formats of the old installation are never used.
  */
-export async function texliveIdentity(): Promise<string> {
+export async function texliveIdentity(): Promise<{ id: string; baseBytes: number }> {
   const { stdout } = await run('pdftex', ['--version'], { timeout: 10_000 });
   const parts = [stdout.split('\n')[0]?.trim() ?? '', fingerprint(texmfRoots(), 0)];
+  let baseBytes = 0;
   for (const [engine, name] of [['pdftex', 'pdflatex.fmt'], ['pdftex', 'mylatexformat.ltx']] as const) {
     const path = (await run('kpsewhich', [`-engine=${engine}`, name], { timeout: 10_000 })).stdout.trim();
     if (!path) throw new Error(`${name} not found`);
     const s = await stat(path);
     parts.push(`${path}:${s.size}:${s.mtimeMs}`);
+    if (name === 'pdflatex.fmt') baseBytes = s.size;
   }
-  return parts.join('\n');
+  return { id: parts.join('\n'), baseBytes };
 }

@@ -224,7 +224,7 @@ export class TexRunner {
   /** The format build under way (at most one), and its sandbox. */
   private building: Promise<void> | null = null;
   private buildSession: Session | null = null;
-  private texliveId: { at: number; id: Promise<string | null> } | null = null;
+  private texliveId: { at: number; id: Promise<{ id: string; baseBytes: number } | null> } | null = null;
 
   constructor(private readonly options: RunnerOptions) {}
 
@@ -337,13 +337,13 @@ export class TexRunner {
     if (!split || refusal(split.preamble) !== null) return null;
     const texlive = await this.texlive();
     if (texlive === null) return null;
-    const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive });
+    const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive: texlive.id });
     const entry = formats.lookup(key, job.files ?? []);
     return { key, lines: split.lines, ...(entry ? { entry } : {}) };
   }
 
   /** The TeX Live identity in every key, read again every TEXLIVE_REFRESH_MS. */
-  private texlive(): Promise<string | null> {
+  private texlive(): Promise<{ id: string; baseBytes: number } | null> {
     if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
       this.texliveId = { at: performance.now(), id: texliveIdentity().catch(() => null) };
     }
@@ -395,7 +395,9 @@ export class TexRunner {
         if (overflow || total > BUILD_DISK) throw new Error('the build filled its workspace');
         return result;
       };
-      return await buildFormat(run, workspace, { source: job.source, files: job.files ?? [], day: job.preamble!.day });
+      const texlive = await this.texlive();
+      if (!texlive) return { rejected: 'TeX Live unknown' };
+      return await buildFormat(run, workspace, { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes });
     } finally {
       clearTimeout(timer);
       this.buildSession = null;

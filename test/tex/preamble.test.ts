@@ -137,7 +137,7 @@ describe('preamble cache', () => {
   });
 
   test('a preamble reading a file of one account cannot reach another account, nor other bytes of the file', async () => {
-    const source = '\\documentclass{article}\n\\input{defs}\n\\begin{document}\nValue: \\quirevalue.\n\\end{document}\n';
+    const source = '\\documentclass{article}\n\\usepackage{tikz}\n\\input{defs}\n\\begin{document}\nValue: \\quirevalue.\n\\end{document}\n';
     const defs = (value: string) => [{ name: 'defs.tex', data: Buffer.from(`\\newcommand\\quirevalue{${value}}\n`) }];
     await run(job(source, 'account:1', { files: defs('POISON') }));
     const own = await run(job(source, 'account:1', { files: defs('POISON') }));
@@ -152,6 +152,13 @@ describe('preamble cache', () => {
     assert.match(text(changed), /Value: changed\./);
     const extra = await run(job(source, 'account:1', { files: [...defs('POISON'), { name: 'more.tex', data: Buffer.from('x') }] }));
     assert.ok(!usedFormat(extra), 'a file the build did not have: no hit');
+  });
+
+  test('a preamble too light to gain from a format is not kept (the warm engine is quicker)', async () => {
+    const source = '\\documentclass{article}\n\\begin{document}\nLight.\n\\end{document}\n';
+    assert.equal((await run(job(source, 'account:4'))).outcome, 'ok');
+    assert.deepEqual(builds.at(-1), { admitted: false, reason: 'the preamble is too light to gain from a format' });
+    assert.ok(!usedFormat(await run(job(source, 'account:4'))));
   });
 
   test('a preamble that writes a file is never cached', async () => {
