@@ -21,6 +21,8 @@ export interface FormatCacheStats {
   evictions: number;
 }
 
+const REFUSED_KEYS = 4096;
+
 export function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -29,6 +31,8 @@ export class FormatCache {
   /** Map order is use order: the first entry is the least recently used. */
   private readonly entries = new Map<string, FormatEntry>();
   private total = 0;
+  /** Keys whose build was rejected (or whose format misbehaved): not built again. Bounded, oldest out. */
+  private readonly refused = new Set<string>();
   readonly stats: FormatCacheStats = { hits: 0, misses: 0, builds: 0, rejections: 0, evictions: 0 };
 
   constructor(readonly maxBytes: number) {}
@@ -75,6 +79,21 @@ export class FormatCache {
       this.stats.evictions++;
     }
     return true;
+  }
+
+  /** Remembers that `key` is not to be built again (its day ends it: the day is in the key). */
+  refuse(key: string): void {
+    this.drop(key);
+    this.refused.delete(key);
+    this.refused.add(key);
+    for (const oldest of this.refused) {
+      if (this.refused.size <= REFUSED_KEYS) break;
+      this.refused.delete(oldest);
+    }
+  }
+
+  isRefused(key: string): boolean {
+    return this.refused.has(key);
   }
 
   drop(key: string): void {

@@ -244,7 +244,7 @@ export class TexRunner {
         const cold = await this.runOnce(job, uid);
         if (cold.outcome === 'ok' || !warm) {
           // The format did what a cold run would not: it goes.
-          this.options.formats!.drop(cached.key);
+          this.options.formats!.refuse(cached.key);
           this.options.formats!.stats.rejections++;
         }
         return { ...cold, durationMs: cold.durationMs + (warm?.durationMs ?? 0) };
@@ -369,9 +369,13 @@ export class TexRunner {
    */
   private scheduleBuild(job: TexJob, key: string, uid: number | undefined): void {
     const formats = this.options.formats!;
-    if (this.closed || this.building || this.active >= availableParallelism() || formats.has(key)) return;
+    if (this.closed || this.building || this.active >= availableParallelism() || formats.has(key) || formats.isRefused(key)) return;
     const report = (admitted: boolean, reason?: string) => {
-      if (!admitted) formats.stats.rejections++;
+      if (!admitted) {
+        formats.stats.rejections++;
+        // A rejected preamble is not built again (a shutdown's kill is no verdict).
+        if (!this.closed) formats.refuse(key);
+      }
       this.options.onFormatBuild?.({ admitted, ...(reason ? { reason } : {}) });
     };
     formats.stats.builds++;

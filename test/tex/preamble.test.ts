@@ -158,7 +158,9 @@ describe('preamble cache', () => {
     const source = '\\documentclass{article}\n\\begin{document}\nLight.\n\\end{document}\n';
     assert.equal((await run(job(source, 'account:4'))).outcome, 'ok');
     assert.deepEqual(builds.at(-1), { admitted: false, reason: 'the preamble is too light to gain from a format' });
-    assert.ok(!usedFormat(await run(job(source, 'account:4'))));
+    const buildsBefore = formats.stats.builds;
+    assert.ok(!usedFormat(await run(job(source.replace('Light', 'Light again'), 'account:4'))));
+    assert.equal(formats.stats.builds, buildsBefore, 'a rejected preamble is not built again');
   });
 
   test('a preamble that writes a file is never cached', async () => {
@@ -219,6 +221,8 @@ describe('preamble keys and refusals', () => {
     assert.ok(cache.lookup('a', []) && cache.lookup('c', []));
     assert.equal(cache.admit('d', entry(11)), false, 'larger than the whole budget');
     assert.equal(cache.stats.evictions, 1);
+    cache.refuse('a');
+    assert.ok(cache.isRefused('a') && cache.lookup('a', []) === undefined);
     assert.equal(new FormatCache(0).enabled, false);
   });
 });
