@@ -14,7 +14,7 @@ import { loadCatalog } from '../../src/gallery/catalog.js';
 import { normaliseData } from '../../src/gallery/validate.js';
 import { renderInThread } from '../../src/templates/liquid.js';
 import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
-import { preambleKey, refusal, splitPreamble } from '../../src/tex/preamble.js';
+import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
 import { TexRunner, type TexJob, type TexResult } from '../../src/tex/runner.js';
 
 // Below the slot uid range and the other TeX tests' uids.
@@ -154,7 +154,21 @@ describe('preamble cache', () => {
     assert.ok(!usedFormat(extra), 'a file the build did not have: no hit');
   });
 
-  test('a preamble too light to gain from a format is not kept (the warm engine is quicker)', async () => {
+  test('a format that fails where a cold run would not: the job runs cold and the format goes', async () => {
+    const source = heavy('Broken format.');
+    const { id } = await texliveIdentity();
+    const key = preambleKey({ scope: 'account:5', day: DAY, engine: 'pdflatex', preamble: splitPreamble(source)!.preamble, texlive: id });
+    formats.admit(key, { fmt: Buffer.from('not a format'), reads: new Map(), present: new Set() });
+    const rejections = formats.stats.rejections;
+    const result = await run(job(source, 'account:5'));
+    assert.equal(result.outcome, 'ok');
+    assert.ok(!usedFormat(result));
+    assert.match(text(result), /Broken format\./);
+    assert.equal(formats.stats.rejections, rejections + 1);
+    assert.ok(!formats.has(key) && formats.isRefused(key));
+  });
+
+    test('a preamble too light to gain from a format is not kept (the warm engine is quicker)', async () => {
     const source = '\\documentclass{article}\n\\begin{document}\nLight.\n\\end{document}\n';
     assert.equal((await run(job(source, 'account:4'))).outcome, 'ok');
     assert.deepEqual(builds.at(-1), { admitted: false, reason: 'the preamble is too light to gain from a format' });
