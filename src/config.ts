@@ -40,6 +40,8 @@ export interface Config {
   /** Result cache bounds (see compile/result-cache.ts); 0 entries turns it off. */
   resultCacheEntries: number;
   resultCacheBytes: number;
+  /** Preamble cache budget in bytes of dumped formats (see tex/format-cache.ts); 0 turns it off. */
+  preambleCacheBytes: number;
   /** `open` lets anyone create a Free account at /signup. */
   signup: 'open' | 'closed';
   /** Browser origins allowed to call /mcp (`*`: any); a request without Origin always passes. */
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
     previews: flag(env, 'QUIRE_PREVIEWS', true),
     resultCacheEntries: integer(env, 'QUIRE_RESULT_CACHE_ENTRIES', 256, 0, 1_000_000),
     resultCacheBytes: integer(env, 'QUIRE_RESULT_CACHE_MB', 128, 0, 1_000_000) * 1024 * 1024,
+    preambleCacheBytes: integer(env, 'QUIRE_PREAMBLE_CACHE_MB', 256, 0, 1_000_000) * 1024 * 1024,
     signup,
     mcpAllowedOrigins: mcpOrigins(env.QUIRE_MCP_ALLOWED_ORIGINS, baseUrl),
     logLevel: env.LOG_LEVEL || 'info',

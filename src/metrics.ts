@@ -1,5 +1,5 @@
 // Prometheus metrics, one registry per running service (tests build several side by side).
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -33,6 +33,36 @@ export class Metrics {
     buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
     registers: [this.registry],
   });
+
+  /** The preamble cache's counters and size (tex/format-cache.ts), read at scrape time. */
+  watchPreambleCache(cache: { readonly stats: Readonly<Record<'hits' | 'misses' | 'builds' | 'rejections' | 'evictions', number>>; readonly bytes: number }): void {
+    for (const [field, help] of [
+      ['hits', 'pdflatex jobs that ran with a cached preamble format'],
+      ['misses', 'pdflatex jobs with a cacheable preamble and no usable format'],
+      ['builds', 'Preamble formats built (in the background)'],
+      ['rejections', 'Preamble formats thrown away (build failed, not identical to a cold compile, or a run with it failed)'],
+      ['evictions', 'Preamble formats evicted to stay within QUIRE_PREAMBLE_CACHE_MB'],
+    ] as const) {
+      let seen = 0;
+      new Counter({
+        name: `quire_preamble_cache_${field}_total`,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.inc(cache.stats[field] - seen);
+          seen = cache.stats[field];
+        },
+      });
+    }
+    new Gauge({
+      name: 'quire_preamble_cache_bytes',
+      help: 'Bytes of preamble formats held in memory',
+      registers: [this.registry],
+      collect() {
+        this.set(cache.bytes);
+      },
+    });
+  }
 
   constructor() {
     // Process metrics (CPU, memory, event-loop lag, handles) of this service, read at scrape time.

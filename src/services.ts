@@ -34,6 +34,7 @@ import { probeEngines, type EngineReport } from './tex/engines.js';
 import { prepareFormats } from './tex/formats.js';
 import { prepareLuaCache } from './tex/luacache.js';
 import { LocalJobQueue, type JobQueue } from './tex/queue.js';
+import { FormatCache } from './tex/format-cache.js';
 import { TexRunner } from './tex/runner.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
@@ -104,7 +105,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
   const usage = new UsageService(db.kysely, counters, clock);
   const metrics = new Metrics();
-  const jobs = domainQueue(options.overrides?.jobs ?? compileQueue(config, blobs, log));
+  const formats = new FormatCache(config.preambleCacheBytes);
+  metrics.watchPreambleCache(formats);
+  const jobs = domainQueue(options.overrides?.jobs ?? compileQueue(config, blobs, log, formats));
   cleanups.push(() => jobs.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
   cleanups.push(() => pdfs.stopJanitor());
@@ -203,7 +206,7 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 }
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
-export function localCompilePool(config: Config): LocalJobQueue {
+export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes)): LocalJobQueue {
   return new LocalJobQueue(
     new TexRunner({
       // Outside the (private) data dir: the unprivileged job uids must reach their workspace
@@ -212,6 +215,7 @@ export function localCompilePool(config: Config): LocalJobQueue {
       isolate: config.sandbox,
       luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
       formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
+      preambles,
     }),
     config.compileConcurrency,
     config.compileQueueLimit,
@@ -219,7 +223,7 @@ export function localCompilePool(config: Config): LocalJobQueue {
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */
-function compileQueue(config: Config, blobs: BlobStore, log: Logger): JobQueue {
-  if (config.queue === 'local') return localCompilePool(config);
+function compileQueue(config: Config, blobs: BlobStore, log: Logger, formats: FormatCache): JobQueue {
+  if (config.queue === 'local') return localCompilePool(config, formats);
   return new BullJobQueue({ redisUrl: config.redisUrl!, redisPrefix: config.redisPrefix, blobs, queueLimit: config.compileQueueLimit, log });
 }

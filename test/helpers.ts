@@ -72,6 +72,8 @@ export async function testServices(options: TestServicesOptions = {}): Promise<T
     QUIRE_SECRET: 'test-secret-0123456789abcdef',
     QUIRE_BASE_URL: 'http://quire.test',
     LOG_LEVEL: 'silent',
+    // No background preamble-format builds in app tests (test/tex/preamble.test.ts covers the cache).
+    QUIRE_PREAMBLE_CACHE_MB: '0',
     ...options.env,
   });
   const services = await createServices(config, {

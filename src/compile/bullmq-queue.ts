@@ -162,6 +162,7 @@ export class BullJobQueue implements JobQueue {
         timeoutMs: job.timeoutMs,
         maxFileBytes: job.maxFileBytes,
         ...(job.keepPages !== undefined ? { keepPages: job.keepPages } : {}),
+        ...(job.preamble ? { preamble: job.preamble } : {}),
         deadline,
         prefix,
       };

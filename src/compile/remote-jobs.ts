@@ -8,6 +8,7 @@
 // the job's inputs, and only then charges quota. Nothing of the source outlives the job.
 import { createHash } from 'node:crypto';
 import type { Compiler } from '../quota/plans.js';
+import type { PreambleScope } from '../tex/preamble.js';
 import type { TexResult } from '../tex/runner.js';
 
 export const QUEUE_NAME = 'compile';
@@ -50,6 +51,8 @@ export interface RemoteJobData {
   timeoutMs: number;
   maxFileBytes: number;
   keepPages?: number;
+  /** The preamble cache's scope and day (the worker's own cache; see tex/preamble.ts). */
+  preamble?: PreambleScope;
   /** Epoch ms when the API node stops waiting: a worker does not start the job, nor keep its output, after it. */
   deadline: number;
   /** Blob key prefix of everything this job writes. */

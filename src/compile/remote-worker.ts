@@ -60,6 +60,7 @@ export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise
       timeoutMs: budget,
       maxFileBytes: data.maxFileBytes,
       ...(data.keepPages !== undefined ? { keepPages: data.keepPages } : {}),
+      ...(data.preamble ? { preamble: data.preamble } : {}),
     });
   } catch (err) {
     if (!isServiceError(err)) throw err;

@@ -202,6 +202,7 @@ export class CompileService {
       plan.timeoutSeconds * 1000,
       context.deadline !== undefined ? Math.max(0, context.deadline - clock.ms()) : Infinity,
     );
+    const scope = cacheScope(caller, context, assets);
     const job = {
       source: request.latex,
       compiler: request.compiler,
@@ -209,6 +210,8 @@ export class CompileService {
       timeoutMs,
       maxFileBytes: plan.maxFileBytes,
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
+      // The preamble cache's pool: the caller's own, or the gallery's shared one (see cacheScope).
+      preamble: { scope: scope === 'public' ? 'gallery' : scope, day: clock.now().toISOString().slice(0, 10) },
     };
     const result = await this.cachedRun(caller, job, plan, context, assets);
     this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
@@ -267,10 +270,8 @@ export class CompileService {
   ): Promise<TexResult> {
     const cache = this.deps.results;
     if (!cache) return this.deps.jobs.run(job);
-    const own = caller.kind === 'account' ? `account:${caller.account.id}` : `anonymous:${caller.ip}`;
-    const shared = context.via === 'public_render' && assets.stored.length === 0 && assets.ephemeral.length === 0;
     const key = resultKey({
-      scope: shared ? 'public' : own,
+      scope: cacheScope(caller, context, assets),
       compiler: job.compiler,
       source: job.source,
       files: job.files ?? [],
@@ -435,6 +436,13 @@ export class CompileService {
       upgrade_url: links(this.deps.config).upgradeUrl,
     };
   }
+}
+
+/** Whose cached results and preamble formats a job may use: the caller's, or the public gallery's when nothing of the caller is in it. */
+function cacheScope(caller: Caller, context: CompileContext, assets: Awaited<ReturnType<AssetResolver['forCompile']>>): string {
+  const own = caller.kind === 'account' ? `account:${caller.account.id}` : `anonymous:${caller.ip}`;
+  const shared = context.via === 'public_render' && assets.stored.length === 0 && assets.ephemeral.length === 0;
+  return shared ? 'public' : own;
 }
 
 function compilationFailed(analysis: LogAnalysis, log: string, tier: Tier): ServiceError {

@@ -3,13 +3,17 @@
 // deleted whatever happened. The source is written only into the workspace, never logged.
 import { createHash } from 'node:crypto';
 import { chmod, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { JobFileNameError } from './errors.js';
 import type { Compiler } from './compilers.js';
+import { buildFormat, FORMAT_CAP, FORMAT_FIRST_LINE } from './format-build.js';
+import type { FormatCache, FormatEntry } from './format-cache.js';
 import type { Formats } from './formats.js';
 import { LUA_INIT } from './luainit.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
+import { preambleKey, refusal, splitPreamble, texliveIdentity, type PreambleScope } from './preamble.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session, type Exec } from './session.js';
 import { ownerFolder, sweepWorkRoot } from './sweep.js';
@@ -34,6 +38,18 @@ const SNAPSHOT_CAP = 16 * 1024 * 1024;
 /** qpdf's JSON view of the PDF (objects without stream data), written and scanned in the sandbox. */
 const INSPECT_CAP = 64 * 1024 * 1024;
 const INSPECT_SCAN = '.quire-pdf-scan';
+/**
+ * A cached preamble format in a job's workspace: a dot name no job file can have and TeX
+ * (openout_any=p) cannot write. The warm engine that loads it is named FORMAT_ENGINE.
+ */
+const FORMAT = '.quire-pre';
+const FORMAT_ENGINE = 'pdflatex+preamble';
+/** A format build's wall clock, CPU per command, and the workspace it may fill. */
+const BUILD_MS = 60_000;
+const BUILD_CPU_SECONDS = 30;
+const BUILD_DISK = 512 * 1024 * 1024;
+/** How long the TeX Live identity in the preamble keys is trusted before it is read again. */
+const TEXLIVE_REFRESH_MS = 10 * 60 * 1000;
 
 export interface TexJob {
   source: string;
@@ -46,6 +62,8 @@ export interface TexJob {
   /** When the PDF has more pages, deliver only the first `keepPages` (a preview). */
   keepPages?: number;
   signal?: AbortSignal;
+  /** Where the preamble cache may look (pdflatex only); without it the job never uses or builds a format. */
+  preamble?: PreambleScope;
 }
 
 /**
@@ -93,6 +111,10 @@ export interface RunnerOptions {
   hardenLua?: boolean;
   /** Start each warm sandbox's likely engine ahead of time (default true; needs `warm`). */
   warmEngines?: boolean;
+  /** The preamble cache (see preamble.ts, format-cache.ts, format-build.ts); none: off. */
+  preambles?: FormatCache;
+  /** Told how each format build ended (tests, logs). */
+  onFormatBuild?: (outcome: { admitted: boolean; reason?: string }) => void;
 }
 
 /**
@@ -118,6 +140,18 @@ export function warmEngineArgs(compiler: Compiler, fmt: string[] = []): string[]
   const common = [...fmt, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   if (compiler !== 'lualatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
+}
+
+/**
+ * pdflatex with a cached preamble format (see format-build.ts), started like a warm engine:
+ * in errorstop mode it loads the format and waits for one terminal line, opening no file of
+ * the job meanwhile; then it switches to nonstopmode, opens main.tex and skips its preamble.
+ * Started ahead of time the driver gives the line; `fed` is the same pass started the
+ * ordinary way, its line given at once.
+ */
+export function formatEngineArgs(fed: boolean): string[] {
+  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-progname=pdflatex', '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`, FORMAT_FIRST_LINE];
+  return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv] : argv;
 }
 
 /**
@@ -193,19 +227,63 @@ export class TexRunner {
   private readonly likely = new Map<string, Compiler>();
   private closed = false;
   private readonly closing = new Set<Promise<void>>();
+  /** Jobs running now: a format build waits for a quieter moment. */
+  private active = 0;
+  /** The format build under way (at most one), and its sandbox. */
+  private building: Promise<void> | null = null;
+  private buildSession: Session | null = null;
+  private texliveId: { at: number; id: Promise<{ id: string; baseBytes: number } | null> } | null = null;
 
   constructor(private readonly options: RunnerOptions) {}
 
-  /** Runs a job as `uid` (an unprivileged id when the service runs as root). */
+  /**
+   * Runs a job as `uid` (an unprivileged id when the service runs as root). A pdflatex job
+   * whose preamble has a verified format in its scope runs with it; a failure that might be
+   * the format's runs again cold. A delivered job whose preamble had none may have one built.
+   */
   async run(job: TexJob, uid?: number): Promise<TexResult> {
+    const cached = await this.preambleLookup(job);
+    this.active++;
+    let result: TexResult;
+    try {
+      if (cached?.entry) {
+        const started = performance.now();
+        const withFormat = await this.runOnce(job, uid, cached.entry).catch(() => null);
+        if (withFormat && !this.doubtful(withFormat, cached.lines)) return withFormat;
+        // The cold run gets what is left of the job's time (at least a second).
+        const spent = performance.now() - started;
+        const cold = await this.runOnce({ ...job, timeoutMs: Math.max(1000, job.timeoutMs - spent) }, uid);
+        if (cold.outcome === 'ok' || !withFormat) {
+          // The format did what a cold run would not: it goes, and is not built again.
+          this.options.preambles!.refuse(cached.key);
+          this.options.preambles!.stats.rejections++;
+        }
+        return { ...cold, durationMs: Math.round(performance.now() - started) };
+      }
+      result = await this.runOnce(job, uid);
+    } finally {
+      this.active--;
+    }
+    if (cached && result.outcome === 'ok') this.scheduleBuild(job, cached.key, uid);
+    return result;
+  }
+
+  /** Resolves when no format build is under way (tests). */
+  async formatsIdle(): Promise<void> {
+    while (this.building) await this.building;
+  }
+
+  private async runOnce(job: TexJob, uid: number | undefined, format?: FormatEntry): Promise<TexResult> {
     const started = performance.now();
     this.likely.set(String(uid), job.compiler);
     const session = await this.session(uid, job.compiler === 'lualatex');
     const state = { passes: 0 };
     let stopped = true;
     try {
-      await this.prepare(session, job);
-      const result = await this.compile(session, job, state);
+      await this.prepare(session, job, format);
+      // The job's first pass starts warm with the format (the slot's warm engine has the base one).
+      if (format) await session.startEngine(FORMAT_ENGINE, this.command(session, formatEngineArgs(false)));
+      const result = await this.compile(session, job, state, format !== undefined);
       stopped = false;
       return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started) };
     } catch (caught) {
@@ -250,12 +328,97 @@ export class TexRunner {
     return this.rootReady;
   }
 
-  /** Ends the warm sandboxes (service shutdown). */
+  /** Ends the warm sandboxes and any format build (service shutdown). */
   async close(): Promise<void> {
     this.closed = true;
+    this.buildSession?.kill();
     const spares = [...this.spare.values()];
     this.spare.clear();
-    await Promise.all([...spares.map((s) => s.then((session) => session.close()).catch(() => {})), ...this.closing]);
+    await Promise.all([...spares.map((s) => s.then((session) => session.close()).catch(() => {})), ...this.closing, this.formatsIdle()]);
+  }
+
+  /**
+   * The job's preamble key and, on a hit, its format. Null when the job cannot use the
+   * cache: not pdflatex, no scope, no \begin{document} line, a refused preamble, or an
+   * unknown TeX Live.
+   */
+  private async preambleLookup(job: TexJob): Promise<{ key: string; lines: number; entry?: FormatEntry } | null> {
+    const formats = this.options.preambles;
+    if (!formats?.enabled || job.compiler !== 'pdflatex' || !job.preamble) return null;
+    const split = splitPreamble(job.source);
+    if (!split || refusal(split.preamble) !== null) return null;
+    const texlive = await this.texlive();
+    if (texlive === null) return null;
+    const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive: texlive.id });
+    const entry = formats.lookup(key, job.files ?? []);
+    return { key, lines: split.lines, ...(entry ? { entry } : {}) };
+  }
+
+  /** The TeX Live identity in every key, read again every TEXLIVE_REFRESH_MS. */
+  private texlive(): Promise<{ id: string; baseBytes: number } | null> {
+    if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
+      this.texliveId = { at: performance.now(), id: texliveIdentity().catch(() => null) };
+    }
+    return this.texliveId.id;
+  }
+
+  /**
+   * A run with a format is trusted when it delivered, or when it stopped on an error TeX
+   * placed on a body line of main.tex (past the preamble the format replaced). Anything else
+   * (no transcript, an error elsewhere, a refused or unmeasurable output) runs again cold.
+   */
+  private doubtful(result: TexResult, preambleLines: number): boolean {
+    if (result.outcome === 'ok' || result.outcome === 'timeout') return false;
+    if (result.outcome !== 'failed') return true;
+    const at = /^\.\/main\.tex:(\d+): /m.exec(result.log);
+    return !at || Number(at[1]) <= preambleLines;
+  }
+
+  /**
+   * Builds the job's preamble format off the request path: one build at a time, none while
+   * the machine is busy with jobs or the runner closes, in a fresh sandbox as the same uid
+   * holding a copy of the job (see format-build.ts). Only a verified format is kept.
+   */
+  private scheduleBuild(job: TexJob, key: string, uid: number | undefined): void {
+    const formats = this.options.preambles!;
+    if (this.closed || this.building || this.active >= availableParallelism() || formats.has(key) || formats.isRefused(key)) return;
+    const report = (admitted: boolean, reason?: string) => {
+      if (!admitted) {
+        formats.stats.rejections++;
+        // A rejected preamble is not built again (a shutdown's kill is no verdict).
+        if (!this.closed) formats.refuse(key);
+      }
+      this.options.onFormatBuild?.({ admitted, ...(reason ? { reason } : {}) });
+    };
+    formats.stats.builds++;
+    this.building = this.build(job, uid)
+      .then((outcome) => ('entry' in outcome && !this.closed && formats.admit(key, outcome.entry) ? report(true) : report(false, 'rejected' in outcome ? outcome.rejected : 'not kept')))
+      .catch((err: Error) => report(false, err.message))
+      .finally(() => (this.building = null));
+  }
+
+  private async build(job: TexJob, uid: number | undefined): Promise<Awaited<ReturnType<typeof buildFormat>>> {
+    const session = await this.open(uid);
+    this.buildSession = session;
+    const timer = setTimeout(() => session.kill(), BUILD_MS);
+    try {
+      await this.prepare(session, job);
+      const workspace = workspaceOf(session);
+      const limits: ProcessLimits = { cpuSeconds: BUILD_CPU_SECONDS, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
+      const run = async (argv: string[]) => {
+        const result = await session.run(this.command(session, argv, limits));
+        const { total, overflow } = await measure(workspace);
+        if (overflow || total > BUILD_DISK) throw new Error('the build filled its workspace');
+        return result;
+      };
+      const texlive = await this.texlive();
+      if (!texlive) return { rejected: 'TeX Live unknown' };
+      return await buildFormat(run, workspace, { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes });
+    } finally {
+      clearTimeout(timer);
+      this.buildSession = null;
+      await session.close();
+    }
   }
 
   /** The prepared font cache, or undefined when it cannot be built (lualatex then builds its own). */
@@ -311,9 +474,10 @@ export class TexRunner {
     return this.open(uid);
   }
 
-  private async prepare(session: Session, job: TexJob): Promise<void> {
+  private async prepare(session: Session, job: TexJob, format?: FormatEntry): Promise<void> {
     const dir = session.dir;
     await writeFile(join(dir, `${MAIN}.tex`), job.source);
+    if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format.fmt, { flag: 'wx' });
     for (const file of job.files ?? []) {
       // Plain names with at most one folder (chapters/intro.tex), none of the job's own files (main.*, preview.pdf).
       if (!/^(?:[A-Za-z0-9_-]+\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
@@ -329,7 +493,7 @@ export class TexRunner {
     }
   }
 
-  private async compile(session: Session, job: TexJob, state: { passes: number }): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
+  private async compile(session: Session, job: TexJob, state: { passes: number }, format = false): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
     const workspace = workspaceOf(session);
     const deadline = performance.now() + job.timeoutMs;
     const exec = (argv: string[], fileBytes?: number) => this.exec(session, workspace, job, deadline, argv, fileBytes);
@@ -345,9 +509,9 @@ export class TexRunner {
       state.passes++;
       // The pass is a warm engine's when the sandbox started the job's engine; on the first
       // pass of a document that will likely need a second, that one starts meanwhile.
-      const warm = session.engine === job.compiler;
+      const warm = session.engine === (format ? FORMAT_ENGINE : job.compiler);
       const again = warm && state.passes === 1 && rerunLikely(sources);
-      const argv = engineArgs(job.compiler, this.options.hardenLua !== false, this.fmt(session, job.compiler));
+      const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.fmt(session, job.compiler));
       const pass = await this.exec(session, workspace, job, deadline, argv, undefined, warm, again);
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
@@ -436,7 +600,7 @@ export class TexRunner {
   private async snapshot(workspace: Workspace): Promise<Map<string, string>> {
     const hashes = new Map<string, string>();
     for (const { name, size } of (await workspace.files()).files) {
-      if ([`${MAIN}.tex`, `${MAIN}.pdf`, `${MAIN}.log`].includes(name) || size > SNAPSHOT_CAP) continue;
+      if ([`${MAIN}.tex`, `${MAIN}.pdf`, `${MAIN}.log`, `${FORMAT}.fmt`].includes(name) || size > SNAPSHOT_CAP) continue;
       // A file that is not plainly the job's (a link, a hard link) counts as unchanged.
       const data = await workspace.read(name, SNAPSHOT_CAP).catch(() => null);
       if (data && data !== 'over') hashes.set(name, sha(data));

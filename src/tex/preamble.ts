@@ -1,0 +1,102 @@
+// What the preamble cache keys on and what it refuses to cache. A source's preamble is
+// everything before its first line that begins with \begin{document}; a dumped format of it
+// is reusable only for the same engine, the same preamble bytes, the same files read by it,
+// the same TeX Live, the same UTC day and the same scope (account, or the public gallery).
+// Preambles whose effect a dumped format might not reproduce are refused before any build.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { fingerprint, texmfRoots } from './diagnosis/texlive.js';
+
+const run = promisify(execFile);
+
+export interface PreambleSplit {
+  /** Bytes before the \begin{document} line. */
+  preamble: string;
+  /** Lines in the preamble (the body starts on the next). */
+  lines: number;
+}
+
+/** Where the cache may look: the job's scope and the UTC day, both set by the compile service. */
+export interface PreambleScope {
+  /** `account:<id>`, `anonymous:<ip>` or `gallery` (public gallery renders share one pool). */
+  scope: string;
+  /** YYYY-MM-DD (UTC): a preamble may capture the date. */
+  day: string;
+}
+
+/** The preamble of `source`, or null when no line begins with \begin{document} (not cacheable). */
+export function splitPreamble(source: string): PreambleSplit | null {
+  const match = /^[ \t]*\\begin\{document\}/m.exec(source);
+  if (!match) return null;
+  const preamble = source.slice(0, match.index);
+  return { preamble, lines: preamble.split('\n').length - 1 };
+}
+
+/**
+ * Constructs a format cannot be trusted to reproduce, or that would confuse the dump:
+ * another \begin{document} or the dump's own markers, catcode or job hooks, anything that
+ * captures the time of day or a random number, writes files, or picks the format (`%&`).
+ */
+const REFUSED: Array<[RegExp, string]> = [
+  [/^%&/, 'a %& format line'],
+  [/\\begin\s*\{document\}|\\document\b|\\enddocument\b/, 'a second \\begin{document}'],
+  [/endofdump|\\dump\b|\\endinput\b|\\everyjob\b/, 'format dump controls'],
+  [/\\catcode\b|\\uccode\b|\\lccode\b|\\endlinechar\b|\\newlinechar\b/, 'catcode changes'],
+  [/\\time\b|\\pdfelapsedtime\b|\\pdfcreationdate\b|\\pdf(?:uniform|normal)deviate\b|\\pdf(?:set)?randomseed\b|\\currenttime\b/, 'the time of day or random numbers'],
+  [/\\(?:immediate|openout|write|filecontents|newwrite)\b|\{filecontents\*?\}/, 'file writes'],
+  [/\\(?:input|include)\s*\{?\s*main\b|\\jobname\b/, 'reads of its own job files'],
+];
+
+/** Why a preamble is not cached, or null when it may be built. */
+export function refusal(preamble: string): string | null {
+  for (const [pattern, why] of REFUSED) if (pattern.test(preamble)) return why;
+  // Braces must balance outside comments and escapes: the dump stops at \begin{document}.
+  let depth = 0;
+  for (const line of preamble.split('\n')) {
+    const text = line.replace(/\\[\\{}%]/g, '').replace(/%.*$/, '');
+    for (const ch of text) {
+      if (ch === '{') depth++;
+      else if (ch === '}' && --depth < 0) return 'unbalanced braces';
+    }
+  }
+  return depth === 0 ? null : 'unbalanced braces';
+}
+
+export interface PreambleKeyParts extends PreambleScope {
+  engine: string;
+  preamble: string;
+  /** The TeX Live installation (engine version, base format, file databases). */
+  texlive: string;
+}
+
+/** One SHA-256 over every part, each length-prefixed. */
+export function preambleKey(parts: PreambleKeyParts): string {
+  const hash = createHash('sha256');
+  for (const value of [parts.scope, parts.engine, parts.texlive, parts.day, parts.preamble]) {
+    const bytes = Buffer.from(value, 'utf8');
+    hash.update(`${bytes.length}:`);
+    hash.update(bytes);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * The installed TeX Live as the cache sees it: pdftex's version line, the base format and
+ * mylatexformat (path, size, time) and the file databases (ls-R, rewritten by every package
+ * install). Any change gives new keys, so formats of the old installation are never used.
+ */
+export async function texliveIdentity(): Promise<{ id: string; baseBytes: number }> {
+  const { stdout } = await run('pdftex', ['--version'], { timeout: 10_000 });
+  const parts = [stdout.split('\n')[0]?.trim() ?? '', fingerprint(texmfRoots(), 0)];
+  let baseBytes = 0;
+  for (const [engine, name] of [['pdftex', 'pdflatex.fmt'], ['pdftex', 'mylatexformat.ltx']] as const) {
+    const path = (await run('kpsewhich', [`-engine=${engine}`, name], { timeout: 10_000 })).stdout.trim();
+    if (!path) throw new Error(`${name} not found`);
+    const s = await stat(path);
+    parts.push(`${path}:${s.size}:${s.mtimeMs}`);
+    if (name === 'pdflatex.fmt') baseBytes = s.size;
+  }
+  return { id: parts.join('\n'), baseBytes };
+}

@@ -1,0 +1,242 @@
+// The preamble cache (preamble.ts, format-cache.ts, format-build.ts, runner.ts) with real TeX:
+// a run with a cached format gives the pages of a cold run for every gallery template and for
+// test documents (a body error on the same line), formats never cross accounts, a preamble
+// reading a file only one account has cannot reach another, a preamble that writes a file is
+// never cached, and the store evicts by bytes.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { loadCatalog } from '../../src/gallery/catalog.js';
+import { normaliseData } from '../../src/gallery/validate.js';
+import { renderInThread } from '../../src/templates/liquid.js';
+import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
+import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
+import { TexRunner, type TexJob, type TexResult } from '../../src/tex/runner.js';
+
+// Below the slot uid range and the other TeX tests' uids.
+const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
+const MB = 1024 * 1024;
+const DAY = '2026-11-23';
+
+/** Every page rendered (pdftoppm, 50 dpi, all pages in one stream). */
+function pages(result: TexResult): Buffer {
+  assert.equal(result.outcome, 'ok', result.log.slice(-2000));
+  return execFileSync('pdftoppm', ['-r', '50', '-'], { input: result.pdf!, maxBuffer: 512 * MB });
+}
+
+function text(result: TexResult): string {
+  return execFileSync('pdftotext', ['-', '-'], { input: result.pdf! }).toString('utf8');
+}
+
+/** A run used a cached format: its transcript names the dumped format. */
+const usedFormat = (result: TexResult) => /preloaded format=quirepre/.test(result.log);
+
+const HEAVY = [
+  '\\documentclass{article}',
+  '\\usepackage{tikz}',
+  '\\usepackage{pgfplots}',
+  '\\pgfplotsset{compat=1.18}',
+  '\\usepackage{siunitx}',
+  '\\usepackage{hyperref}',
+  '\\usepackage{cleveref}',
+  '\\makeatletter',
+  '\\newcommand\\quirenote{\\@ifnextchar[{\\textbf}{\\textit}}',
+  '\\makeatother',
+  '',
+].join('\n');
+const heavy = (body: string) => `${HEAVY}\\begin{document}\n\\tableofcontents\n\\section{Intro}\\label{s}\nSee \\cref{s}. \\SI{3}{\\metre}. ${body}\n\\begin{tikzpicture}\\begin{axis}\\addplot{x^2};\\end{axis}\\end{tikzpicture}\n\\end{document}\n`;
+
+describe('preamble cache', () => {
+  let workRoot: string;
+  let cold: TexRunner;
+  let cached: TexRunner;
+  let formats: FormatCache;
+  const builds: Array<{ admitted: boolean; reason?: string }> = [];
+  const job = (source: string, scope: string, extra: Partial<TexJob> = {}): TexJob => ({
+    source,
+    compiler: 'pdflatex',
+    timeoutMs: 60_000,
+    maxFileBytes: 16 * MB,
+    preamble: { scope, day: DAY },
+    ...extra,
+  });
+  /** Runs the job, then waits for the format build it may have started. */
+  const run = async (j: TexJob) => {
+    const result = await cached.run(j, UID);
+    await cached.formatsIdle();
+    return result;
+  };
+
+  before(async () => {
+    workRoot = await mkdtemp(join(tmpdir(), 'quire-preamble-'));
+    formats = new FormatCache(512 * MB);
+    cold = new TexRunner({ workRoot, isolate: true });
+    cached = new TexRunner({ workRoot, isolate: true, preambles: formats, onFormatBuild: (outcome) => builds.push(outcome) });
+  });
+  after(async () => {
+    await Promise.all([cold.close(), cached.close()]);
+    await rm(workRoot, { recursive: true, force: true });
+  });
+
+  test('every gallery template: the cached render has the pages of a cold one', async () => {
+    for (const template of loadCatalog()) {
+      const color = template.default_color;
+      const values = normaliseData(template.schema, template.sample_data) as Record<string, unknown>;
+      const { latex } = await renderInThread(template.latex_with_placeholders, { ...values, theme: { name: color, accent: template.palette[color] } });
+      const split = splitPreamble(latex);
+      assert.ok(split, `${template.slug}: a \\begin{document} line`);
+      assert.equal(refusal(split.preamble), null, template.slug);
+      const first = await run(job(latex, 'gallery'));
+      assert.deepEqual(builds.at(-1), { admitted: true }, template.slug);
+      const again = await run(job(latex, 'gallery'));
+      assert.ok(usedFormat(again), `${template.slug}: ran with the format`);
+      const reference = await cold.run(job(latex, 'gallery'), UID);
+      assert.ok(!usedFormat(first) && !usedFormat(reference));
+      assert.ok(pages(again).equals(pages(reference)), `${template.slug}: same pages`);
+      assert.equal(again.pages, reference.pages);
+      assert.deepEqual(again.warnings, reference.warnings, template.slug);
+    }
+  });
+
+  test('a heavy document: same pages and passes, and a body error is reported on the same line', async () => {
+    await run(job(heavy('First.'), 'account:1'));
+    const hit = await run(job(heavy('Second, fresh text.'), 'account:1'));
+    const reference = await cold.run(job(heavy('Second, fresh text.'), 'account:1'), UID);
+    assert.ok(usedFormat(hit));
+    // Pass 2's engine started during pass 1 opened no file of the job before its turn: the transcript is whole.
+    assert.match(hit.log, /^This is pdfTeX[^]*\(\.\/main\.tex[^]*Output written on main\.pdf/);
+    assert.ok(pages(hit).equals(pages(reference)));
+    assert.equal(hit.passes, reference.passes);
+
+    const broken = heavy('A \\missingmacro here.');
+    const before = formats.stats.rejections;
+    const failed = await run(job(broken, 'account:1'));
+    const coldFailed = await cold.run(job(broken, 'account:1'), UID);
+    assert.equal(failed.outcome, 'failed');
+    assert.ok(usedFormat(failed), 'the body error came from the run with the format (no cold rerun)');
+    const line = (log: string) => /^\.\/main\.tex:(\d+): (.*)$/m.exec(log)?.slice(1, 3);
+    assert.deepEqual(line(failed.log), ['14', 'Undefined control sequence.']);
+    assert.deepEqual(line(failed.log), line(coldFailed.log));
+    assert.equal(formats.stats.rejections, before);
+  });
+
+  test('another account never uses the format: it misses and runs cold', async () => {
+    const source = heavy('Account two.');
+    await run(job(heavy('Account one, warming.'), 'account:1'));
+    const hitsBefore = formats.stats.hits;
+    const missesBefore = formats.stats.misses;
+    const other = await run(job(source, 'account:2'));
+    assert.equal(other.outcome, 'ok');
+    assert.ok(!usedFormat(other));
+    assert.equal(formats.stats.hits, hitsBefore);
+    assert.equal(formats.stats.misses, missesBefore + 1);
+  });
+
+  test('a preamble reading a file of one account cannot reach another account, nor other bytes of the file', async () => {
+    const source = '\\documentclass{article}\n\\usepackage{tikz}\n\\input{defs}\n\\begin{document}\nValue: \\quirevalue.\n\\end{document}\n';
+    const defs = (value: string) => [{ name: 'defs.tex', data: Buffer.from(`\\newcommand\\quirevalue{${value}}\n`) }];
+    await run(job(source, 'account:1', { files: defs('POISON') }));
+    const own = await run(job(source, 'account:1', { files: defs('POISON') }));
+    assert.ok(usedFormat(own), 'account 1 uses its format');
+    assert.match(text(own), /Value: POISON\./);
+
+    const other = await run(job(source, 'account:2', { files: defs('clean') }));
+    assert.ok(!usedFormat(other));
+    assert.match(text(other), /Value: clean\./);
+    const changed = await run(job(source, 'account:1', { files: defs('changed') }));
+    assert.ok(!usedFormat(changed), 'other bytes of the file the preamble read: no hit');
+    assert.match(text(changed), /Value: changed\./);
+    const extra = await run(job(source, 'account:1', { files: [...defs('POISON'), { name: 'more.tex', data: Buffer.from('x') }] }));
+    assert.ok(!usedFormat(extra), 'a file the build did not have: no hit');
+  });
+
+  test('a format that fails where a cold run would not: the job runs cold and the format goes', async () => {
+    const source = heavy('Broken format.');
+    const { id } = await texliveIdentity();
+    const key = preambleKey({ scope: 'account:5', day: DAY, engine: 'pdflatex', preamble: splitPreamble(source)!.preamble, texlive: id });
+    formats.admit(key, { fmt: Buffer.from('not a format'), reads: new Map(), present: new Set() });
+    const rejections = formats.stats.rejections;
+    const result = await run(job(source, 'account:5'));
+    assert.equal(result.outcome, 'ok');
+    assert.ok(!usedFormat(result));
+    assert.match(text(result), /Broken format\./);
+    assert.equal(formats.stats.rejections, rejections + 1);
+    assert.ok(!formats.has(key) && formats.isRefused(key));
+  });
+
+    test('a preamble too light to gain from a format is not kept (the warm engine is quicker)', async () => {
+    const source = '\\documentclass{article}\n\\begin{document}\nLight.\n\\end{document}\n';
+    assert.equal((await run(job(source, 'account:4'))).outcome, 'ok');
+    assert.deepEqual(builds.at(-1), { admitted: false, reason: 'the preamble is too light to gain from a format' });
+    const buildsBefore = formats.stats.builds;
+    assert.ok(!usedFormat(await run(job(source.replace('Light', 'Light again'), 'account:4'))));
+    assert.equal(formats.stats.builds, buildsBefore, 'a rejected preamble is not built again');
+  });
+
+  test('a preamble that writes a file is never cached', async () => {
+    const pkg = { name: 'writer.sty', data: Buffer.from('\\newwrite\\quireout\\immediate\\openout\\quireout=side.txt\n\\immediate\\write\\quireout{x}\\immediate\\closeout\\quireout\n') };
+    const source = '\\documentclass{article}\n\\usepackage{writer}\n\\begin{document}\nWritten.\n\\end{document}\n';
+    const result = await run(job(source, 'account:3', { files: [pkg] }));
+    assert.equal(result.outcome, 'ok');
+    // mylatexformat defers the preamble's \openout to each job: the file written differs.
+    assert.deepEqual(builds.at(-1), { admitted: false, reason: 'the files it writes differ from a cold compile' });
+    assert.ok(!usedFormat(await run(job(source, 'account:3', { files: [pkg] }))));
+
+    const buildsBefore = formats.stats.builds;
+    const inline = '\\documentclass{article}\n\\begin{filecontents*}{side.txt}\nx\n\\end{filecontents*}\n\\begin{document}\nInline.\n\\end{document}\n';
+    assert.equal((await run(job(inline, 'account:3'))).outcome, 'ok');
+    assert.equal(formats.stats.builds, buildsBefore, 'refused before any build');
+  });
+});
+
+describe('preamble keys and refusals', () => {
+  test('the preamble ends at the first line beginning with \\begin{document}', () => {
+    assert.deepEqual(splitPreamble('\\documentclass{article}\n  \\begin{document}\nx\n'), { preamble: '\\documentclass{article}\n', lines: 1 });
+    assert.equal(splitPreamble('\\documentclass{article}\\begin{document}x\\end{document}'), null);
+  });
+
+  test('every part of the key matters', () => {
+    const base = { scope: 'account:1', day: DAY, engine: 'pdflatex', preamble: '\\documentclass{article}\n', texlive: 'tl' };
+    const keys = new Set([
+      preambleKey(base),
+      preambleKey({ ...base, scope: 'account:2' }),
+      preambleKey({ ...base, scope: 'gallery' }),
+      preambleKey({ ...base, day: '2026-11-24' }),
+      preambleKey({ ...base, engine: 'xelatex' }),
+      preambleKey({ ...base, preamble: '\\documentclass{report}\n' }),
+      preambleKey({ ...base, texlive: 'tl2' }),
+    ]);
+    assert.equal(keys.size, 7);
+  });
+
+  test('refused preambles', () => {
+    assert.equal(refusal('\\documentclass{article}\n\\usepackage{x}\n\\makeatletter\\def\\a{\\{}\\makeatother % }\n'), null);
+    assert.equal(refusal('\\documentclass{article}\n\\def\\a{'), 'unbalanced braces');
+    assert.equal(refusal('\\documentclass{article}\n\\catcode`\\@=11\n'), 'catcode changes');
+    assert.equal(refusal('\\documentclass{article}\n\\edef\\t{\\the\\time}\n'), 'the time of day or random numbers');
+    assert.equal(refusal('\\documentclass{article}\n\\immediate\\write18{x}\n'), 'file writes');
+    assert.equal(refusal('%&other\n\\documentclass{article}\n'), 'a %& format line');
+    assert.equal(refusal('\\documentclass{article}\n\\everyjob{x}\n'), 'format dump controls');
+  });
+
+  test('the store evicts the least recently used formats by bytes', () => {
+    const cache = new FormatCache(10);
+    const entry = (size: number): FormatEntry => ({ fmt: Buffer.alloc(size), reads: new Map(), present: new Set() });
+    assert.ok(cache.admit('a', entry(4)));
+    assert.ok(cache.admit('b', entry(4)));
+    assert.ok(cache.lookup('a', []), 'a used: b is now the oldest');
+    assert.ok(cache.admit('c', entry(4)));
+    assert.equal(cache.bytes, 8);
+    assert.equal(cache.lookup('b', []), undefined);
+    assert.ok(cache.lookup('a', []) && cache.lookup('c', []));
+    assert.equal(cache.admit('d', entry(11)), false, 'larger than the whole budget');
+    assert.equal(cache.stats.evictions, 1);
+    cache.refuse('a');
+    assert.ok(cache.isRefused('a') && cache.lookup('a', []) === undefined);
+    assert.equal(new FormatCache(0).enabled, false);
+  });
+});
