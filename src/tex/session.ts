@@ -30,8 +30,11 @@ stop_warm() {
 start_warm() {
   eval "set -- $warmline"; shift
   rm -f "$QUIRE_OUT.go"; mkfifo -m 600 "$QUIRE_OUT.go" && exec 3<>"$QUIRE_OUT.go"; rm -f "$QUIRE_OUT.go"
-  "$@" <&3 3<&- >"$QUIRE_OUT.warm" 2>&1 &
+  # The output file is opened here, before the fork: a pass that follows at once always finds it.
+  exec 4>"$QUIRE_OUT.warm"
+  "$@" <&3 3<&- >&4 4>&- 2>&1 &
   warm=$!
+  exec 4>&-
 }
 answer() {
   n=$(head -c ${OUTPUT_CAP} "$2" | wc -c)
