@@ -575,15 +575,20 @@ export class TexRunner {
     exec: (argv: string[], fileBytes?: number) => Promise<Exec>,
     workspace: Workspace,
   ): Promise<{ pages: number; active: string[] } | { unmeasurable: string }> {
-    // qpdf exits 3 when it read the PDF with warnings: the count is good. Exit 6: no count;
-    // 4: the JSON passed the file size cap; 5: the scan itself failed (fail closed).
+    // One qpdf (each start costs about 9 ms in the sandbox): its JSON holds the page list, one
+    // `"pageposfrom1": N` line per page (keys qpdf writes; a PDF's own keys keep their "/"), and
+    // the objects the scan greps. qpdf exits 3 when it read the PDF with warnings: the count is
+    // good. Exit 6: no count; 4: the JSON passed the file size cap; 5: the scan itself failed
+    // (fail closed).
     const script =
-      'n=$(qpdf --show-npages "$1" 2>&1); rc=$?; printf "%s\\n" "$n"; [ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && exit 6; ' +
-      'rm -rf "$0" "$0.json" || exit 5; qpdf --json=2 --json-key=qpdf "$1" >"$0.json"; rc=$?; ' +
-      '[ "$rc" -eq 153 ] && rc=4; grep -E -i -o "$2" "$0.json" >"$0"; [ "$?" -gt 1 ] && rc=5; rm -f "$0.json"; exit "$rc"';
+      'rm -rf "$0" "$0.json" || exit 5; qpdf --json=2 --json-key=qpdf --json-key=pages "$1" >"$0.json" 2>"$0.err"; rc=$?; ' +
+      'cat "$0.err"; rm -f "$0.err"; [ "$rc" -eq 153 ] && { rm -f "$0.json"; exit 4; }; ' +
+      '[ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && { rm -f "$0.json"; exit 6; }; ' +
+      'grep -c -E \'^ *"pageposfrom1": [0-9]+,?$\' "$0.json"; ' +
+      'grep -E -i -o "$2" "$0.json" >"$0"; [ "$?" -gt 1 ] && rc=5; rm -f "$0.json"; exit "$rc"';
     const scanned = await exec(['sh', '-c', script, INSPECT_SCAN, `${MAIN}.pdf`, SCAN_PATTERN], INSPECT_CAP);
-    // The count's warnings share the output: the count is the line that is only a number.
-    const pages = Number(scanned.output.split('\n').find((line) => /^\d+$/.test(line.trim())));
+    // qpdf's warnings come first in the output: the count is the last line that is only a number.
+    const pages = Number(scanned.output.split('\n').filter((line) => /^\d+$/.test(line.trim())).pop());
     if (scanned.code === 6 || !Number.isInteger(pages) || pages < 1) return { unmeasurable: scanned.output.slice(0, 500) };
     if (scanned.code !== 0 && scanned.code !== 3) {
       throw new WorkspaceViolation(
