@@ -204,7 +204,9 @@ export function loadConfig(env: Env = process.env): Config {
     keyPrefix,
     trustProxy: trustProxy(env.QUIRE_TRUST_PROXY),
     sandbox: flag(env, 'QUIRE_SANDBOX', true),
-    compileConcurrency: integer(env, 'QUIRE_COMPILE_CONCURRENCY', cores, 1, 256),
+    // One slot more than cores: a slot spends part of each job starting its next sandbox and
+    // engine, and the extra slot's TeX fills that gap (docs/performance.md, throughput).
+    compileConcurrency: integer(env, 'QUIRE_COMPILE_CONCURRENCY', cores + 1, 1, 256),
     compileQueueLimit: integer(env, 'QUIRE_COMPILE_QUEUE', cores * 8, 0, 100_000),
     bodyLimit: integer(env, 'QUIRE_BODY_LIMIT', 110 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     graceFraction: fraction(env, 'QUIRE_GRACE_FRACTION', 0.1),
