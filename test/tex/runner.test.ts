@@ -2,12 +2,12 @@
 // documents. Every hostile case asserts that nothing leaked (pdftotext), nothing ran and no
 // process or workspace is left behind.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { leftovers, text } from './support.js';
 import { JobFileNameError } from '../../src/tex/errors.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
 import { TexRunner, type TexJob } from '../../src/tex/runner.js';
@@ -18,21 +18,6 @@ import { probeSandbox } from '../../src/tex/sandbox.js';
 // Not CONVERTER_UID either: SVG conversions of tests running in parallel would count as leftovers.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 1 : undefined;
 const MB = 1024 * 1024;
-
-function text(pdf: Buffer | undefined): string {
-  assert.ok(pdf, 'a PDF');
-  return execFileSync('pdftotext', ['-layout', '-', '-'], { input: pdf }).toString('utf8');
-}
-
-/** Processes still owned by the job uid (none may survive a job). */
-function leftovers(): string {
-  if (UID === undefined) return '';
-  const ps = spawnSync('ps', ['-u', String(UID), '-o', 'stat=,comm='], { encoding: 'utf8' }).stdout;
-  return ps
-    .split('\n')
-    .filter((line) => line.trim() && !line.trim().startsWith('Z'))
-    .join('\n');
-}
 
 const doc = (body: string, preamble = '') =>
   `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`;
@@ -226,7 +211,7 @@ tex.print("WROTE:" .. (w and "yes" or "no"))
       const result = await run(doc('\\def\\loop{\\loop}\\loop'), { timeoutMs: 2000 }, () => cold);
       assert.equal(result.outcome, 'timeout');
       assert.ok(Date.now() - started < 6000, 'killed promptly');
-      assert.equal(leftovers(), '', 'no process of the job is left');
+      assert.equal(leftovers(UID), '', 'no process of the job is left');
     });
 
     test('a document writing a huge file is stopped at the file size cap', async () => {
@@ -240,7 +225,7 @@ tex.print("WROTE:" .. (w and "yes" or "no"))
       );
       assert.equal(result.outcome, 'file_too_large', `${result.outcome} ${result.file} ${result.log.slice(-300)}`);
       assert.equal(result.file, 'big.txt');
-      assert.equal(leftovers(), '', 'no process of the job is left');
+      assert.equal(leftovers(UID), '', 'no process of the job is left');
     });
 
     test('a PDF over the size cap is stopped', async () => {

@@ -2,11 +2,11 @@
 // pages and text as a cold run with every engine, runs under the job's limits and timeout,
 // and serves one job at most.
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { leftovers, text } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
 import { rerunLikely, TexRunner, type TexJob } from '../../src/tex/runner.js';
@@ -18,27 +18,13 @@ const MB = 1024 * 1024;
 /** A warm engine's transcript shows the line it waited for. */
 const WARM_MARK = '\\read16 to\\x \\let\\x\\undefined\\nonstopmode';
 
-function text(pdf: Buffer | undefined): string {
-  assert.ok(pdf, 'a PDF');
-  return execFileSync('pdftotext', ['-layout', '-', '-'], { input: pdf }).toString('utf8');
-}
-
-function leftovers(): string {
-  if (UID === undefined) return '';
-  const ps = spawnSync('ps', ['-u', String(UID), '-o', 'stat=,comm='], { encoding: 'utf8' }).stdout;
-  return ps
-    .split('\n')
-    .filter((line) => line.trim() && !line.trim().startsWith('Z'))
-    .join('\n');
-}
-
 /** Leftovers once the kernel has finished tearing down closed sandboxes' PID namespaces (at most 3 s). */
 async function settledLeftovers(): Promise<string> {
   const until = Date.now() + 3000;
-  let left = leftovers();
+  let left = leftovers(UID);
   while (left !== '' && Date.now() < until) {
     await new Promise((resolve) => setTimeout(resolve, 50));
-    left = leftovers();
+    left = leftovers(UID);
   }
   return left;
 }

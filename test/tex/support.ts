@@ -1,0 +1,19 @@
+// What the runner tests check after a job: the PDF's text, and the processes a job uid left.
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+
+/** The PDF's text, laid out as on the page. */
+export function text(pdf: Buffer | undefined): string {
+  assert.ok(pdf, 'a PDF');
+  return execFileSync('pdftotext', ['-layout', '-', '-'], { input: pdf }).toString('utf8');
+}
+
+/** Processes still owned by `uid` (none may survive a job); none to look for without a uid. */
+export function leftovers(uid: number | undefined): string {
+  if (uid === undefined) return '';
+  const ps = spawnSync('ps', ['-u', String(uid), '-o', 'stat=,comm='], { encoding: 'utf8' }).stdout;
+  return ps
+    .split('\n')
+    .filter((line) => line.trim() && !line.trim().startsWith('Z'))
+    .join('\n');
+}
