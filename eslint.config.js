@@ -5,7 +5,22 @@ import layeringPlugin from './eslint/layering.js';
 const root = fileURLToPath(new URL('.', import.meta.url));
 
 // Domain folders: the service itself, below the doors (HTTP, MCP, CLI) that call it.
-const DOMAIN = ['src/compile', 'src/tex', 'src/templates', 'src/assets', 'src/accounts', 'src/quota', 'src/gallery', 'src/storage'];
+const DOMAIN = [
+  'src/compile',
+  'src/queue',
+  'src/tex',
+  'src/templates',
+  'src/assets',
+  'src/accounts',
+  'src/quota',
+  'src/gallery',
+  'src/jobs',
+  'src/webhooks',
+  'src/idempotency',
+  'src/storage',
+];
+/** What queue/ may use besides tex/: the blob store and the storage faults its transport meets. */
+const BELOW_QUEUE = ['src/queue', 'src/tex', 'src/storage'];
 const DOORS = ['src/http', 'src/mcp', 'src/cli'];
 
 export const layers = [
@@ -13,6 +28,11 @@ export const layers = [
     from: DOMAIN,
     forbid: DOORS,
     why: 'domain modules never import http/, mcp/ or cli/; the doors call the domain, not the reverse',
+  },
+  {
+    from: ['src/queue'],
+    forbid: [...DOMAIN.filter((area) => !BELOW_QUEUE.includes(area)), ...DOORS, 'src/services.ts', 'src/server.ts'],
+    why: 'queue/ sits between compile/ and tex/: it runs TeX jobs for the domain and knows nothing of compiles, accounts or quota',
   },
   {
     from: ['src/tex'],

@@ -19,7 +19,7 @@ import type { PreviewStore } from '../quota/previews.js';
 import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/diagnosis/index.js';
 import { PROBE_BUDGET_MS, type ProbeCompile } from '../tex/diagnosis/probe.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { JobQueue } from '../queue/local-pool.js';
 import type { TexResult } from '../tex/runner.js';
 import { signedPdfUrl } from './links.js';
 import type { PdfStore } from './pdfs.js';

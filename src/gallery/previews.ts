@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { errors } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { JobQueue } from '../queue/local-pool.js';
 import type { GalleryTemplate } from './catalog.js';
 
 const run = promisify(execFile);

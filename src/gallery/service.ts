@@ -10,7 +10,7 @@ import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
 import { checkDataSize } from '../templates/data-size.js';
 import { renderTemplate } from '../templates/liquid.js';
 import { RenderPipeline, type RenderCompiler, type TemplateKind } from '../templates/pipeline.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { JobQueue } from '../queue/local-pool.js';
 import type { GalleryTemplate } from './catalog.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { GalleryPreviews, type PreviewImage } from './previews.js';

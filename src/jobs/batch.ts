@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { INTERNAL_ERROR_BODY, isServiceError } from '../errors.js';
 import { limitsOf } from '../quota/plans.js';
 import type { BlobStore } from '../storage/blobs.js';
-import { mergePdfs } from './merge.js';
+import { mergePdfs } from '../tex/merge.js';
 
 export const BATCH_MAX_ITEMS = 50;
 

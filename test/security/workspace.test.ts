@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { LocalJobQueue, slotUid } from '../../src/tex/queue.js';
+import { LocalJobQueue, slotUid } from '../../src/queue/local-pool.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { afterRun, assertNoLeak, capturedLog, luaDocument, makeCanary, type Canary } from './attack.js';

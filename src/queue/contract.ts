@@ -7,7 +7,7 @@
 // record (outcome, pages, log) to the blob store; the API node reads them, deletes them and
 // the job's inputs, and only then charges quota. Nothing of the source outlives the job.
 import { createHash } from 'node:crypto';
-import type { Compiler } from '../quota/plans.js';
+import type { Compiler } from '../tex/compilers.js';
 import type { PreambleScope } from '../tex/preamble.js';
 import type { TexResult } from '../tex/runner.js';
 

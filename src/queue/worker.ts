@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
 import { isServiceError } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { JobQueue } from './local-pool.js';
 import {
   LOCK_MS,
   MAX_STALLED,
@@ -21,7 +21,7 @@ import {
   type RemoteJobData,
   type RemoteJobReturn,
   type StoredResult,
-} from './remote-jobs.js';
+} from './contract.js';
 
 /** Left for the result to reach the blob store and the API node before its deadline. */
 const WRITE_MARGIN_MS = 2_000;

@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sandboxed } from '../tex/sandbox.js';
-import { Workspace } from '../tex/workspace.js';
+import { sandboxed } from './sandbox.js';
+import { Workspace } from './workspace.js';
 
 const NOBODY = 65534;
 const TIMEOUT_MS = 60_000;

@@ -1,8 +1,8 @@
 // A bounded pool of TeX jobs behind a small interface, so jobs can later run on other
 // machines. At most `concurrency` run; at most `queueLimit` wait; beyond that the caller
 // gets QueueFullError (503 server_busy at the door) at once rather than an unbounded wait.
-import { QueueFullError } from './errors.js';
-import type { TexJob, TexResult, TexRunner } from './runner.js';
+import { QueueFullError } from '../tex/errors.js';
+import type { TexJob, TexResult, TexRunner } from '../tex/runner.js';
 
 export interface JobQueue {
   run(job: TexJob): Promise<TexResult>;

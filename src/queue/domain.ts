@@ -2,7 +2,7 @@
 // turned into catalogue errors (a full queue is 503 server_busy with Retry-After).
 import { errors, ServiceError, refused } from '../errors.js';
 import { JobFileNameError, QueueFullError } from '../tex/errors.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { JobQueue } from './local-pool.js';
 import type { TexJob, TexResult } from '../tex/runner.js';
 
 /** 503 server_busy: no slot or worker is free and no more may wait. */

@@ -4,7 +4,7 @@
 // for the worker's result in the blob store. Whatever happens, the job's blobs are deleted
 // before run() returns; quota stays with the caller (the pipeline charges it on acceptance),
 // so a job that ran twice after a worker died is still charged once.
-import { serverBusy } from './tex-queue.js';
+import { serverBusy } from './domain.js';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { Queue, QueueEvents } from 'bullmq';
@@ -14,7 +14,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { restore, ServiceError, type ErrorCode } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { storageFault, unavailable } from '../storage/faults.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { JobQueue } from './local-pool.js';
 import type { TexJob, TexResult } from '../tex/runner.js';
 import {
   ATTEMPTS,
@@ -31,7 +31,7 @@ import {
   type RemoteJobData,
   type RemoteJobReturn,
   type StoredResult,
-} from './remote-jobs.js';
+} from './contract.js';
 
 const RETRY_AFTER_SECONDS = 5;
 /** How often a waiting node looks for the result itself, in case the completion event was lost. */
