@@ -30,7 +30,7 @@ describe('layering lint rule', () => {
     assert.equal(messages.length, 1);
     assert.equal(messages[0]!.severity, 2);
     assert.equal(messages[0]!.line, 1);
-    assert.match(messages[0]!.message, /^src\/quota\/x must not import src\/http\/errors: domain modules never import http\/, mcp\/ or cli\//);
+    assert.match(messages[0]!.message, /^src\/quota\/x must not import src\/http\/errors: domain modules never import http\/, mcp\/, cli\/ or wire\//);
   });
 
   test('type-only imports, re-exports and dynamic imports of a door are errors too', async () => {
