@@ -13,7 +13,7 @@ import { systemClock, type Clock } from '../clock.js';
 import { restore, ServiceError, type ErrorCode } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { storageFault, unavailable } from '../storage/faults.js';
-import type { TexJob, TexResult } from '../tex/runner.js';
+import type { TexJob, TexResult } from '../tex/job.js';
 import type { MergeJob, MergeResult, TexQueue } from './queue.js';
 import { guarded, redisOptions } from './redis.js';
 import {

@@ -2,8 +2,9 @@
 // `concurrency` run; at most `queueLimit` wait; beyond that the caller gets QueueFullError
 // (503 server_busy at the door) at once rather than an unbounded wait.
 import { QueueFullError } from '../tex/errors.js';
+import type { JobRunner, TexJob, TexResult } from '../tex/job.js';
 import { mergePdfs } from '../tex/merge.js';
-import type { TexJob, TexResult, TexRunner } from '../tex/runner.js';
+import { sandboxUid } from '../tex/sandboxed.js';
 import type { MergeJob, MergeResult, TexQueue } from './queue.js';
 
 /**
@@ -21,12 +22,11 @@ export class LocalTexPool implements TexQueue {
   private readonly waiting: Array<(slot: number) => void> = [];
 
   constructor(
-    private readonly runner: TexRunner,
+    private readonly runner: JobRunner,
     private readonly concurrency: number,
     private readonly queueLimit: number,
     /** Whether merges run in bubblewrap (QUIRE_SANDBOX); the runner knows its own. */
     private readonly isolate = true,
-    private readonly asRoot = process.getuid?.() === 0,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
   }
@@ -44,7 +44,7 @@ export class LocalTexPool implements TexQueue {
   }
 
   run(job: TexJob): Promise<TexResult> {
-    return this.inSlot((slot) => this.runner.run(job, this.asRoot ? slotUid(slot) : undefined));
+    return this.inSlot((slot) => this.runner.run(job, sandboxUid(slotUid(slot))));
   }
 
   /** A merge takes a slot like a TeX job, so a batch's merge cannot crowd out compiles. */

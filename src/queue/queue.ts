@@ -2,7 +2,7 @@
 // sandboxed engine, or one PDF merge through qpdf), not an async API job (src/jobs/). Two
 // implementations: the local pool of sandboxed slots (local-pool.ts) and BullMQ in front of
 // `quire worker` processes (bullmq.ts); domain.ts turns their errors into catalogue errors.
-import type { TexJob, TexResult } from '../tex/runner.js';
+import type { TexJob, TexResult } from '../tex/job.js';
 
 /** PDFs this service wrote, joined in order into one (a batch render's `merge`). */
 export interface MergeJob {

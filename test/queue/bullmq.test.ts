@@ -21,7 +21,8 @@ import { LocalBlobStore } from '../../src/storage/blobs.js';
 import { domainQueue } from '../../src/queue/domain.js';
 import { LocalTexPool } from '../../src/queue/local-pool.js';
 import type { TexQueue } from '../../src/queue/queue.js';
-import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+import type { TexJob } from '../../src/tex/job.js';
+import { TexRunner } from '../../src/tex/runner.js';
 
 const REDIS_URL = process.env.QUIRE_TEST_REDIS ?? 'redis://127.0.0.1:6379';
 const MB = 1024 * 1024;

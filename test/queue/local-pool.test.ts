@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { LocalTexPool } from '../../src/queue/local-pool.js';
 import { QueueFullError } from '../../src/tex/errors.js';
-import type { TexJob, TexResult, TexRunner } from '../../src/tex/runner.js';
+import type { JobRunner, TexJob, TexResult } from '../../src/tex/job.js';
 
 const job: TexJob = { source: 'x', compiler: 'pdflatex', timeoutMs: 1000, maxFileBytes: 1024 };
 const ok: TexResult = { outcome: 'ok', log: '', passes: 1, durationMs: 1 };
@@ -18,7 +18,7 @@ function heldRunner() {
     run: () => new Promise<TexResult>((resolve) => held.push(() => resolve(ok))),
     start: async () => [],
     close: async () => {},
-  } as unknown as TexRunner;
+  } satisfies JobRunner;
   return { runner, held };
 }
 
@@ -27,7 +27,7 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 describe('local TeX pool', () => {
   test('runs at most `concurrency`, queues up to `queueLimit`, refuses the next at once', async () => {
     const { runner, held } = heldRunner();
-    const pool = new LocalTexPool(runner, 2, 1, true, false);
+    const pool = new LocalTexPool(runner, 2, 1, true);
     const runs = [pool.run(job), pool.run(job), pool.run(job)];
     await settle();
     assert.deepEqual(pool.stats(), { running: 2, waiting: 1 });
@@ -44,7 +44,7 @@ describe('local TeX pool', () => {
 
   test('a merge waits for a slot like a TeX job, then joins the PDFs in order', async () => {
     const { runner, held } = heldRunner();
-    const pool = new LocalTexPool(runner, 1, 4, true, false);
+    const pool = new LocalTexPool(runner, 1, 4, true);
     const running = pool.run(job);
     const merging = pool.merge({ pdfs: [onePage(100), onePage(300)], maxBytes: 1024 * 1024 });
     await settle();
