@@ -4,6 +4,7 @@
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
 import { TexWarningBody } from '../tex/warnings.js';
+import { OutputBody, PageImageBody } from './output-schema.js';
 
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
@@ -19,6 +20,7 @@ const CompileFields = {
         'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
     }),
   ),
+  output: Type.Optional(OutputBody),
 };
 
 /** What every door hands the compile service (see CompileInput in types.ts). */
@@ -66,6 +68,7 @@ export const CompileSuccessBody = Type.Object(
     total_pages: Type.Optional(Type.Integer()),
     plan_required: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     upgrade_url: Type.Optional(Type.String({ format: 'uri' })),
+    page_images: Type.Optional(Type.Array(PageImageBody, { description: 'Extension of SPEC 1.5.0: with output.page_images, the rendered pages' })),
     warnings: Type.Array(CompileWarning, {
       description: 'Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none.',
     }),

@@ -21,7 +21,9 @@ import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/dia
 import { PROBE_BUDGET_MS, type ProbeCompile } from '../tex/diagnosis/probe.js';
 import type { TexQueue } from '../queue/queue.js';
 import type { TexResult } from '../tex/job.js';
-import { signedPdfUrl } from './links.js';
+import { signedPageImageUrl, signedPdfUrl } from './links.js';
+import { parseOutput } from './output.js';
+import type { OutputSpec } from '../tex/output/spec.js';
 import type { PdfStore } from './pdfs.js';
 import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
@@ -109,13 +111,15 @@ export class CompileService {
     const previews = caller.kind === 'account' && config.previews;
     const request = checkRequest(input, tier, upgradeUrl, previews);
     const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets });
+    const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
+    const output = parseOutput(input.output, tier, request.latex, used, upgradeUrl);
     const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
     let delivered = false;
     try {
       const ticket = await this.quota.reserve(caller);
       context.onAccepted?.();
       try {
-        const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes));
+        const body = await this.run(caller, { ...request, output }, assets, context, ticket, this.planFor(tier, previews, request.bytes));
         delivered = true;
         return body;
       } catch (err) {
@@ -189,7 +193,7 @@ export class CompileService {
 
   private async run(
     caller: Caller,
-    request: ReturnType<typeof checkRequest>,
+    request: ReturnType<typeof checkRequest> & { output: OutputSpec | undefined },
     assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
     context: CompileContext,
     ticket: Ticket,
@@ -213,6 +217,7 @@ export class CompileService {
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
       // The preamble cache's pool: the caller's own, or the gallery's shared one (see cacheScope).
       preamble: { scope: scope === 'public' ? 'gallery' : scope, day: clock.now().toISOString().slice(0, 10) },
+      ...(request.output ? { output: request.output } : {}),
     };
     const result = await this.cachedRun(caller, job, plan, context, assets);
     this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
@@ -236,6 +241,7 @@ export class CompileService {
       pages,
       expiresAt,
     });
+    await this.deps.pdfs.saveImages(jobId, result.pageImages ?? []);
     await ticket.commit();
 
     const body: CompileSuccess = {
@@ -251,6 +257,9 @@ export class CompileService {
       stored_assets_used: assets.stored,
       usage: await this.usage(caller),
       warnings: result.warnings ?? [],
+      ...(result.pageImages
+        ? { page_images: result.pageImages.map(({ page, width, height }) => ({ page, width, height, url: signedPageImageUrl(config.baseUrl, config.secret, jobId, page, expiresAt) })) }
+        : {}),
     };
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
@@ -279,6 +288,8 @@ export class CompileService {
       timeoutMs: plan.timeoutSeconds * 1000,
       maxFileBytes: job.maxFileBytes,
       keepPages: job.keepPages,
+      // Passwords enter only this hash, never a stored or logged value.
+      ...(job.output ? { output: JSON.stringify(job.output, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v)) } : {}),
       day: this.deps.clock.now().toISOString().slice(0, 10),
     });
     const started = this.deps.clock.ms();
@@ -313,7 +324,7 @@ export class CompileService {
   }
 
   /** The PDF and its page count, or the 422 that explains why there is none. */
-  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string, deadline?: number) {
+  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler; output?: OutputSpec | undefined }, upgradeUrl: string, deadline?: number) {
     const { tier, timeoutSeconds } = plan;
     const { compiler, latex: source } = request;
     const limits = limitsOf(tier);
@@ -354,6 +365,7 @@ export class CompileService {
         agent_hint: 'Remove JavaScript, Launch actions and javascript: links (\\href{javascript:...}, \\pdfannot, \\special{pdf:...}) from the document and compile again.',
       });
     }
+    if (result.outcome === 'standard_failed' || result.outcome === 'output_failed') throw outputFailure(result, tier, request);
     if (result.outcome === 'unmeasurable') {
       throw errors.pdf_size_unknown('The PDF was produced but its size and pages could not be measured; retry the same request.', {
         plan: tier,
@@ -444,6 +456,18 @@ function cacheScope(caller: Caller, context: CompileContext, assets: Awaited<Ret
   const own = caller.kind === 'account' ? `account:${caller.account.id}` : `anonymous:${caller.ip}`;
   const shared = context.via === 'public_render' && assets.stored.length === 0 && assets.ephemeral.length === 0;
   return shared ? 'public' : own;
+}
+
+function outputFailure(result: TexResult, tier: Tier, request: { output?: OutputSpec }): ServiceError {
+  const reasons = result.reasons ?? [];
+  const common = { log: capLog(result.log), reasons, retryable: false, plan: tier };
+  if (result.outcome === 'output_failed') return errors.output_failed(`The output step could not process the PDF: ${reasons.join('; ')}`, common);
+  const standard = request.output?.pdfStandard ?? '';
+  return errors.pdf_standard_failed(`The PDF does not meet PDF/${standard.slice(2).toUpperCase()}: ${reasons.slice(0, 3).join('; ')}`, {
+    ...common,
+    pdf_standard: standard,
+    agent_hint: 'Embed every font (no Type 3 or base-14 fonts), avoid transparency for a-1b, and do not load packages that write their own XMP; then compile again.',
+  });
 }
 
 function compilationFailed(analysis: LogAnalysis, log: string, tier: Tier): ServiceError {

@@ -1,7 +1,7 @@
 // GET/HEAD /api/v1/pdfs/{id}: a compiled PDF behind its signed link (no credentials).
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import { verifyPdfLink } from '../compile/links.js';
+import { pageImageId, verifyPdfLink } from '../compile/links.js';
 import { errors as serviceErrors } from '../errors.js';
 import type { Services } from '../services.js';
 import { errors } from '../wire/schemas.js';
@@ -79,6 +79,28 @@ export function pdfRoutes(app: App, services: Services): void {
         void reply.header('content-length', size);
       }
       return reply.send(stream);
+    },
+  );
+
+  app.get(
+    '/api/v1/pdfs/:id/pages/:page',
+    {
+      schema: {
+        summary: 'Download a page image of a compiled PDF through its signed link (extension: output.page_images)',
+        tags: ['compile'],
+        params: Type.Object({ id: Type.String(), page: Type.String({ pattern: '^[1-9][0-9]{0,5}\\.png$' }) }),
+        querystring: Query,
+        response: { 200: Type.Unknown({ description: 'The page as PNG (image/png)' }), ...errors(403, 404, 410) },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const page = Number(req.params.page.slice(0, -4));
+      verifyPdfLink(services.config.secret, pageImageId(id, page), req.query.exp, req.query.sig, services.clock.now());
+      const row = await services.pdfs.find(id);
+      const png = row ? await services.pdfs.image(id, page) : null;
+      if (!row || !png) throw serviceErrors.not_found('No image of this page: it was deleted after its link expired.');
+      return reply.header('content-type', 'image/png').header('cache-control', 'private').header('x-content-type-options', 'nosniff').send(png);
     },
   );
 }

@@ -10,6 +10,11 @@ export const ATTACHMENT_DIR = 'quire-attachments';
 /** \documentclass with its options and class, possibly over several lines. */
 const DOCUMENTCLASS = /^[^%\n]*?\\documentclass\s*(?:\[[^\]]*\])?\s*\{[^}]*\}/m;
 
+/** Whether the main source has the \documentclass line the output step injects after. */
+export function hasDocumentClass(source: string): boolean {
+  return DOCUMENTCLASS.test(source);
+}
+
 /** A TeX-safe spelling of `text` inside an .xmpdata field (pdfx turns it back into text). */
 export function xmpText(text: string): string {
   return text.replace(/[\\{}%#&$^_~]/g, (c) => {
