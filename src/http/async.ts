@@ -1,5 +1,6 @@
 // The async door of compile, V2 render and public render: `"async": true` (and an optional
 // `callback_url`) turns the synchronous call into a job answered 202 {job_id, status, status_url}.
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { Caller } from '../accounts/caller.js';
 import { invalidField } from '../errors.js';
@@ -9,6 +10,9 @@ import type { JobKind } from '../jobs/store.js';
 import type { Services } from '../services.js';
 
 export { AcceptedBody };
+
+/** The 202 answer: AcceptedBody, with the job's status URL in Location too. */
+export const AcceptedResponse = { ...AcceptedBody, headers: { Location: Type.String({ format: 'uri', description: 'The status_url' }) } };
 
 export interface AsyncRequest {
   async: boolean;

@@ -1,5 +1,7 @@
-// Wire schemas shared by several routes (and by MCP tool definitions).
+// Wire schemas shared by several routes (and by MCP tool definitions), and the error responses
+// of an operation built from the catalogue codes it can send (so the document cannot drift).
 import { Type, type TSchema } from '@sinclair/typebox';
+import { CATALOGUE, type ErrorCode } from '../errors.js';
 
 export const ErrorBody = Type.Object(
   {
@@ -9,9 +11,48 @@ export const ErrorBody = Type.Object(
   { additionalProperties: true, description: 'Error body: `error` code, `message`, and fields the code names' },
 );
 
-/** Response map entries for the error statuses a route can send. */
-export function errors(...statuses: number[]): Record<number, TSchema> {
-  return Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
+const RetryAfter = Type.String({ pattern: '^[0-9]+$', description: 'Seconds to wait before retrying (sent when the body says retry_after_seconds)' });
+
+/** Response headers an error code implies (the throw sites add them: see ServiceError.headers). */
+const HEADERS_OF: Partial<Record<ErrorCode, Record<string, TSchema>>> = {
+  method_not_allowed: { Allow: Type.String({ description: 'The methods this path answers' }) },
+  range_not_satisfiable: { 'Content-Range': Type.String({ pattern: '^bytes \\*/[0-9]+$', description: 'bytes */<size of the PDF>' }) },
+};
+
+/** The body of the errors of one status: `error` is one of `codes`; the code's own fields follow. */
+function errorStatusBody(codes: ErrorCode[], base?: TSchema): TSchema {
+  const error = Type.Union(
+    codes.map((code) => Type.Literal(code)),
+    { description: 'Machine-readable error code (docs/errors.md)' },
+  );
+  const { properties: own = {}, headers: ownHeaders = {} } = (base ?? {}) as { properties?: Record<string, TSchema>; headers?: Record<string, TSchema> };
+  const headers: Record<string, TSchema> = Object.assign({}, ...codes.map((code) => HEADERS_OF[code] ?? {}), ownHeaders);
+  // A refusal of a slot, a window or a store says when to retry (a 500 or 504 does not).
+  if (codes.some((code) => CATALOGUE[code].retryable !== false && ![500, 504].includes(CATALOGUE[code].status))) headers['Retry-After'] = RetryAfter;
+  return Type.Object(
+    { ...own, error, message: Type.String() },
+    {
+      additionalProperties: true,
+      description: `${codes.join(', ')}: \`error\`, \`message\` and the fields the code names`,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    },
+  );
+}
+
+/**
+ * Response map entries for the catalogue codes an operation can send, one per status. A status
+ * the route already describes (a compile's 422 CompileFailure) keeps its fields and gets the
+ * code list as its `error`.
+ */
+export function errorResponses(codes: Iterable<ErrorCode>, declared: Record<string, TSchema> = {}): Record<number, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = CATALOGUE[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [status, errorStatusBody(list.sort(), declared[status])]),
+  );
 }
 
 export const IdParam = Type.Object({

@@ -3,12 +3,20 @@
 // each request schema, so OpenAPI and the MCP tools describe them; described loosely, because
 // the async door (http/async.ts) checks them and answers with its own codes.
 import { Type } from '@sinclair/typebox';
+import { checkedByService } from '../documented.js';
 
 export const AsyncRequestFields = {
   async: Type.Optional(
-    Type.Unknown({ description: 'Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required)' }),
+    checkedByService(
+      Type.Boolean({ description: 'Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required)' }),
+    ),
   ),
   callback_url: Type.Optional(
-    Type.Unknown({ description: 'Extension, with async: an https URL that receives a signed webhook (Standard Webhooks) when the job ends' }),
+    checkedByService(
+      Type.String({
+        format: 'uri',
+        description: 'Extension, with async: an https URL that receives a signed webhook (Standard Webhooks) when the job ends',
+      }),
+    ),
   ),
 };

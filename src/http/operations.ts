@@ -1,0 +1,80 @@
+// What the OpenAPI document says of each operation, derived from the route's own declaration
+// so it cannot drift: its security (from `config.auth`), and one error response per status
+// built from the catalogue codes it can send: the route's own (`config.errors`, the codes its
+// service throws) plus those every door adds (auth, JSON body, Idempotency-Key, faults).
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { ErrorCode } from '../errors.js';
+import type { AuthMode } from './auth.js';
+import { takesIdempotencyKey } from './idempotency.js';
+import { errorResponses } from './schemas.js';
+import type { App } from './types.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The catalogue codes the route's service can throw (the door's own are added: see operations.ts). */
+    errors?: readonly ErrorCode[];
+    /** The route reads its body itself (no JSON parser: no invalid_json, no 415). */
+    ownBodyParser?: boolean;
+  }
+}
+
+const SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
+  required: [{ bearer: [] }, { apiKey: [] }],
+  paid: [{ bearer: [] }, { apiKey: [] }],
+  // `{}` first: the route also works with no credentials.
+  optional: [{}, { bearer: [] }, { apiKey: [] }],
+};
+
+/** Any operation: a fault of ours, an over-long URL (hardening.ts), a path with a malformed escape. */
+const EVERY: ErrorCode[] = ['internal_error', 'uri_too_long', 'bad_request'];
+/** An operation whose parameters or body have a schema. */
+const VALIDATED: ErrorCode[] = ['validation_failed'];
+/** An operation reading a body (bodyLimit), and one parsing it as JSON (the app's parser and edge.ts). */
+const BODY: ErrorCode[] = ['payload_too_large'];
+const JSON_BODY: ErrorCode[] = ['invalid_json', 'json_too_deep', 'unsupported_media_type'];
+/** The key check of auth.ts (it reads the database). */
+const AUTH: Record<AuthMode, ErrorCode[]> = {
+  optional: ['invalid_api_key', 'database_unavailable'],
+  required: ['missing_api_key', 'invalid_api_key', 'database_unavailable'],
+  paid: ['missing_api_key', 'invalid_api_key', 'plan_required', 'database_unavailable'],
+};
+const IDEMPOTENCY: ErrorCode[] = ['invalid_idempotency_key', 'idempotency_key_reused', 'idempotency_key_in_progress'];
+
+const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ description: 'Runs an account\'s POST once: the same key and request within 24 h replays the stored answer (docs/async-and-webhooks.md)' }),
+  ),
+});
+
+/** Whether a route is in the document (hidden routes and those without a schema are not). */
+function documented(schema: { hide?: boolean } | undefined): boolean {
+  return schema !== undefined && schema.hide !== true;
+}
+
+export function installOperationDocs(app: App): void {
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as (Record<string, unknown> & { hide?: boolean; response?: Record<string, TSchema> }) | undefined;
+    if (!documented(schema) || !schema) return;
+    const config = route.config ?? {};
+    const mode = config.auth;
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const idempotent = mode !== undefined && methods.some((method) => takesIdempotencyKey(method, route.url));
+    const jsonBody = schema.body !== undefined && !config.ownBodyParser;
+    const codes: ErrorCode[] = [
+      ...EVERY,
+      ...(jsonBody || schema.params || schema.querystring ? VALIDATED : []),
+      ...(schema.body ? BODY : []),
+      ...(jsonBody ? JSON_BODY : []),
+      ...(mode ? AUTH[mode] : []),
+      ...(idempotent ? IDEMPOTENCY : []),
+      ...(config.errors ?? []),
+    ];
+    const declared = schema.response ?? {};
+    route.schema = {
+      ...schema,
+      ...(idempotent && !schema.headers ? { headers: IdempotencyHeader } : {}),
+      security: (schema.security as Array<Record<string, string[]>> | undefined) ?? (mode ? SECURITY[mode] : []),
+      response: { ...declared, ...errorResponses(codes, declared) },
+    };
+  });
+}
