@@ -1,7 +1,7 @@
 // Wire schemas shared by several routes (and by MCP tool definitions), and the error responses
 // of an operation built from the catalogue codes it can send (so the document cannot drift).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { CATALOGUE, type ErrorCode } from '../errors.js';
+import { CATALOGUE, mayRetryAfter, RETRY_AFTER, type ErrorCode } from '../errors.js';
 
 export const ErrorBody = Type.Object(
   {
@@ -27,8 +27,7 @@ function errorStatusBody(codes: ErrorCode[], base?: TSchema): TSchema {
   );
   const { properties: own = {}, headers: ownHeaders = {} } = (base ?? {}) as { properties?: Record<string, TSchema>; headers?: Record<string, TSchema> };
   const headers: Record<string, TSchema> = Object.assign({}, ...codes.map((code) => HEADERS_OF[code] ?? {}), ownHeaders);
-  // A refusal of a slot, a window or a store says when to retry (a 500 or 504 does not).
-  if (codes.some((code) => CATALOGUE[code].retryable !== false && ![500, 504].includes(CATALOGUE[code].status))) headers['Retry-After'] = RetryAfter;
+  if (codes.some(mayRetryAfter)) headers[RETRY_AFTER] = RetryAfter;
   return Type.Object(
     { ...own, error, message: Type.String() },
     {
