@@ -3,8 +3,10 @@
 // required ones are there), and a JSON body validates against the document's own schema with
 // ajv (closed where the document says additionalProperties: false, codes limited to the
 // declared enum). Used by the contract test and the SDK test.
-import Ajv2020 from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+const addFormats = addFormatsModule.default;
 
 export interface OpenApiDoc {
   paths: Record<string, Record<string, Operation>>;
@@ -47,9 +49,9 @@ const MAGIC: Record<string, Buffer> = {
  * field the document does not name is a violation. An object open on purpose says
  * `additionalProperties: true` (error bodies: the code's own fields).
  */
-function closed(schema: unknown, partOfAllOf = false): object {
+function closed(schema: unknown, partOfAllOf = false): unknown {
   if (Array.isArray(schema)) return schema.map((item) => closed(item, partOfAllOf));
-  if (!schema || typeof schema !== 'object') return schema as object;
+  if (!schema || typeof schema !== 'object') return schema;
   // The members of an allOf each name part of the fields, so only the whole could be closed.
   const node = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, closed(value, key === 'allOf')]));
   if (node.properties && !partOfAllOf && !('additionalProperties' in node)) node.additionalProperties = false;
@@ -57,13 +59,13 @@ function closed(schema: unknown, partOfAllOf = false): object {
 }
 
 export class ResponseChecker {
-  private readonly ajv = addFormats(new Ajv2020.default({ strict: false, allErrors: true }));
-  private readonly compiled = new WeakMap<object, ReturnType<typeof this.ajv.compile>>();
+  private readonly ajv = addFormats(new Ajv2020({ strict: false, allErrors: true }));
+  private readonly compiled = new WeakMap<object, ValidateFunction>();
 
   private validate(schema: object, value: unknown): string | null {
     let validator = this.compiled.get(schema);
     if (!validator) {
-      validator = this.ajv.compile(closed(structuredClone(schema)));
+      validator = this.ajv.compile(closed(structuredClone(schema)) as object);
       this.compiled.set(schema, validator);
     }
     return validator(value) ? null : this.ajv.errorsText(validator.errors, { dataVar: 'body' });
