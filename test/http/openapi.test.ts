@@ -8,7 +8,58 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { OPENAPI_FILE, openapiText } from '../../scripts/openapi.js';
+import { mcpTools } from '../../src/mcp/index.js';
 import { testApp, type TestApp } from '../helpers.js';
+
+/** The MCP tools and the operations they mirror (the same name, camelCase, where it reads alone). */
+const MIRRORS: Record<string, string> = {
+  compile: 'compile',
+  list_public_templates: 'listPublicTemplates',
+  get_public_template: 'getPublicTemplate',
+  render_public_template: 'renderPublicTemplate',
+  render: 'renderTemplate',
+  list_templates: 'listTemplates',
+  get_template: 'getTemplate',
+  save_template: 'saveTemplate',
+  delete_template: 'deleteTemplate',
+  usage: 'getUsage',
+  list_assets: 'listAssets',
+  get_asset: 'getAsset',
+  save_asset: 'saveAsset',
+  delete_asset: 'deleteAsset',
+  get_job: 'getJob',
+};
+
+interface Schema {
+  type?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  allOf?: Schema[];
+  const?: unknown;
+  enum?: unknown[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  additionalProperties?: Schema | boolean;
+}
+interface Op {
+  operationId?: string;
+  security?: unknown[];
+  tags?: string[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  responses: Record<string, { content?: Record<string, { schema: Schema }> }>;
+}
+
+/** Request fields that say nothing of their type (a generated client would type them `unknown`). */
+function untyped(schema: Schema, at: string): string[] {
+  const typed = schema.type !== undefined || schema.anyOf || schema.oneOf || schema.allOf || schema.const !== undefined || schema.enum;
+  const own = typed ? [] : [at];
+  const nested = [
+    ...Object.entries(schema.properties ?? {}).flatMap(([name, field]) => untyped(field, `${at}.${name}`)),
+    ...(schema.items ? untyped(schema.items, `${at}[]`) : []),
+    ...[...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])].flatMap((member) => untyped(member, at)),
+  ];
+  return [...own, ...nested];
+}
 
 const root = join(import.meta.dirname, '..', '..');
 const run = promisify(execFile);
@@ -40,6 +91,45 @@ describe('the OpenAPI document', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  test('what issue #25 found untrue is true: binary bodies, 415 and invalid_json, security, operationIds, typed fields, license', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { info: { license?: { name: string } }; tags: Array<{ name: string }>; paths: Record<string, Record<string, Op>> };
+    const ops = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, op })));
+    const codesOf = (op: Op, status: string): unknown => op.responses[status]?.content?.['application/json']?.schema.properties?.error?.enum;
+
+    const pdf = doc.paths['/api/v1/pdfs/{id}']!.get!;
+    const preview = doc.paths['/api/v1/public_templates/{slug}/preview.png']!.get!;
+    for (const [op, status, type] of [[pdf, '200', 'application/pdf'], [pdf, '206', 'application/pdf'], [preview, '200', 'image/png']] as const) {
+      assert.deepEqual(Object.keys(op.responses[status]!.content!), [type]);
+      assert.equal(op.responses[status]!.content![type]!.schema.type, 'string');
+      assert.equal((op.responses[status]!.content![type]!.schema as { format?: string }).format, 'binary');
+    }
+    assert.equal(preview.responses['304']!.content, undefined, 'a 304 has no body');
+    for (const [status, response] of [...Object.entries(pdf.responses), ...Object.entries(preview.responses)]) {
+      if (Number(status) >= 400) assert.deepEqual(Object.keys(response.content!), ['application/json'], `error ${status} is JSON`);
+    }
+
+    const names = new Set<string>();
+    for (const { name, op } of ops) {
+      assert.ok(Array.isArray(op.security), `${name} declares security (or security: [])`);
+      assert.ok(op.operationId && !names.has(op.operationId), `${name} has its own operationId`);
+      names.add(op.operationId);
+      assert.ok(op.tags?.length && op.tags.every((tag) => doc.tags.some((declared) => declared.name === tag)), `${name} has declared tags`);
+      assert.ok(Object.keys(op.responses).some((status) => status.startsWith('4')), `${name} declares a 4XX`);
+      const json = op.requestBody?.content['application/json']?.schema;
+      if (!json) continue;
+      assert.deepEqual(untyped(json, 'body'), [], `${name}: request fields without a type`);
+      if (op.operationId === 'mcp') continue; // parses its own bodies: a JSON-RPC parse error, never 400/415
+      assert.deepEqual(codesOf(op, '415'), ['unsupported_media_type'], name);
+      assert.ok((codesOf(op, '400') as string[]).includes('invalid_json'), name);
+    }
+    for (const public_ of ['getHealth', 'downloadPdf', 'signUp', 'listPublicTemplates', 'getPublicTemplate', 'getPublicTemplatePreview', 'openMcpStream']) {
+      assert.deepEqual(ops.find(({ op }) => op.operationId === public_)!.op.security, [], `${public_} is public: security []`);
+    }
+    assert.deepEqual(Object.keys(MIRRORS).sort(), mcpTools().map((tool) => tool.name).sort(), 'every MCP tool has its operation here');
+    for (const [tool, operationId] of Object.entries(MIRRORS)) assert.ok(names.has(operationId), `${tool} mirrors ${operationId}`);
+    assert.deepEqual(doc.info.license, { name: 'MIT', identifier: 'MIT' });
   });
 
   test('openapi.json at the repository root is fresh (npm run openapi writes it)', async () => {

@@ -683,7 +683,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -736,7 +739,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "database_unavailable" | "redis_unavailable";
                         message: string;
                     } & {
@@ -880,7 +886,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -913,7 +922,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "assets_not_allowed" | "compiler_not_available";
                         message: string;
                     } & {
@@ -948,7 +960,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "assets_too_large" | "latex_too_large" | "payload_too_large";
                         message: string;
                     } & {
@@ -1001,7 +1016,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_too_large" | "too_many_assets" | "validation_failed";
                         message: string;
                         /** @description End of the compiler transcript (at most 64 KiB) */
@@ -1031,7 +1049,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit";
                         message: string;
                     } & {
@@ -1046,7 +1067,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "asset_storage_error" | "internal_error";
                         message: string;
                     } & {
@@ -1063,7 +1087,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "anonymous_capacity_exhausted" | "database_unavailable" | "preview_unavailable" | "redis_unavailable" | "server_busy" | "storage_unavailable";
                         message: string;
                     } & {
@@ -1298,7 +1325,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "database_unavailable" | "storage_unavailable";
                         message: string;
                     } & {
@@ -1350,7 +1380,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -1513,7 +1546,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "database_unavailable" | "redis_unavailable";
                         message: string;
                     } & {
@@ -1572,7 +1608,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -1700,7 +1739,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -1863,7 +1905,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -1878,7 +1923,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -1893,7 +1941,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "asset_limit_reached" | "plan_required";
                         message: string;
                     } & {
@@ -1928,7 +1979,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "payload_too_large" | "storage_quota_exceeded";
                         message: string;
                     } & {
@@ -1979,7 +2033,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_idempotency_key" | "validation_failed";
                         message: string;
                     } & {
@@ -2014,7 +2071,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "database_unavailable" | "storage_unavailable";
                         message: string;
                     } & {
@@ -2105,7 +2165,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -2174,7 +2237,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_asset_filename" | "validation_failed";
                         message: string;
                     } & {
@@ -2189,7 +2255,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "asset_storage_error" | "internal_error";
                         message: string;
                     } & {
@@ -2206,7 +2275,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "database_unavailable" | "storage_unavailable";
                         message: string;
                     } & {
@@ -2260,7 +2332,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -2329,7 +2404,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_asset_filename" | "validation_failed";
                         message: string;
                     } & {
@@ -2364,7 +2442,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "database_unavailable" | "storage_unavailable";
                         message: string;
                     } & {
@@ -2431,7 +2512,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -2615,7 +2699,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -2630,7 +2717,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -2645,7 +2735,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "plan_required" | "template_limit_reached";
                         message: string;
                     } & {
@@ -2680,7 +2773,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "latex_too_large" | "payload_too_large";
                         message: string;
                     } & {
@@ -2731,7 +2827,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "engine_downgrade_not_supported" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_placeholder_engine" | "liquid_placeholders_in_v1_template" | "liquid_syntax_error" | "name_taken" | "template_security_violation" | "validation_failed";
                         message: string;
                     } & {
@@ -2840,7 +2939,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -3004,7 +3106,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -3197,7 +3302,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -3266,7 +3374,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "template_engine_mismatch" | "validation_failed";
                         message: string;
                     } & {
@@ -3358,7 +3469,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -3545,7 +3659,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -3560,7 +3677,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -3611,7 +3731,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "latex_too_large" | "payload_too_large";
                         message: string;
                     } & {
@@ -3662,7 +3785,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "liquid_syntax_error" | "name_taken" | "template_engine_mismatch" | "template_security_violation" | "validation_failed";
                         message: string;
                     } & {
@@ -3767,7 +3893,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -3926,7 +4055,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -3941,7 +4073,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -3956,7 +4091,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "plan_required" | "template_limit_reached";
                         message: string;
                     } & {
@@ -3991,7 +4129,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "latex_too_large" | "payload_too_large";
                         message: string;
                     } & {
@@ -4042,7 +4183,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "idempotency_key_reused" | "invalid_idempotency_key" | "liquid_syntax_error" | "name_taken" | "template_security_violation" | "validation_failed";
                         message: string;
                     } & {
@@ -4157,7 +4301,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -4172,7 +4319,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -4243,7 +4393,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "latex_too_large" | "payload_too_large";
                         message: string;
                     } & {
@@ -4294,7 +4447,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "already_v2" | "idempotency_key_reused" | "invalid_idempotency_key" | "liquid_syntax_error" | "template_security_violation" | "validation_failed";
                         message: string;
                     } & {
@@ -4473,7 +4629,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -4488,7 +4647,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -4503,7 +4665,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "assets_not_allowed" | "compiler_not_available" | "plan_required";
                         message: string;
                     } & {
@@ -4556,7 +4721,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "assets_too_large" | "data_too_large" | "latex_too_large" | "payload_too_large";
                         message: string;
                     } & {
@@ -4609,7 +4777,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_too_large" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "template_engine_mismatch" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
@@ -4626,7 +4797,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit" | "render_rate_limited";
                         message: string;
                     } & {
@@ -4641,7 +4815,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "asset_storage_error" | "internal_error";
                         message: string;
                     } & {
@@ -4658,7 +4835,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "anonymous_capacity_exhausted" | "database_unavailable" | "preview_unavailable" | "redis_unavailable" | "server_busy" | "storage_unavailable";
                         message: string;
                     } & {
@@ -5106,7 +5286,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -5139,7 +5322,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "assets_not_allowed" | "compiler_not_available";
                         message: string;
                     } & {
@@ -5192,7 +5378,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "assets_too_large" | "data_too_large" | "latex_too_large" | "payload_too_large";
                         message: string;
                     } & {
@@ -5245,7 +5434,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_too_large" | "render_failed" | "schema_validation_failed" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
@@ -5262,7 +5454,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit";
                         message: string;
                     } & {
@@ -5277,7 +5472,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "asset_storage_error" | "internal_error";
                         message: string;
                     } & {
@@ -5294,7 +5492,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "anonymous_capacity_exhausted" | "database_unavailable" | "preview_unavailable" | "redis_unavailable" | "server_busy" | "storage_unavailable";
                         message: string;
                     } & {
@@ -5478,7 +5679,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "server_busy" | "storage_unavailable";
                         message: string;
                     } & {
@@ -5580,7 +5784,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -5751,7 +5958,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "bad_request" | "invalid_json" | "json_too_deep";
                         message: string;
                     } & {
@@ -5766,7 +5976,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -5891,7 +6104,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "idempotency_key_reused" | "invalid_callback_url" | "invalid_idempotency_key" | "template_engine_mismatch" | "validation_failed";
                         message: string;
                     } & {
@@ -5985,7 +6201,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
@@ -6097,7 +6316,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description Machine-readable error code (docs/errors.md) */
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
                         error: "invalid_api_key" | "missing_api_key";
                         message: string;
                     } & {
