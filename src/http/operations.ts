@@ -25,8 +25,11 @@ const SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
   optional: [{}, { bearer: [] }, { apiKey: [] }],
 };
 
-/** Any operation: a fault of ours, an over-long URL (hardening.ts), a path with a malformed escape. */
-const EVERY: ErrorCode[] = ['internal_error', 'uri_too_long', 'bad_request'];
+/**
+ * Any operation: a fault of ours, an over-long URL or a path with a malformed escape, and what
+ * the connection handler (hardening.ts) answers to a request too slow or with too large headers.
+ */
+const EVERY: ErrorCode[] = ['internal_error', 'uri_too_long', 'bad_request', 'request_timeout', 'headers_too_large'];
 /** An operation whose parameters or body have a schema. */
 const VALIDATED: ErrorCode[] = ['validation_failed'];
 /** An operation reading a body (bodyLimit), and one parsing it as JSON (the app's parser and edge.ts). */

@@ -519,6 +519,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -531,6 +551,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -694,6 +732,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -706,6 +764,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -933,6 +1009,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -1054,6 +1150,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -1224,6 +1338,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description link_expired: `error`, `message` and the fields the code names */
             410: {
                 headers: {
@@ -1292,6 +1426,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -1409,6 +1561,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description email_taken: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -1519,6 +1691,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description internal_error: `error`, `message` and the fields the code names */
             500: {
                 headers: {
@@ -1619,6 +1809,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -1631,6 +1841,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -1768,6 +1996,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -1780,6 +2028,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -1952,6 +2218,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -2038,6 +2324,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_idempotency_key" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -2212,6 +2516,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -2242,6 +2566,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "invalid_asset_filename" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -2379,6 +2721,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -2409,6 +2771,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "invalid_asset_filename" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -2541,6 +2921,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -2553,6 +2953,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -2746,6 +3164,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -2832,6 +3270,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "engine_downgrade_not_supported" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_placeholder_engine" | "liquid_placeholders_in_v1_template" | "liquid_syntax_error" | "name_taken" | "template_security_violation" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -2986,6 +3442,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -3016,6 +3492,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -3153,6 +3647,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -3183,6 +3697,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -3349,6 +3881,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -3379,6 +3931,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "template_engine_mismatch" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -3516,6 +4086,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -3546,6 +4136,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -3724,6 +4332,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description latex_too_large, payload_too_large: `error`, `message` and the fields the code names */
             413: {
                 headers: {
@@ -3790,6 +4418,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "liquid_syntax_error" | "name_taken" | "template_engine_mismatch" | "template_security_violation" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -3922,6 +4568,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -3934,6 +4600,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -4102,6 +4786,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -4188,6 +4892,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "idempotency_key_reused" | "invalid_idempotency_key" | "liquid_syntax_error" | "name_taken" | "template_security_violation" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -4366,6 +5088,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -4452,6 +5194,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "already_v2" | "idempotency_key_reused" | "invalid_idempotency_key" | "liquid_syntax_error" | "template_security_violation" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -4694,6 +5454,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -4802,6 +5582,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit" | "render_rate_limited";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -4954,6 +5752,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -4966,6 +5784,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -5091,6 +5927,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -5121,6 +5977,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -5351,6 +6225,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -5459,6 +6353,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -5616,6 +6528,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -5646,6 +6578,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -5813,6 +6763,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -5843,6 +6813,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6023,6 +7011,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
             409: {
                 headers: {
@@ -6109,6 +7117,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "idempotency_key_reused" | "invalid_callback_url" | "invalid_idempotency_key" | "template_engine_mismatch" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6212,6 +7238,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -6224,6 +7270,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6327,6 +7391,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -6339,6 +7423,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6450,6 +7552,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description uri_too_long: `error`, `message` and the fields the code names */
             414: {
                 headers: {
@@ -6462,6 +7584,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6607,6 +7747,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description payload_too_large: `error`, `message` and the fields the code names */
             413: {
                 headers: {
@@ -6637,6 +7797,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
