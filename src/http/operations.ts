@@ -49,15 +49,10 @@ const IdempotencyHeader = Type.Object({
   ),
 });
 
-/** Whether a route is in the document (hidden routes and those without a schema are not). */
-function documented(schema: { hide?: boolean } | undefined): boolean {
-  return schema !== undefined && schema.hide !== true;
-}
-
 export function installOperationDocs(app: App): void {
   app.addHook('onRoute', (route) => {
     const schema = route.schema as (Record<string, unknown> & { hide?: boolean; response?: Record<string, TSchema> }) | undefined;
-    if (!documented(schema) || !schema) return;
+    if (!schema || schema.hide) return; // not in the document
     const config = route.config ?? {};
     const mode = config.auth;
     const methods = Array.isArray(route.method) ? route.method : [route.method];
