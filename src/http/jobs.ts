@@ -1,6 +1,7 @@
 // GET /api/v1/jobs/{job_id} (an async job, for its own account only) and
 // POST /api/v2/templates/{id}/render_batch (always async): docs/async-and-webhooks.md.
 import { Type } from '@sinclair/typebox';
+import { checkedByService } from '../documented.js';
 import { BATCH_MAX_ITEMS, runBatch } from '../jobs/batch.js';
 import type { Services } from '../services.js';
 import { JobBody } from '../jobs/schemas.js';
@@ -11,9 +12,10 @@ import type { App } from './types.js';
 
 const BatchBody = Type.Object(
   {
-    items: Type.Array(Type.Record(Type.String(), Type.Unknown(), { description: 'The data of one render, as `data` of a render' }), { minItems: 1, maxItems: BATCH_MAX_ITEMS, description: `The data of each render (1 to ${BATCH_MAX_ITEMS})` }),
+    // An item that is not an object fails alone (invalid_data_shape in its entry), not the batch.
+    items: Type.Array(checkedByService(Type.Record(Type.String(), Type.Unknown(), { description: 'The data of one render, as `data` of a render' })), { minItems: 1, maxItems: BATCH_MAX_ITEMS, description: `The data of each render (1 to ${BATCH_MAX_ITEMS})` }),
     merge: Type.Optional(Type.Boolean({ description: 'Also join the successful PDFs into one (qpdf)' })),
-    callback_url: Type.Optional(Type.String({ format: 'uri', description: 'Webhook receiver (https)' })),
+    callback_url: Type.Optional(Type.String({ description: 'Webhook receiver (https)' })),
   },
   { additionalProperties: false, examples: [{ items: [{ name: 'Ada' }, { name: 'Grace' }], merge: true }] },
 );

@@ -6912,10 +6912,7 @@ export interface operations {
                     }[];
                     /** @description Also join the successful PDFs into one (qpdf) */
                     merge?: boolean;
-                    /**
-                     * Format: uri
-                     * @description Webhook receiver (https)
-                     */
+                    /** @description Webhook receiver (https) */
                     callback_url?: string;
                 };
             };
