@@ -2,7 +2,7 @@
 import type { Services } from '../services.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../assets/schemas.js';
 import { accountOf } from './auth.js';
-import { assetNameField } from './edge.js';
+import { assetNameField } from '../wire/json-safety.js';
 import type { App } from './types.js';
 
 export function assetRoutes(app: App, services: Services): void {

@@ -2,9 +2,9 @@
 import { anonymousTierPhrase } from '../quota/prose.js';
 import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../compile/schemas.js';
 import type { Services } from '../services.js';
-import { AcceptedResponse, acceptAsync, asyncOf } from './async.js';
+import { AcceptedResponse, answer, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
-import { COMPILE_ASSET_NAMES } from './edge.js';
+import { COMPILE_ASSET_NAMES } from '../wire/json-safety.js';
 import type { App } from './types.js';
 import type { ErrorCode } from '../errors.js';
 
@@ -38,11 +38,8 @@ export function compileRoutes(app: App, services: Services): void {
     },
     async (req, reply) => {
       const caller = callerOf(req);
-      const { async, callbackUrl, rest } = asyncOf(req.body);
-      if (!async) return services.compile.compile(caller, rest, { via: 'compile' });
-      return acceptAsync(services, reply, caller, 'compile', callbackUrl, (onAccepted) =>
-        services.compile.compile(caller, rest, { via: 'compile', onAccepted }),
-      );
+      const { request, rest } = asyncOf(req.body);
+      return answer(services, reply, caller, 'compile', request, (hooks) => services.compile.compile(caller, rest, { via: 'compile', ...hooks }));
     },
   );
 }

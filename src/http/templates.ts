@@ -14,10 +14,10 @@ import {
   TemplateV1Response,
   TemplateV2Response,
 } from '../templates/schemas.js';
-import { AcceptedResponse, acceptAsync, asyncOf } from './async.js';
+import { AcceptedResponse, answer, asyncOf } from './async.js';
 import { accountOf } from './auth.js';
 import { ASYNC_ERRORS, COMPILE_ERRORS } from './compile.js';
-import { IdParam } from './schemas.js';
+import { IdParam } from '../wire/schemas.js';
 import type { App } from './types.js';
 import type { ErrorCode } from '../errors.js';
 
@@ -208,9 +208,8 @@ export function templateRoutes(app: App, services: Services): void {
     },
     async (req, reply) => {
       const caller = accountOf(req);
-      const { async, callbackUrl } = asyncOf(req.body);
-      if (!async) return templates.render(caller, req.params.id, req.body.data);
-      return acceptAsync(services, reply, caller, 'render', callbackUrl, (onAccepted) => templates.render(caller, req.params.id, req.body.data, { onAccepted }));
+      const { request } = asyncOf(req.body);
+      return answer(services, reply, caller, 'render', request, (hooks) => templates.render(caller, req.params.id, req.body.data, hooks));
     },
   );
 }
