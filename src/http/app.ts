@@ -1,4 +1,5 @@
-// The HTTP door: Fastify with TypeBox schemas, JSON errors, OpenAPI from the routes.
+// The HTTP door: Fastify with TypeBox schemas, JSON errors, OpenAPI from the routes. Other
+// doors served over HTTP (the MCP endpoint) are mounted by the caller, src/app.ts.
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -13,11 +14,10 @@ import { compileRoutes } from './compile.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { galleryRoutes } from './gallery.js';
 import { clientErrorHandler, frameworkErrors, installHardening } from './hardening.js';
-import { mcpRoutes } from './mcp.js';
 import { metaRoutes } from './meta.js';
 import { pdfRoutes } from './pdfs.js';
 import { templateRoutes } from './templates.js';
-import type { App } from './types.js';
+import type { App, Routes } from '../wire/types.js';
 import { usageRoutes } from './usage.js';
 import { webRoutes } from './web.js';
 import { accountRoutes } from './account.js';
@@ -25,10 +25,11 @@ import { installIdempotency } from './idempotency.js';
 import { jobRoutes } from './jobs.js';
 import { webhookRoutes } from './webhooks.js';
 
-/** Route modules, each `(app, services) => void`. Add a domain's routes here. */
-const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcpRoutes, assetRoutes, templateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
+/** The HTTP door's route modules. Add a domain's routes here. */
+const ROUTES: Routes[] = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, assetRoutes, templateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
 
-export async function buildApp(services: Services): Promise<App> {
+/** The HTTP app with its own routes and then `mounts`, route modules of other doors. */
+export async function buildHttpApp(services: Services, mounts: Routes[] = []): Promise<App> {
   const app = Fastify({
     loggerInstance: services.log,
     trustProxy: services.config.trustProxy,
@@ -80,7 +81,7 @@ export async function buildApp(services: Services): Promise<App> {
   installAuth(app, services);
   installIdempotency(app, services);
 
-  for (const register of ROUTES) register(app, services);
+  for (const register of [...ROUTES, ...mounts]) register(app, services);
   return app;
 }
 

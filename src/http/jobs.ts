@@ -5,8 +5,8 @@ import { BATCH_MAX_ITEMS, runBatch } from '../jobs/batch.js';
 import type { Services } from '../services.js';
 import { AcceptedBody, JobBody } from '../jobs/schemas.js';
 import { accountOf, callerOf } from './auth.js';
-import { errors, IdParam } from './schemas.js';
-import type { App } from './types.js';
+import { errors, IdParam } from '../wire/schemas.js';
+import type { App } from '../wire/types.js';
 
 const BatchBody = Type.Object(
   {

@@ -4,7 +4,7 @@ import { pingDb } from '../storage/db.js';
 import { pricingPage } from './pages/pricing.js';
 import type { Services } from '../services.js';
 import { API_VERSION } from '../version.js';
-import type { App } from './types.js';
+import type { App } from '../wire/types.js';
 
 /** A probe that does not answer within this is reported down (health must answer promptly). */
 const PROBE_TIMEOUT_MS = 3000;

@@ -16,8 +16,8 @@ import {
 } from '../templates/schemas.js';
 import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
 import { accountOf } from './auth.js';
-import { errors, IdParam } from './schemas.js';
-import type { App } from './types.js';
+import { errors, IdParam } from '../wire/schemas.js';
+import type { App } from '../wire/types.js';
 
 const Deleted = { 204: { type: 'null', description: 'Deleted' } };
 export function templateRoutes(app: App, services: Services): void {

@@ -1,11 +1,11 @@
-// Checking a JSON value against a TypeBox schema with the options buildApp gives Fastify's
+// Checking a JSON value against a TypeBox schema with the options buildHttpApp gives Fastify's
 // validator (bodies checked as sent, every problem reported), so a tool's arguments meet the
 // same rules as its route's body; the check is a type guard, so a checked value is typed.
 import type { TSchema } from '@sinclair/typebox';
 import AjvModule, { type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { validationFailed } from '../errors.js';
-import { fieldErrors } from '../http/errors.js';
+import { fieldErrors } from '../wire/field-errors.js';
 
 const Ajv = AjvModule.default;
 const addFormats = addFormatsModule.default;

@@ -1,7 +1,9 @@
-// The Fastify instance type of the HTTP door: TypeBox schemas type each route, pino logs.
+// The Fastify instance both doors mount their routes on (the HTTP routes and the MCP endpoint):
+// TypeBox schemas type each route, pino logs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
+import type { Services } from '../services.js';
 
 /** The Fastify instance every route module receives. */
 export type App = FastifyInstance<
@@ -11,3 +13,6 @@ export type App = FastifyInstance<
   Logger,
   TypeBoxTypeProvider
 >;
+
+/** A route module: registers its routes on the app, calling into `services`. */
+export type Routes = (app: App, services: Services) => void;
