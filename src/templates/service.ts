@@ -1,87 +1,49 @@
 // Saved templates: V1 raw LaTeX and V2 Liquid placeholder templates, the kind transitions of
 // SPEC §3, and render. Every check runs before anything is written, so a refused save or
-// promote leaves the stored template exactly as it was.
-import type { Static } from '@sinclair/typebox';
-import type { Kysely } from 'kysely';
-import { lockAccount, type Db } from '../storage/db.js';
+// promote leaves the stored template exactly as it was. Input checks live in checks.ts, the
+// rows in store.ts, their API shapes in views.ts; this file holds the rules between them.
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { CompileContext } from '../compile/types.js';
 import type { Config } from '../config.js';
-import { errors, ServiceError, type FieldError, validationFailed, invalidField } from '../errors.js';
+import { errors } from '../errors.js';
 import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { renderMinuteKey } from '../quota/keys.js';
 import { reserveOrRefuse } from '../quota/reserve.js';
-import {
-  limitsOf,
-  RENDER_WALL_CLOCK_SECONDS,
-  TEMPLATE_DESCRIPTION_MAX,
-  TEMPLATE_INSTRUCTIONS_MAX,
-  TEMPLATE_NAME_MAX,
-} from '../quota/plans.js';
-import type { Database, TemplateRow } from '../storage/schema.js';
+import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
+import type { Db } from '../storage/db.js';
+import type { TemplateRow } from '../storage/schema.js';
 import { hasLiquidMarkup } from './braces.js';
+import { alreadyV2, checkEngine, checkFields, downgradeRefused, engineMismatch, missing, nameTaken, placeholdersInV1, promoteInput } from './checks.js';
 import { checkDataSize } from './data-size.js';
 import { checkTemplate } from './liquid.js';
-import { deriveSchema, type JsonSchema } from './schema.js';
-import type { CreateV2Input, PatchV2Input, PromoteInput, SaveTemplateInput, TemplateListRow, TemplateV1, TemplateV2 } from './schemas.js';
 import { RenderPipeline, type RenderCompiler, type TemplateKind } from './pipeline.js';
+import { deriveSchema } from './schema.js';
+import type { CreateV2Input, PatchV2Input, SaveTemplateInput } from './schemas.js';
+import { TemplateStore } from './store.js';
 import { validateData } from './validate.js';
-
+import { derivedOf, listRow, v1View, v2View, type Derived } from './views.js';
 
 export interface AssetNames {
   /** Names in the caller's asset library. */
   names(caller: Caller): Promise<string[]>;
 }
 
-interface Derived {
-  schema: JsonSchema;
-  sample_data: Record<string, unknown>;
+/** Security policy, Liquid parse and schema derivation of a placeholder source. */
+function derive(source: string): Derived {
+  checkTemplate(source);
+  return deriveSchema(source);
 }
 
-type Engine = 'none' | 'liquid';
-
-function engineOf(row: TemplateRow): Engine {
-  return row.kind === 'liquid' ? 'liquid' : 'none';
+function v2Body(row: TemplateRow) {
+  const template = v2View(row);
+  return { template, schema: template.schema, sample_data: template.sample_data };
 }
-
-function common(row: TemplateRow) {
-  return {
-    id: Number(row.id),
-    name: row.name,
-    description: row.description,
-    placeholder_engine: engineOf(row),
-    version: Number(row.version),
-    latex_size_bytes: Buffer.byteLength(row.latex_content),
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
-function derivedOf(row: TemplateRow): Derived {
-  return {
-    schema: row.schema_json ? (JSON.parse(row.schema_json) as JsonSchema) : {},
-    sample_data: row.sample_data_json ? (JSON.parse(row.sample_data_json) as Record<string, unknown>) : {},
-  };
-}
-
-export function v1View(row: TemplateRow): Static<typeof TemplateV1> {
-  return { ...common(row), latex_content: row.latex_content, instructions: row.instructions };
-}
-
-export function listRow(row: TemplateRow): Static<typeof TemplateListRow> {
-  return { ...common(row), has_instructions: row.instructions !== null && row.instructions !== '' };
-}
-
-export function v2View(row: TemplateRow): Static<typeof TemplateV2> {
-  return { ...common(row), latex_with_placeholders: row.latex_content, instructions: row.instructions, ...derivedOf(row) };
-}
-
-const isNumericId = (value: string) => /^[0-9]{1,15}$/.test(value);
 
 export class TemplateService {
   private readonly pipeline: RenderPipeline;
+  private readonly rows: TemplateStore;
 
   /** Wall clock of one render call; tests shorten it. */
   get renderWallClockMs(): number {
@@ -91,203 +53,39 @@ export class TemplateService {
     this.pipeline.wallClockMs = ms;
   }
 
-  private get db(): Kysely<Database> {
-    return this.store.kysely;
-  }
-
   constructor(
-    private readonly store: Db,
+    store: Db,
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly counters: Counters,
     compiler: RenderCompiler,
     private readonly assets: AssetNames,
   ) {
+    this.rows = new TemplateStore(store, clock, config);
     this.pipeline = new RenderPipeline(clock, compiler, SAVED_TEMPLATE, RENDER_WALL_CLOCK_SECONDS * 1000);
   }
 
-  // ---- shared checks -------------------------------------------------------------------
-
   private owner(caller: Caller): AccountCaller {
     return requirePaidPlan(caller, 'Saved templates and render', links(this.config).upgradeUrl);
-  }
-
-
-  private checkFields(
-    caller: AccountCaller,
-    input: { name?: unknown; description?: unknown; instructions?: unknown },
-    source: { field: string; value: unknown } | null,
-  ): void {
-    const fields: FieldError[] = [];
-    const text = (field: string, value: unknown, max: number, opts: { nullable?: boolean; min?: number } = {}) => {
-      if (value === undefined || (value === null && opts.nullable)) return;
-      if (typeof value !== 'string') {
-        fields.push({ field, rule: 'type', message: opts.nullable ? 'must be string or null' : 'must be string' });
-      } else if (value.length > max) {
-        fields.push({ field, rule: 'maxLength', limit: max, message: `must NOT have more than ${max} characters` });
-      } else if (opts.min && value.trim().length < opts.min) {
-        fields.push({ field, rule: 'minLength', limit: opts.min, message: `must NOT have fewer than ${opts.min} characters` });
-      }
-    };
-    text('name', input.name, TEMPLATE_NAME_MAX, { min: 1 });
-    text('description', input.description, TEMPLATE_DESCRIPTION_MAX);
-    text('instructions', input.instructions, TEMPLATE_INSTRUCTIONS_MAX, { nullable: true });
-    if (source && source.value !== undefined) {
-      const plan = caller.account.plan;
-      const max = limitsOf(plan).maxLatexBytes;
-      if (typeof source.value !== 'string') {
-        fields.push({ field: source.field, rule: 'type', message: 'must be string' });
-      } else if (source.value.trim() === '') {
-        fields.push({ field: source.field, rule: 'minLength', limit: 1, message: 'must not be empty' });
-      } else if (Buffer.byteLength(source.value) > max) {
-        fields.push({
-          field: source.field,
-          rule: 'maxBytes',
-          limit: max,
-          message: `must not be larger than ${max} bytes (the ${plan} plan's LaTeX source limit)`,
-        });
-      }
-    }
-    if (fields.length) {
-      throw validationFailed(fields);
-    }
-  }
-
-  private missing(field: string): ServiceError {
-    return invalidField(field, 'required', `must have required property '${field}'`, { message: `Request is invalid: ${field} is required` });
-  }
-
-  /** Security policy, Liquid parse and schema derivation of a placeholder source. */
-  private derive(source: string): Derived {
-    checkTemplate(source);
-    return deriveSchema(source);
-  }
-
-  private async find(accountId: number, idOrName: string): Promise<TemplateRow | undefined> {
-    const query = this.db.selectFrom('templates').selectAll().where('account_id', '=', accountId);
-    if (isNumericId(idOrName)) {
-      const byId = await query.where('id', '=', Number(idOrName)).executeTakeFirst();
-      if (byId) return byId;
-    }
-    return query.where('name_lower', '=', idOrName.toLowerCase()).executeTakeFirst();
-  }
-
-  private async get(accountId: number, idOrName: string): Promise<TemplateRow> {
-    const row = await this.find(accountId, idOrName);
-    if (!row) {
-      throw errors.template_not_found(`No template "${idOrName}" in this account.`, { id: idOrName });
-    }
-    return row;
-  }
-
-  private async checkCount(trx: Kysely<Database>, caller: AccountCaller): Promise<void> {
-    const plan = caller.account.plan;
-    const limit = limitsOf(plan).templates;
-    if (limit === null) return;
-    const row = await trx
-      .selectFrom('templates')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('account_id', '=', caller.account.id)
-      .executeTakeFirst();
-    const count = Number(row?.count ?? 0);
-    if (count >= limit) {
-      throw errors.template_limit_reached(`The ${plan} plan stores up to ${limit} templates and this account has ${count}. Delete one or upgrade.`,
-        { limit, count, plan, upgrade_url: links(this.config).upgradeUrl },
-      );
-    }
-  }
-
-  /** Inserts a new template unless the plan's count is reached, as one step per account. */
-  private async insertCounted(owner: AccountCaller, values: Parameters<TemplateService['insert']>[1]): Promise<TemplateRow> {
-    return this.db.transaction().execute(async (trx) => {
-      await lockAccount(this.store, trx, owner.account.id);
-      await this.checkCount(trx, owner);
-      return this.insert(trx, values);
-    });
-  }
-
-  private async insert(trx: Kysely<Database>, values: {
-    account_id: number;
-    name: string;
-    kind: 'raw' | 'liquid';
-    description: string;
-    latex_content: string;
-    instructions: string | null;
-    derived: Derived | null;
-  }): Promise<TemplateRow> {
-    const now = this.clock.now().toISOString();
-    try {
-      return await trx
-        .insertInto('templates')
-        .values({
-          account_id: values.account_id,
-          name: values.name,
-          name_lower: values.name.toLowerCase(),
-          kind: values.kind,
-          description: values.description,
-          latex_content: values.latex_content,
-          instructions: values.instructions,
-          version: 1,
-          schema_json: values.derived ? JSON.stringify(values.derived.schema) : null,
-          sample_data_json: values.derived ? JSON.stringify(values.derived.sample_data) : null,
-          created_at: now,
-          updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-    } catch (err) {
-      if (/unique|duplicate/i.test(String((err as Error).message))) throw this.nameTaken(values.name);
-      throw err;
-    }
-  }
-
-  private nameTaken(name: string): ServiceError {
-    return errors.name_taken(`A template named "${name}" already exists in this account (names are case-insensitive).`, {
-      name,
-    });
-  }
-
-  private async update(row: TemplateRow, changes: Partial<TemplateRow>, derived?: Derived | null): Promise<TemplateRow> {
-    const set: Record<string, unknown> = { ...changes, updated_at: this.clock.now().toISOString() };
-    if (derived) {
-      set.schema_json = JSON.stringify(derived.schema);
-      set.sample_data_json = JSON.stringify(derived.sample_data);
-    }
-    if (typeof changes.name === 'string') set.name_lower = changes.name.toLowerCase();
-    try {
-      return await this.db
-        .updateTable('templates')
-        .set(set)
-        .where('id', '=', row.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-    } catch (err) {
-      if (/unique|duplicate/i.test(String((err as Error).message))) throw this.nameTaken(String(changes.name));
-      throw err;
-    }
   }
 
   // ---- V1 --------------------------------------------------------------------------------
 
   async saveV1(caller: Caller, input: SaveTemplateInput) {
     const owner = this.owner(caller);
-    if (input.name === undefined) throw this.missing('name');
-    this.checkFields(owner, input, { field: 'latex_content', value: input.latex_content });
+    if (input.name === undefined) throw missing('name');
+    checkFields(owner, input, { field: 'latex_content', value: input.latex_content });
     const engine = input.placeholder_engine;
-    if (engine !== undefined && engine !== 'liquid' && engine !== 'none') {
-      throw errors.invalid_placeholder_engine(`placeholder_engine must be "liquid" or "none" (or omitted to keep the current kind), got ${JSON.stringify(engine)}.`,
-        { allowed: ['liquid', 'none'] },
-      );
-    }
-    const existing = await this.find(owner.account.id, input.name);
+    checkEngine(engine);
+    const existing = await this.rows.find(owner.account.id, input.name);
     const source = input.latex_content;
 
     if (!existing) {
-      if (source === undefined) throw this.missing('latex_content');
+      if (source === undefined) throw missing('latex_content');
       const kind = engine === 'liquid' ? 'liquid' : 'raw';
       if (engine === undefined && hasLiquidMarkup(source)) throw placeholdersInV1();
-      const derived = kind === 'liquid' ? this.derive(source) : null;
-      const row = await this.insertCounted(owner, {
+      const derived = kind === 'liquid' ? derive(source) : null;
+      const row = await this.rows.insertCounted(owner, {
         account_id: owner.account.id,
         name: input.name,
         kind,
@@ -306,71 +104,59 @@ export class TemplateService {
     if (source !== undefined) changes.latex_content = source;
 
     if (existing.kind === 'liquid') {
-      if (engine === 'none') {
-        throw errors.engine_downgrade_not_supported(`"${existing.name}" is a placeholder (Liquid) template and cannot be turned back into raw LaTeX. Save the raw source under a new name instead.`,
-          { template_id: existing.id },
-        );
-      }
-      const derived = sourceChanged ? this.derive(source) : null;
+      if (engine === 'none') throw downgradeRefused(existing);
+      const derived = sourceChanged ? derive(source) : null;
       if (sourceChanged) changes.version = existing.version + 1;
-      const row = await this.update(existing, changes, derived);
+      const row = await this.rows.update(existing, changes, derived);
       return { template: v1View(row), created: false, ...derivedOf(row) };
     }
 
     if (engine === 'liquid') {
       const promoted = source ?? existing.latex_content;
-      const derived = this.derive(promoted);
+      const derived = derive(promoted);
       changes.kind = 'liquid';
       if (sourceChanged) changes.version = existing.version + 1;
-      const row = await this.update(existing, changes, derived);
+      const row = await this.rows.update(existing, changes, derived);
       return { template: v1View(row), created: false, promoted: true as const, ...derived };
     }
     if (engine === undefined && source !== undefined && hasLiquidMarkup(source)) throw placeholdersInV1();
     if (sourceChanged) changes.version = existing.version + 1;
-    const row = await this.update(existing, changes);
+    const row = await this.rows.update(existing, changes);
     return { template: v1View(row), created: false };
   }
 
   async list(caller: Caller, kind?: 'liquid') {
     const owner = this.owner(caller);
-    let query = this.db.selectFrom('templates').selectAll().where('account_id', '=', owner.account.id);
-    if (kind) query = query.where('kind', '=', kind);
-    const rows = await query.orderBy('name_lower').execute();
+    const rows = await this.rows.list(owner.account.id, kind);
     return { templates: rows.map(listRow) };
   }
 
   async getV1(caller: Caller, idOrName: string) {
     const owner = this.owner(caller);
-    return { template: v1View(await this.get(owner.account.id, idOrName)) };
+    return { template: v1View(await this.rows.get(owner.account.id, idOrName)) };
   }
 
   async delete(caller: Caller, idOrName: string): Promise<void> {
     const owner = this.owner(caller);
-    const row = await this.get(owner.account.id, idOrName);
-    await this.db.deleteFrom('templates').where('id', '=', row.id).execute();
+    await this.rows.delete(await this.rows.get(owner.account.id, idOrName));
   }
 
   // ---- V2 --------------------------------------------------------------------------------
 
-  private v2Body(row: TemplateRow) {
-    const template = v2View(row);
-    return { template, schema: template.schema, sample_data: template.sample_data };
-  }
-
   private async getV2Row(owner: AccountCaller, idOrName: string): Promise<TemplateRow> {
-    const row = await this.get(owner.account.id, idOrName);
+    const row = await this.rows.get(owner.account.id, idOrName);
     if (row.kind !== 'liquid') throw engineMismatch(row);
     return row;
   }
 
   async createV2(caller: Caller, input: CreateV2Input) {
     const owner = this.owner(caller);
-    if (input.name === undefined) throw this.missing('name');
-    if (input.latex_with_placeholders === undefined) throw this.missing('latex_with_placeholders');
-    this.checkFields(owner, input, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
-    if (await this.find(owner.account.id, input.name)) throw this.nameTaken(input.name);
-    const derived = this.derive(input.latex_with_placeholders);
-    const row = await this.insertCounted(owner, {
+    if (input.name === undefined) throw missing('name');
+    if (input.latex_with_placeholders === undefined) throw missing('latex_with_placeholders');
+    checkFields(owner, input, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
+    if (await this.rows.find(owner.account.id, input.name)) throw nameTaken(input.name);
+    const derived = derive(input.latex_with_placeholders);
+    const row = await this.rows.insertCounted(owner, {
       account_id: owner.account.id,
       name: input.name,
       kind: 'liquid',
@@ -379,22 +165,22 @@ export class TemplateService {
       instructions: input.instructions ?? null,
       derived,
     });
-    return this.v2Body(row);
+    return v2Body(row);
   }
 
   async getV2(caller: Caller, idOrName: string) {
     const owner = this.owner(caller);
-    return this.v2Body(await this.getV2Row(owner, idOrName));
+    return v2Body(await this.getV2Row(owner, idOrName));
   }
 
   async patchV2(caller: Caller, idOrName: string, input: PatchV2Input) {
     const owner = this.owner(caller);
-    this.checkFields(owner, input, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
+    checkFields(owner, input, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
     const row = await this.getV2Row(owner, idOrName);
     const changes: Partial<TemplateRow> = {};
     if (input.name !== undefined && input.name !== row.name) {
-      const clash = await this.find(owner.account.id, input.name);
-      if (clash && clash.id !== row.id) throw this.nameTaken(input.name);
+      const clash = await this.rows.find(owner.account.id, input.name);
+      if (clash && clash.id !== row.id) throw nameTaken(input.name);
       changes.name = input.name;
     }
     if (input.description !== undefined) changes.description = input.description;
@@ -402,27 +188,25 @@ export class TemplateService {
     let derived: Derived | null = null;
     const source = input.latex_with_placeholders;
     if (source !== undefined && source !== row.latex_content) {
-      derived = this.derive(source);
+      derived = derive(source);
       changes.latex_content = source;
       changes.version = row.version + 1;
     }
-    return this.v2Body(await this.update(row, changes, derived));
+    return v2Body(await this.rows.update(row, changes, derived));
   }
 
   async promote(caller: Caller, idOrName: string, body: unknown = {}) {
     const owner = this.owner(caller);
     const input = promoteInput(body);
-    this.checkFields(owner, {}, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
-    const row = await this.get(owner.account.id, idOrName);
-    if (row.kind === 'liquid') {
-      throw errors.already_v2(`"${row.name}" is already a placeholder (V2) template.`, { template_id: row.id });
-    }
+    checkFields(owner, {}, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
+    const row = await this.rows.get(owner.account.id, idOrName);
+    if (row.kind === 'liquid') throw alreadyV2(row);
     const source = input.latex_with_placeholders ?? row.latex_content;
-    const derived = this.derive(source);
+    const derived = derive(source);
     const changes: Partial<TemplateRow> = { kind: 'liquid', latex_content: source };
     if (source !== row.latex_content) changes.version = row.version + 1;
-    const updated = await this.update(row, changes, derived);
-    return { ...this.v2Body(updated), promoted: true as const };
+    const updated = await this.rows.update(row, changes, derived);
+    return { ...v2Body(updated), promoted: true as const };
   }
 
   // ---- render ----------------------------------------------------------------------------
@@ -446,7 +230,7 @@ export class TemplateService {
       caller,
       async () => {
         const owner = this.owner(caller);
-        const row = await this.get(owner.account.id, idOrName);
+        const row = await this.rows.get(owner.account.id, idOrName);
         if (row.kind !== 'liquid') throw engineMismatch(row);
         if (typeof data !== 'object' || data === null || Array.isArray(data)) {
           throw errors.invalid_data_shape(`"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
@@ -485,32 +269,3 @@ const SAVED_TEMPLATE: TemplateKind = {
     });
   },
 };
-
-function placeholdersInV1(): ServiceError {
-  return errors.liquid_placeholders_in_v1_template('The source contains Liquid placeholders ({{ … }} or {% … %}). Send placeholder_engine: "liquid" to store it as a placeholder template, or "none" to store it as raw LaTeX.',
-    { allowed: ['liquid', 'none'] },
-  );
-}
-
-function engineMismatch(row: TemplateRow): ServiceError {
-  return errors.template_engine_mismatch(`"${row.name}" is a raw LaTeX (V1) template; convert it with POST /api/v2/templates/${row.id}/promote first.`,
-    { template_id: row.id, placeholder_engine: 'none' },
-  );
-}
-
-/** The optional promote body: absent, or an object with at most latex_with_placeholders. */
-function promoteInput(body: unknown): PromoteInput {
-  if (body === undefined || body === null) return {};
-  if (typeof body !== 'object' || Array.isArray(body)) {
-    throw invalidField('body', 'type', 'must be object');
-  }
-  const { latex_with_placeholders, ...rest } = body as Record<string, unknown>;
-  const unknown = Object.keys(rest);
-  if (unknown.length) {
-    throw validationFailed(
-      unknown.map((field) => ({ field, rule: 'unknown_field', message: 'must NOT have additional properties' })),
-      { message: `Request is invalid: unknown field ${unknown.join(', ')}` },
-    );
-  }
-  return { latex_with_placeholders } as PromoteInput;
-}

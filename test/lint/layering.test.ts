@@ -30,7 +30,7 @@ async function layering(code: string, filePath: string) {
 
 describe('layering lint rule', () => {
   test('a domain module importing http/ is an error naming both modules', async () => {
-    const messages = await layering("import { fieldErrors } from '../http/errors.js';\nexport const f = fieldErrors;\n", 'src/quota/x.ts');
+    const messages = await layering("import { errorHandler } from '../http/errors.js';\nexport const f = errorHandler;\n", 'src/quota/x.ts');
     assert.equal(messages.length, 1);
     assert.equal(messages[0]!.severity, 2);
     assert.equal(messages[0]!.line, 1);
@@ -106,7 +106,7 @@ describe('layering lint rule', () => {
 
   test('a door importing another door is an error, whatever the kind of import', async () => {
     const cases: Array<[string, string, RegExp]> = [
-      ["import { fieldErrors } from '../http/errors.js';\nexport const f = fieldErrors;\n", 'src/mcp/x.ts', /^src\/mcp\/x must not import src\/http\/errors: a door never imports another door/],
+      ["import { errorHandler } from '../http/errors.js';\nexport const f = errorHandler;\n", 'src/mcp/x.ts', /^src\/mcp\/x must not import src\/http\/errors: a door never imports another door/],
       ["import type { App } from '../../http/types.js';\nexport type A = App;\n", 'src/mcp/tools/x.ts', /^src\/mcp\/tools\/x must not import src\/http\/types/],
       ["import { createMcpServer } from '../mcp/index.js';\nexport const c = createMcpServer;\n", 'src/http/x.ts', /^src\/http\/x must not import src\/mcp\/index/],
       ["export * from '../../mcp/route.js';\n", 'src/http/pages/x.ts', /^src\/http\/pages\/x must not import src\/mcp\/route/],
