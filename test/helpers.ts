@@ -9,7 +9,7 @@ import pino from 'pino';
 import type { Clock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/app.js';
-import type { App } from '../src/wire/types.js';
+import type { App } from '../src/http/types.js';
 import type { PlanName } from '../src/quota/plans.js';
 import { createServices, type ServiceOptions, type Services } from '../src/services.js';
 

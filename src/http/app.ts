@@ -1,5 +1,4 @@
-// The HTTP door: Fastify with TypeBox schemas, JSON errors, OpenAPI from the routes. Other
-// doors served over HTTP (the MCP endpoint) are mounted by the caller, src/app.ts.
+// The HTTP door: Fastify with TypeBox schemas, JSON errors, OpenAPI from the routes.
 import { randomUUID } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -14,22 +13,32 @@ import { compileRoutes } from './compile.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { galleryRoutes } from './gallery.js';
 import { clientErrorHandler, frameworkErrors, installHardening } from './hardening.js';
+import { mcpRoutes } from './mcp.js';
 import { metaRoutes } from './meta.js';
 import { pdfRoutes } from './pdfs.js';
 import { templateRoutes } from './templates.js';
-import type { App, Routes } from '../wire/types.js';
+import type { App } from './types.js';
 import { usageRoutes } from './usage.js';
 import { webRoutes } from './web.js';
 import { accountRoutes } from './account.js';
 import { installIdempotency } from './idempotency.js';
 import { jobRoutes } from './jobs.js';
 import { webhookRoutes } from './webhooks.js';
+import type { RpcEndpoint } from '../wire/rpc-endpoint.js';
 
-/** The HTTP door's route modules. Add a domain's routes here. */
-const ROUTES: Routes[] = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, assetRoutes, templateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
+/** What the HTTP door carries for the other doors: the MCP server answers /mcp's bodies. */
+export interface OtherDoors {
+  mcp: RpcEndpoint;
+}
 
-/** The HTTP app with its own routes and then `mounts`, route modules of other doors. */
-export async function buildHttpApp(services: Services, mounts: Routes[] = []): Promise<App> {
+/** Route modules, each `(app, services) => void`. Add a domain's routes here. */
+function routes(doors: OtherDoors): Array<(app: App, services: Services) => void> {
+  const mcp = (app: App, services: Services) => mcpRoutes(app, services, doors.mcp);
+  return [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcp, assetRoutes, templateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
+}
+
+/** The HTTP door alone; src/app.ts assembles it with the MCP door (`buildApp`). */
+export async function buildHttpApp(services: Services, doors: OtherDoors): Promise<App> {
   const app = Fastify({
     loggerInstance: services.log,
     trustProxy: services.config.trustProxy,
@@ -81,7 +90,7 @@ export async function buildHttpApp(services: Services, mounts: Routes[] = []): P
   installAuth(app, services);
   installIdempotency(app, services);
 
-  for (const register of [...ROUTES, ...mounts]) register(app, services);
+  for (const register of routes(doors)) register(app, services);
   return app;
 }
 

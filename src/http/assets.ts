@@ -2,9 +2,9 @@
 import type { Services } from '../services.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../assets/schemas.js';
 import { accountOf } from './auth.js';
-import { assetNameField } from '../wire/edge.js';
+import { assetNameField } from '../wire/json-safety.js';
 import { errors } from '../wire/schemas.js';
-import type { App } from '../wire/types.js';
+import type { App } from './types.js';
 
 export function assetRoutes(app: App, services: Services): void {
   app.post(

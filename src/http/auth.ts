@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { identify, requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import { links } from '../links.js';
 import type { Services } from '../services.js';
-import type { App } from '../wire/types.js';
+import type { App } from './types.js';
 
 /** `paid`: a key of a paid plan (saved templates, stored assets, render; SPEC §5.7). */
 export type AuthMode = 'required' | 'optional' | 'paid';

@@ -4,8 +4,8 @@
 // (origins.ts) get CORS headers, and their preflight alone succeeds.
 import type { Config } from '../config.js';
 import { notFoundHandler } from './errors.js';
-import { allowsAnyOrigin, checkMcpOrigin, mcpOriginAllowed } from '../wire/origins.js';
-import type { App } from '../wire/types.js';
+import { allowsAnyOrigin, checkMcpOrigin, mcpOriginAllowed } from './origins.js';
+import type { App } from './types.js';
 
 const CORS_PATHS = /^\/(api\/|mcp(\?|$))/;
 const MCP_PATH = /^\/mcp(\?|$)/;

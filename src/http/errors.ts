@@ -2,7 +2,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, fail, INTERNAL_ERROR_BODY, ServiceError, type FactoryCode, validationFailed } from '../errors.js';
 import { diskFault } from '../storage/faults.js';
-import { fieldErrors, type AjvError } from '../wire/field-errors.js';
+import { type AjvError, fieldErrors } from '../wire/field-errors.js';
 
 function toServiceError(err: FastifyError): ServiceError | null {
   if (err instanceof ServiceError) return err;

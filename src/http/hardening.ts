@@ -5,9 +5,9 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, type ServiceError } from '../errors.js';
-import { assertSafeJson, type AssetNameAt } from '../wire/edge.js';
+import { assertSafeJson, type AssetNameAt } from '../wire/json-safety.js';
 import { errorHandler } from './errors.js';
-import type { App } from '../wire/types.js';
+import type { App } from './types.js';
 
 /** Longest request target (path and query) served; Node itself stops at 16 KB for the whole head. */
 export const MAX_URL_LENGTH = 8192;

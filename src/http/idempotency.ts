@@ -4,7 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import { fingerprint, IdempotencyStore } from '../idempotency/store.js';
 import type { Services } from '../services.js';
-import type { App } from '../wire/types.js';
+import type { App } from './types.js';
 
 /**
  * POSTs never replayed: a rotation answers with a fresh secret that must not be stored, and

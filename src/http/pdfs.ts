@@ -5,7 +5,7 @@ import { verifyPdfLink } from '../compile/links.js';
 import { errors as serviceErrors } from '../errors.js';
 import type { Services } from '../services.js';
 import { errors } from '../wire/schemas.js';
-import type { App } from '../wire/types.js';
+import type { App } from './types.js';
 
 const Query = Type.Object({
   sig: Type.Optional(Type.String({ description: 'HMAC signature, as given in pdf_url' })),

@@ -3,7 +3,7 @@ import { UsageBody } from '../accounts/schemas.js';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
 import { errors } from '../wire/schemas.js';
-import type { App } from '../wire/types.js';
+import type { App } from './types.js';
 
 export function usageRoutes(app: App, services: Services): void {
   app.get(

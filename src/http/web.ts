@@ -10,7 +10,7 @@ import { anonymousDailyKey } from '../quota/keys.js';
 import { limitsOf } from '../quota/plans.js';
 import type { Services } from '../services.js';
 import { dashboardPage, signupPage, studioPage, unbuiltPage, type WebManifest } from './pages/studio-pages.js';
-import type { App } from '../wire/types.js';
+import type { App } from './types.js';
 
 /** The checkout (or install) root: the nearest folder above this file with a package.json. */
 function projectRoot(): string {

@@ -1,4 +1,4 @@
-// Checking a JSON value against a TypeBox schema with the options buildHttpApp gives Fastify's
+// Checking a JSON value against a TypeBox schema with the options buildApp gives Fastify's
 // validator (bodies checked as sent, every problem reported), so a tool's arguments meet the
 // same rules as its route's body; the check is a type guard, so a checked value is typed.
 import type { TSchema } from '@sinclair/typebox';

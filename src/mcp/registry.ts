@@ -1,7 +1,7 @@
 // The tool registry: which tools a caller sees, and calling one with the HTTP route's rules.
 import { identify } from '../accounts/caller.js';
 import { INTERNAL_ERROR_BODY, isServiceError } from '../errors.js';
-import { assertSafeJson } from '../wire/edge.js';
+import { assertSafeJson } from '../wire/json-safety.js';
 import { diskFault } from '../storage/faults.js';
 import { ErrorBody } from '../wire/schemas.js';
 import type { Services } from '../services.js';

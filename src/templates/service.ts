@@ -1,45 +1,34 @@
 // Saved templates: V1 raw LaTeX and V2 Liquid placeholder templates, the kind transitions of
 // SPEC §3, and render. Every check runs before anything is written, so a refused save or
-// promote leaves the stored template exactly as it was. Input checks live in checks.ts, the
-// rows in store.ts, their API shapes in views.ts; this file holds the rules between them.
+// promote leaves the stored template exactly as it was.
+import type { Db } from '../storage/db.js';
 import { requirePaidPlan, type AccountCaller, type Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { CompileContext } from '../compile/types.js';
 import type { Config } from '../config.js';
-import { errors } from '../errors.js';
+import { errors, ServiceError, validationFailed, invalidField } from '../errors.js';
 import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { renderMinuteKey } from '../quota/keys.js';
 import { reserveOrRefuse } from '../quota/reserve.js';
 import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
-import type { Db } from '../storage/db.js';
 import type { TemplateRow } from '../storage/schema.js';
 import { hasLiquidMarkup } from './braces.js';
-import { alreadyV2, checkEngine, checkFields, downgradeRefused, engineMismatch, missing, nameTaken, placeholdersInV1, promoteInput } from './checks.js';
 import { checkDataSize } from './data-size.js';
 import { checkTemplate } from './liquid.js';
-import { RenderPipeline, type RenderCompiler, type TemplateKind } from './pipeline.js';
 import { deriveSchema } from './schema.js';
-import type { CreateV2Input, PatchV2Input, SaveTemplateInput } from './schemas.js';
-import { TemplateStore } from './store.js';
+import type { CreateV2Input, PatchV2Input, PromoteInput, SaveTemplateInput } from './schemas.js';
+import { RenderPipeline, type RenderCompiler, type TemplateKind } from './pipeline.js';
 import { validateData } from './validate.js';
-import { derivedOf, listRow, v1View, v2View, type Derived } from './views.js';
+import { checkFields, missingField } from './fields.js';
+import { type Derived, derivedOf, listRow, v1View, v2View } from './rows.js';
+import { TemplateStore } from './store.js';
 
 export interface AssetNames {
   /** Names in the caller's asset library. */
   names(caller: Caller): Promise<string[]>;
 }
 
-/** Security policy, Liquid parse and schema derivation of a placeholder source. */
-function derive(source: string): Derived {
-  checkTemplate(source);
-  return deriveSchema(source);
-}
-
-function v2Body(row: TemplateRow) {
-  const template = v2View(row);
-  return { template, schema: template.schema, sample_data: template.sample_data };
-}
 
 export class TemplateService {
   private readonly pipeline: RenderPipeline;
@@ -53,6 +42,7 @@ export class TemplateService {
     this.pipeline.wallClockMs = ms;
   }
 
+
   constructor(
     store: Db,
     private readonly clock: Clock,
@@ -65,26 +55,39 @@ export class TemplateService {
     this.pipeline = new RenderPipeline(clock, compiler, SAVED_TEMPLATE, RENDER_WALL_CLOCK_SECONDS * 1000);
   }
 
+  // ---- shared checks -------------------------------------------------------------------
+
   private owner(caller: Caller): AccountCaller {
     return requirePaidPlan(caller, 'Saved templates and render', links(this.config).upgradeUrl);
+  }
+
+
+  /** Security policy, Liquid parse and schema derivation of a placeholder source. */
+  private derive(source: string): Derived {
+    checkTemplate(source);
+    return deriveSchema(source);
   }
 
   // ---- V1 --------------------------------------------------------------------------------
 
   async saveV1(caller: Caller, input: SaveTemplateInput) {
     const owner = this.owner(caller);
-    if (input.name === undefined) throw missing('name');
+    if (input.name === undefined) throw missingField('name');
     checkFields(owner, input, { field: 'latex_content', value: input.latex_content });
     const engine = input.placeholder_engine;
-    checkEngine(engine);
+    if (engine !== undefined && engine !== 'liquid' && engine !== 'none') {
+      throw errors.invalid_placeholder_engine(`placeholder_engine must be "liquid" or "none" (or omitted to keep the current kind), got ${JSON.stringify(engine)}.`,
+        { allowed: ['liquid', 'none'] },
+      );
+    }
     const existing = await this.rows.find(owner.account.id, input.name);
     const source = input.latex_content;
 
     if (!existing) {
-      if (source === undefined) throw missing('latex_content');
+      if (source === undefined) throw missingField('latex_content');
       const kind = engine === 'liquid' ? 'liquid' : 'raw';
       if (engine === undefined && hasLiquidMarkup(source)) throw placeholdersInV1();
-      const derived = kind === 'liquid' ? derive(source) : null;
+      const derived = kind === 'liquid' ? this.derive(source) : null;
       const row = await this.rows.insertCounted(owner, {
         account_id: owner.account.id,
         name: input.name,
@@ -104,8 +107,12 @@ export class TemplateService {
     if (source !== undefined) changes.latex_content = source;
 
     if (existing.kind === 'liquid') {
-      if (engine === 'none') throw downgradeRefused(existing);
-      const derived = sourceChanged ? derive(source) : null;
+      if (engine === 'none') {
+        throw errors.engine_downgrade_not_supported(`"${existing.name}" is a placeholder (Liquid) template and cannot be turned back into raw LaTeX. Save the raw source under a new name instead.`,
+          { template_id: existing.id },
+        );
+      }
+      const derived = sourceChanged ? this.derive(source) : null;
       if (sourceChanged) changes.version = existing.version + 1;
       const row = await this.rows.update(existing, changes, derived);
       return { template: v1View(row), created: false, ...derivedOf(row) };
@@ -113,7 +120,7 @@ export class TemplateService {
 
     if (engine === 'liquid') {
       const promoted = source ?? existing.latex_content;
-      const derived = derive(promoted);
+      const derived = this.derive(promoted);
       changes.kind = 'liquid';
       if (sourceChanged) changes.version = existing.version + 1;
       const row = await this.rows.update(existing, changes, derived);
@@ -127,7 +134,9 @@ export class TemplateService {
 
   async list(caller: Caller, kind?: 'liquid') {
     const owner = this.owner(caller);
-    const rows = await this.rows.list(owner.account.id, kind);
+    let query = this.rows.db.selectFrom('templates').selectAll().where('account_id', '=', owner.account.id);
+    if (kind) query = query.where('kind', '=', kind);
+    const rows = await query.orderBy('name_lower').execute();
     return { templates: rows.map(listRow) };
   }
 
@@ -138,10 +147,16 @@ export class TemplateService {
 
   async delete(caller: Caller, idOrName: string): Promise<void> {
     const owner = this.owner(caller);
-    await this.rows.delete(await this.rows.get(owner.account.id, idOrName));
+    const row = await this.rows.get(owner.account.id, idOrName);
+    await this.rows.db.deleteFrom('templates').where('id', '=', row.id).execute();
   }
 
   // ---- V2 --------------------------------------------------------------------------------
+
+  private v2Body(row: TemplateRow) {
+    const template = v2View(row);
+    return { template, schema: template.schema, sample_data: template.sample_data };
+  }
 
   private async getV2Row(owner: AccountCaller, idOrName: string): Promise<TemplateRow> {
     const row = await this.rows.get(owner.account.id, idOrName);
@@ -151,11 +166,11 @@ export class TemplateService {
 
   async createV2(caller: Caller, input: CreateV2Input) {
     const owner = this.owner(caller);
-    if (input.name === undefined) throw missing('name');
-    if (input.latex_with_placeholders === undefined) throw missing('latex_with_placeholders');
+    if (input.name === undefined) throw missingField('name');
+    if (input.latex_with_placeholders === undefined) throw missingField('latex_with_placeholders');
     checkFields(owner, input, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
-    if (await this.rows.find(owner.account.id, input.name)) throw nameTaken(input.name);
-    const derived = derive(input.latex_with_placeholders);
+    if (await this.rows.find(owner.account.id, input.name)) throw this.rows.nameTaken(input.name);
+    const derived = this.derive(input.latex_with_placeholders);
     const row = await this.rows.insertCounted(owner, {
       account_id: owner.account.id,
       name: input.name,
@@ -165,12 +180,12 @@ export class TemplateService {
       instructions: input.instructions ?? null,
       derived,
     });
-    return v2Body(row);
+    return this.v2Body(row);
   }
 
   async getV2(caller: Caller, idOrName: string) {
     const owner = this.owner(caller);
-    return v2Body(await this.getV2Row(owner, idOrName));
+    return this.v2Body(await this.getV2Row(owner, idOrName));
   }
 
   async patchV2(caller: Caller, idOrName: string, input: PatchV2Input) {
@@ -180,7 +195,7 @@ export class TemplateService {
     const changes: Partial<TemplateRow> = {};
     if (input.name !== undefined && input.name !== row.name) {
       const clash = await this.rows.find(owner.account.id, input.name);
-      if (clash && clash.id !== row.id) throw nameTaken(input.name);
+      if (clash && clash.id !== row.id) throw this.rows.nameTaken(input.name);
       changes.name = input.name;
     }
     if (input.description !== undefined) changes.description = input.description;
@@ -188,11 +203,11 @@ export class TemplateService {
     let derived: Derived | null = null;
     const source = input.latex_with_placeholders;
     if (source !== undefined && source !== row.latex_content) {
-      derived = derive(source);
+      derived = this.derive(source);
       changes.latex_content = source;
       changes.version = row.version + 1;
     }
-    return v2Body(await this.rows.update(row, changes, derived));
+    return this.v2Body(await this.rows.update(row, changes, derived));
   }
 
   async promote(caller: Caller, idOrName: string, body: unknown = {}) {
@@ -200,13 +215,15 @@ export class TemplateService {
     const input = promoteInput(body);
     checkFields(owner, {}, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
     const row = await this.rows.get(owner.account.id, idOrName);
-    if (row.kind === 'liquid') throw alreadyV2(row);
+    if (row.kind === 'liquid') {
+      throw errors.already_v2(`"${row.name}" is already a placeholder (V2) template.`, { template_id: row.id });
+    }
     const source = input.latex_with_placeholders ?? row.latex_content;
-    const derived = derive(source);
+    const derived = this.derive(source);
     const changes: Partial<TemplateRow> = { kind: 'liquid', latex_content: source };
     if (source !== row.latex_content) changes.version = row.version + 1;
     const updated = await this.rows.update(row, changes, derived);
-    return { ...v2Body(updated), promoted: true as const };
+    return { ...this.v2Body(updated), promoted: true as const };
   }
 
   // ---- render ----------------------------------------------------------------------------
@@ -269,3 +286,32 @@ const SAVED_TEMPLATE: TemplateKind = {
     });
   },
 };
+
+function placeholdersInV1(): ServiceError {
+  return errors.liquid_placeholders_in_v1_template('The source contains Liquid placeholders ({{ … }} or {% … %}). Send placeholder_engine: "liquid" to store it as a placeholder template, or "none" to store it as raw LaTeX.',
+    { allowed: ['liquid', 'none'] },
+  );
+}
+
+function engineMismatch(row: TemplateRow): ServiceError {
+  return errors.template_engine_mismatch(`"${row.name}" is a raw LaTeX (V1) template; convert it with POST /api/v2/templates/${row.id}/promote first.`,
+    { template_id: row.id, placeholder_engine: 'none' },
+  );
+}
+
+/** The optional promote body: absent, or an object with at most latex_with_placeholders. */
+function promoteInput(body: unknown): PromoteInput {
+  if (body === undefined || body === null) return {};
+  if (typeof body !== 'object' || Array.isArray(body)) {
+    throw invalidField('body', 'type', 'must be object');
+  }
+  const { latex_with_placeholders, ...rest } = body as Record<string, unknown>;
+  const unknown = Object.keys(rest);
+  if (unknown.length) {
+    throw validationFailed(
+      unknown.map((field) => ({ field, rule: 'unknown_field', message: 'must NOT have additional properties' })),
+      { message: `Request is invalid: unknown field ${unknown.join(', ')}` },
+    );
+  }
+  return { latex_with_placeholders } as PromoteInput;
+}

@@ -1,17 +1,18 @@
-// Saved templates in the database: lookup by id or case-insensitive name, insert within the
-// plan's template count (counted and inserted as one step per account), update, list, delete.
-// A clash on the unique name index becomes name_taken, whichever database raised it.
+// Where saved templates live: lookup by id or case-insensitive name within an account, the
+// plan's template count checked and the row inserted as one step per account, updates that keep
+// the name index, and the name_taken refusal a unique index raises.
 import type { Kysely } from 'kysely';
 import type { AccountCaller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { errors } from '../errors.js';
+import { errors, type ServiceError } from '../errors.js';
 import { links } from '../links.js';
 import { limitsOf } from '../quota/plans.js';
 import { lockAccount, type Db } from '../storage/db.js';
 import type { Database, TemplateRow } from '../storage/schema.js';
-import { nameTaken } from './checks.js';
-import type { Derived } from './views.js';
+import type { Derived } from './rows.js';
+
+const isNumericId = (value: string) => /^[0-9]{1,15}$/.test(value);
 
 export interface NewTemplate {
   account_id: number;
@@ -23,10 +24,6 @@ export interface NewTemplate {
   derived: Derived | null;
 }
 
-const isNumericId = (value: string) => /^[0-9]{1,15}$/.test(value);
-
-const isNameClash = (err: unknown) => /unique|duplicate/i.test(String((err as Error).message));
-
 export class TemplateStore {
   constructor(
     private readonly store: Db,
@@ -34,11 +31,10 @@ export class TemplateStore {
     private readonly config: Config,
   ) {}
 
-  private get db(): Kysely<Database> {
+  get db(): Kysely<Database> {
     return this.store.kysely;
   }
 
-  /** The account's template with numeric id `idOrName`, else the one named so (any case). */
   async find(accountId: number, idOrName: string): Promise<TemplateRow | undefined> {
     const query = this.db.selectFrom('templates').selectAll().where('account_id', '=', accountId);
     if (isNumericId(idOrName)) {
@@ -48,52 +44,12 @@ export class TemplateStore {
     return query.where('name_lower', '=', idOrName.toLowerCase()).executeTakeFirst();
   }
 
-  /** As find, or template_not_found. */
   async get(accountId: number, idOrName: string): Promise<TemplateRow> {
     const row = await this.find(accountId, idOrName);
     if (!row) {
       throw errors.template_not_found(`No template "${idOrName}" in this account.`, { id: idOrName });
     }
     return row;
-  }
-
-  async list(accountId: number, kind?: 'liquid'): Promise<TemplateRow[]> {
-    let query = this.db.selectFrom('templates').selectAll().where('account_id', '=', accountId);
-    if (kind) query = query.where('kind', '=', kind);
-    return query.orderBy('name_lower').execute();
-  }
-
-  async delete(row: TemplateRow): Promise<void> {
-    await this.db.deleteFrom('templates').where('id', '=', row.id).execute();
-  }
-
-  /** Inserts a new template unless the plan's count is reached, as one step per account. */
-  async insertCounted(owner: AccountCaller, values: NewTemplate): Promise<TemplateRow> {
-    return this.db.transaction().execute(async (trx) => {
-      await lockAccount(this.store, trx, owner.account.id);
-      await this.checkCount(trx, owner);
-      return this.insert(trx, values);
-    });
-  }
-
-  async update(row: TemplateRow, changes: Partial<TemplateRow>, derived?: Derived | null): Promise<TemplateRow> {
-    const set: Record<string, unknown> = { ...changes, updated_at: this.clock.now().toISOString() };
-    if (derived) {
-      set.schema_json = JSON.stringify(derived.schema);
-      set.sample_data_json = JSON.stringify(derived.sample_data);
-    }
-    if (typeof changes.name === 'string') set.name_lower = changes.name.toLowerCase();
-    try {
-      return await this.db
-        .updateTable('templates')
-        .set(set)
-        .where('id', '=', row.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
-    } catch (err) {
-      if (isNameClash(err)) throw nameTaken(String(changes.name));
-      throw err;
-    }
   }
 
   private async checkCount(trx: Kysely<Database>, caller: AccountCaller): Promise<void> {
@@ -111,6 +67,15 @@ export class TemplateStore {
         { limit, count, plan, upgrade_url: links(this.config).upgradeUrl },
       );
     }
+  }
+
+  /** Inserts a new template unless the plan's count is reached, as one step per account. */
+  async insertCounted(owner: AccountCaller, values: NewTemplate): Promise<TemplateRow> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockAccount(this.store, trx, owner.account.id);
+      await this.checkCount(trx, owner);
+      return this.insert(trx, values);
+    });
   }
 
   private async insert(trx: Kysely<Database>, values: NewTemplate): Promise<TemplateRow> {
@@ -135,7 +100,33 @@ export class TemplateStore {
         .returningAll()
         .executeTakeFirstOrThrow();
     } catch (err) {
-      if (isNameClash(err)) throw nameTaken(values.name);
+      if (/unique|duplicate/i.test(String((err as Error).message))) throw this.nameTaken(values.name);
+      throw err;
+    }
+  }
+
+  nameTaken(name: string): ServiceError {
+    return errors.name_taken(`A template named "${name}" already exists in this account (names are case-insensitive).`, {
+      name,
+    });
+  }
+
+  async update(row: TemplateRow, changes: Partial<TemplateRow>, derived?: Derived | null): Promise<TemplateRow> {
+    const set: Record<string, unknown> = { ...changes, updated_at: this.clock.now().toISOString() };
+    if (derived) {
+      set.schema_json = JSON.stringify(derived.schema);
+      set.sample_data_json = JSON.stringify(derived.sample_data);
+    }
+    if (typeof changes.name === 'string') set.name_lower = changes.name.toLowerCase();
+    try {
+      return await this.db
+        .updateTable('templates')
+        .set(set)
+        .where('id', '=', row.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    } catch (err) {
+      if (/unique|duplicate/i.test(String((err as Error).message))) throw this.nameTaken(String(changes.name));
       throw err;
     }
   }

@@ -1,14 +1,15 @@
-// Ajv's validation errors as the catalogue's field list (`{field, rule, limit?, message}`), so a
-// route's body and an MCP tool's arguments name a bad field the same way.
+// Ajv's validation errors as the catalogue's field errors (`validation_failed`'s `fields`):
+// the same wording whichever door validated the value, an HTTP route or an MCP tool's arguments.
 import type { FieldError } from '../errors.js';
 
-/** The part of an Ajv error this module reads (Fastify passes Ajv's errors through as they are). */
 export interface AjvError {
   instancePath?: string;
   keyword: string;
   message?: string;
   params?: Record<string, unknown>;
 }
+
+export type { FieldError };
 
 function fieldName(error: AjvError, context?: string): string {
   const path = (error.instancePath ?? '').split('/').filter(Boolean).join('.');
@@ -17,7 +18,6 @@ function fieldName(error: AjvError, context?: string): string {
   return name || (context === 'body' ? 'body' : (context ?? 'body'));
 }
 
-/** One field error per Ajv error; `context` (body, querystring, params) names a problem with no path. */
 export function fieldErrors(errors: AjvError[], context?: string): FieldError[] {
   return errors.map((error) => {
     const limit = error.params?.limit;

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
 import { buildApp } from '../../src/app.js';
-import type { App } from '../../src/wire/types.js';
+import type { App } from '../../src/http/types.js';
 import { freePort, launchBrowser, SHOTS } from '../browser.js';
 import { testServices, type TestServices } from '../helpers.js';
 

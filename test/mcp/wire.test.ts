@@ -15,7 +15,7 @@ import { compileRoutes } from '../../src/http/compile.js';
 import { galleryRoutes } from '../../src/http/gallery.js';
 import { jobRoutes } from '../../src/http/jobs.js';
 import { templateRoutes } from '../../src/http/templates.js';
-import type { App } from '../../src/wire/types.js';
+import type { App } from '../../src/http/types.js';
 import { usageRoutes } from '../../src/http/usage.js';
 import { AcceptedBody, JobBody } from '../../src/jobs/schemas.js';
 import { plain } from '../../src/mcp/checks.js';

@@ -7,7 +7,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
-import type { App } from '../../src/wire/types.js';
+import type { App } from '../../src/http/types.js';
 import { freePort, launchBrowser, SHOTS } from '../browser.js';
 import { createAccount, testServices, type TestServices } from '../helpers.js';
 

@@ -1,11 +1,10 @@
-// A stored template row as the API shows it: the V1 view (`latex_content`), the V2 view
-// (`latex_with_placeholders` with its derived schema and sample data) and the list row.
+// How a stored template row reads on the wire: V1 and V2 views, list rows, and the schema and
+// sample data a Liquid template derived when it was saved.
 import type { Static } from '@sinclair/typebox';
 import type { TemplateRow } from '../storage/schema.js';
 import type { JsonSchema } from './schema.js';
 import type { TemplateListRow, TemplateV1, TemplateV2 } from './schemas.js';
 
-/** What a placeholder source yields besides itself: its JSON Schema and sample data. */
 export interface Derived {
   schema: JsonSchema;
   sample_data: Record<string, unknown>;

@@ -1,10 +1,10 @@
-// The /mcp Origin rule (src/wire/origins.ts), shared by the CORS hook and the MCP route: no
+// The /mcp Origin rule (src/http/origins.ts), shared by the CORS hook and the /mcp route: no
 // Origin passes, a browser Origin must be on the list (compared as a normalised origin), and
 // "*" allows every origin. The black-box answers are in test/security/edge.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ServiceError } from '../../src/errors.js';
-import { allowsAnyOrigin, checkMcpOrigin, mcpOriginAllowed } from '../../src/wire/origins.js';
+import { allowsAnyOrigin, checkMcpOrigin, mcpOriginAllowed } from '../../src/http/origins.js';
 
 const own = { mcpAllowedOrigins: ['https://quire.example:8443'] };
 const any = { mcpAllowedOrigins: ['*'] };

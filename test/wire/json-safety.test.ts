@@ -1,4 +1,4 @@
-// The JSON edge checks both doors run on a body or a tool's arguments (src/wire/edge.ts): which
+// The JSON edge checks both doors run on a body or a tool's arguments (src/wire/json-safety.ts): which
 // paths hold asset names, which catalogue error each problem becomes, and (a property) that
 // inspectJson agrees with a plain recursive walk on any JSON value. The attacks through the
 // real doors are in test/security/edge.test.ts.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { ServiceError } from '../../src/errors.js';
-import { assertSafeJson, assetNameField, COMPILE_ASSET_NAMES, inspectJson, MAX_JSON_DEPTH, type JsonPath } from '../../src/wire/edge.js';
+import { assertSafeJson, assetNameField, COMPILE_ASSET_NAMES, inspectJson, MAX_JSON_DEPTH, type JsonPath } from '../../src/wire/json-safety.js';
 
 function refusal(run: () => void): ServiceError {
   try {

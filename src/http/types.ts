@@ -1,9 +1,7 @@
-// The Fastify instance both doors mount their routes on (the HTTP routes and the MCP endpoint):
-// TypeBox schemas type each route, pino logs.
+// The Fastify instance type of the HTTP door: TypeBox schemas type each route, pino logs.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
-import type { Services } from '../services.js';
 
 /** The Fastify instance every route module receives. */
 export type App = FastifyInstance<
@@ -13,6 +11,3 @@ export type App = FastifyInstance<
   Logger,
   TypeBoxTypeProvider
 >;
-
-/** A route module: registers its routes on the app, calling into `services`. */
-export type Routes = (app: App, services: Services) => void;

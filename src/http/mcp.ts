@@ -1,17 +1,14 @@
-// POST /mcp: the MCP door's HTTP transport (SPEC §4.7), stateless JSON-RPC 2.0 over
-// Streamable HTTP with plain JSON replies. It parses its own bodies so malformed JSON is a JSON-RPC parse error
+// POST /mcp: the MCP endpoint (SPEC §4.7), stateless JSON-RPC 2.0 over Streamable HTTP with
+// plain JSON replies. It parses its own bodies so malformed JSON is a JSON-RPC parse error
 // (-32700), not the app's 400 invalid_json; keys are checked per tool call, so a bad key is a
-// tool error and never an HTTP 401. A browser Origin not allowed (wire/origins.ts) is a 403.
-// Mounted on the HTTP app by src/app.ts, so neither door imports the other.
+// tool error and never an HTTP 401. A browser Origin not allowed (origins.ts) is a 403.
 import { errors as serviceErrors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
+import { checkMcpOrigin } from './origins.js';
 import type { Services } from '../services.js';
-import { API_VERSION } from '../version.js';
-import { checkMcpOrigin } from '../wire/origins.js';
+import type { RpcEndpoint } from '../wire/rpc-endpoint.js';
 import { ErrorBody, errors } from '../wire/schemas.js';
-import type { App } from '../wire/types.js';
-import { createMcpServer } from './index.js';
-import { handleBody } from './jsonrpc.js';
+import type { App } from './types.js';
 
 // Described, not validated: the handler reads the raw text and answers JSON-RPC errors itself.
 const JsonRpcBody = Type.Unknown({ description: 'A JSON-RPC 2.0 request or notification, or an array of them (batch)' });
@@ -22,12 +19,11 @@ const MethodNotAllowed = Type.Object(ErrorBody.properties, {
   headers: { Allow: Type.Literal('POST', { description: 'The one method /mcp answers' }) },
 });
 
-export function mcpRoutes(app: App, services: Services): void {
-  const server = createMcpServer(services, API_VERSION);
+export function mcpRoutes(app: App, services: Services, endpoint: RpcEndpoint): void {
 
   void app.register(async (scope) => {
     // Every body reaches the handler as text, whatever its content type; the handler parses it.
-    // The Origin rule (wire/origins.ts) comes before anything else, the method included.
+    // The Origin rule (origins.ts) comes before anything else, the method included.
     scope.addHook('onRequest', async (req) => checkMcpOrigin(services.config, req.headers.origin));
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
@@ -48,7 +44,7 @@ export function mcpRoutes(app: App, services: Services): void {
       },
       async (req, reply) => {
         const raw = typeof req.body === 'string' ? req.body : undefined;
-        const answer = await handleBody(raw, server.dispatcher({ headers: req.headers, ip: req.ip }), (err, message) =>
+        const answer = await endpoint.answer(raw, { headers: req.headers, ip: req.ip }, (err, message) =>
           req.log.error({ err, method: (message as { method?: unknown } | null)?.method }, 'MCP method failed'),
         );
         if (answer === undefined) return reply.code(202).send();
