@@ -118,7 +118,8 @@ export function pdfRoutes(app: App, services: Services): void {
       const row = await services.pdfs.find(id);
       const png = row ? await services.pdfs.image(id, page) : null;
       if (!row || !png) throw serviceErrors.not_found('No image of this page: it was deleted after its link expired.');
-      return reply.header('content-type', 'image/png').header('cache-control', 'private').header('x-content-type-options', 'nosniff').send(png);
+      // The reply type follows the JSON schemas; this one sends the PNG's bytes.
+      return (reply as FastifyReply).header('content-type', 'image/png').header('cache-control', 'private').header('x-content-type-options', 'nosniff').send(png);
     },
   );
 }
