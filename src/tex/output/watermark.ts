@@ -22,9 +22,9 @@ const num = (value: number) => (Math.round(value * 1000) / 1000).toString();
 
 export function watermarkPdf(mark: OutputWatermark): Buffer {
   const length = [...mark.text].length;
-  // Helvetica-Bold averages about 0.6 em per character; the line fits the square's diagonal.
-  const fontSize = Math.max(8, Math.min(96, (SIZE * 1.2) / (0.6 * length)));
-  const width = 0.6 * fontSize * length;
+  // Helvetica-Bold capitals are up to 0.72 em wide; the line fits inside the square at any angle.
+  const fontSize = Math.max(8, Math.min(96, (SIZE * 0.9) / (0.72 * length)));
+  const width = 0.72 * fontSize * length;
   const radians = (mark.angle * Math.PI) / 180;
   const [cos, sin] = [Math.cos(radians), Math.sin(radians)];
   // Start of the baseline so the line's centre is the square's centre.
