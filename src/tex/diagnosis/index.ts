@@ -3,39 +3,15 @@
 // still gets its line and message, and the caller reads the log.
 import type { Compiler } from '../compilers.js';
 import { parseErrors, primaryError, type ErrorBlock } from './log.js';
-import { RULES, RULES_ANYWHERE, verdictKey, type Finding, type Verdicts, type Verification } from './rules.js';
+import type { Diagnosis } from './diagnosis.js';
+import { RULES, RULES_ANYWHERE, verdictKey, type Finding, type Verdicts, type Verification } from './rules/index.js';
 import { catalog as loadedCatalog, type TexCatalog } from './catalog.js';
 import { verifyCandidates, type ProbeOptions } from './probe.js';
 import { Source } from './source.js';
 import { missingGlyphs } from './glyphs.js';
 import { missingDatabase } from './bibtools.js';
 
-export const ERROR_CLASSES = [
-  'missing_package',
-  'missing_document_class',
-  'missing_asset',
-  'undefined_command',
-  'undefined_environment',
-  'mismatched_environment',
-  'missing_math_mode',
-  'missing_begin_document',
-  'unsupported_unicode',
-  'unbalanced_braces',
-  'runaway_argument',
-  'fatal_error',
-] as const;
-
-export type ErrorClass = (typeof ERROR_CLASSES)[number];
-
-export interface Diagnosis {
-  error_class: ErrorClass;
-  summary: string;
-  suggested_fix: string;
-  suggested_package?: string;
-  symbol?: string;
-  line?: number;
-  retryable: boolean;
-}
+export { ERROR_CLASSES, type Diagnosis, type ErrorClass } from './diagnosis.js';
 
 export interface LogAnalysis {
   /** Source line of the first real error, when the log names one. */

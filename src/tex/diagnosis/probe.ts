@@ -5,7 +5,7 @@
 // supplies (the sandboxed job queue), one at a time, within a small total time budget.
 import type { Compiler } from '../compilers.js';
 import { parseErrors, primaryError } from './log.js';
-import type { Verification } from './rules.js';
+import type { Verification } from './rules/finding.js';
 import { Source } from './source.js';
 
 /** Runs one probe document; the caller decides where (the sandboxed TeX runner). */
