@@ -160,6 +160,7 @@ export class BullJobQueue implements JobQueue {
         compiler: job.compiler,
         files,
         timeoutMs: job.timeoutMs,
+        ...(job.cpuSeconds !== undefined ? { cpuSeconds: job.cpuSeconds } : {}),
         maxFileBytes: job.maxFileBytes,
         ...(job.keepPages !== undefined ? { keepPages: job.keepPages } : {}),
         ...(job.preamble ? { preamble: job.preamble } : {}),

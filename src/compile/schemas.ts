@@ -3,6 +3,7 @@
 // (the service checks them), so a schema never pre-empts that code with validation_failed.
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
+import { DiagnosisBody } from '../tex/diagnosis/diagnosis.js';
 import { TexWarningBody } from '../tex/warnings.js';
 
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
@@ -80,7 +81,7 @@ export const CompileFailureBody = Type.Object(
     log: Type.Optional(Type.String({ description: 'End of the compiler transcript (at most 64 KiB)' })),
     line: Type.Optional(Type.Integer()),
     retryable: Type.Optional(Type.Boolean()),
-    diagnosis: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    diagnosis: Type.Optional(DiagnosisBody),
     agent_hint: Type.Optional(Type.String()),
     plan: Type.Optional(Type.String()),
     usage: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'As in CompileSuccess: the counters after this failure, which cost nothing' })),

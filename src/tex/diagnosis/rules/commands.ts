@@ -5,7 +5,7 @@ import { COMMAND_PACKAGES } from '../packages.js';
 import { rankCandidates } from '../candidates.js';
 import { closest, KERNEL_COMMANDS } from '../names.js';
 import { escape, onLine, usepackage, type Rule } from './finding.js';
-import { fromIndex, withOption, withPackage } from './suggest.js';
+import { fromIndex, indexedFinding, withOption, withPackage } from './suggest.js';
 
 /** Commands a loaded package defines only inside one environment. */
 const ONLY_INSIDE: Record<string, string> = {
@@ -18,9 +18,11 @@ const ONLY_INSIDE: Record<string, string> = {
 
 export const undefinedCommand: Rule = (ctx) => {
   const { block, engine, source, line } = ctx;
-  if (!/^Undefined control sequence/.test(block.message)) return undefined;
   const top = block.context[0];
-  const symbol = top ? lastToken(top.read) : undefined;
+  // LaTeX defines \selectlanguage (and a few more) as an error until a language package loads.
+  const stub = /^Not loaded\.?$/.test(block.message) ? /^(\\[A-Za-z]+) ?->\\errhelp/.exec(top?.read ?? '')?.[1] : undefined;
+  if (!stub && !/^Undefined control sequence/.test(block.message)) return undefined;
+  const symbol = stub ?? (top ? lastToken(top.read) : undefined);
   if (!symbol?.startsWith('\\') || symbol.length < 2) return undefined;
   const name = symbol.slice(1);
   // Inside a macro expansion the name is written somewhere else: point at where it is written.
@@ -47,7 +49,7 @@ export const undefinedCommand: Rule = (ctx) => {
   const indexed = fromIndex(ctx, 'command', name, at, provider?.package);
   if (indexed === undefined && provider) return withPackage(provider, symbol, at, engine, summary, 'command', source);
   if (indexed === 'loaded') return undefined;
-  if (indexed && indexed !== 'none') return { ...withPackage(indexed.provider, symbol, at, engine, summary, 'command', source), ...(indexed.verify ? { verify: indexed.verify } : {}) };
+  if (indexed && indexed !== 'none') return indexedFinding(indexed, symbol, at, engine, summary, 'command', source);
 
   const near = closest(name, [...COMMAND_PACKAGES.keys(), ...KERNEL_COMMANDS]);
   const nearPackage = near ? COMMAND_PACKAGES.get(near)?.package : undefined;

@@ -3,7 +3,7 @@
 import { ENVIRONMENT_PACKAGES } from '../packages.js';
 import { closest, KERNEL_ENVIRONMENTS } from '../names.js';
 import { onLine, PREAMBLE, usepackage, type Rule } from './finding.js';
-import { fromIndex, withOption, withPackage } from './suggest.js';
+import { fromIndex, indexedFinding, withOption, withPackage } from './suggest.js';
 
 const THEOREMS = ['theorem', 'lemma', 'corollary', 'proposition', 'definition', 'remark', 'example', 'conjecture', 'claim', 'exercise', 'problem', 'note', 'observation', 'fact', 'assumption', 'hypothesis', 'axiom', 'notation', 'question', 'solution'];
 const BEAMER = ['frame', 'block', 'alertblock', 'exampleblock', 'columns', 'column', 'onlyenv', 'overlayarea', 'overprint'];
@@ -35,7 +35,7 @@ export const undefinedEnvironment: Rule = (ctx) => {
   if (provider) return withPackage(provider, name, line, engine, summary, 'environment', source);
   const indexed = fromIndex(ctx, 'environment', name, line);
   if (indexed === 'loaded') return undefined;
-  if (indexed && indexed !== 'none') return { ...withPackage(indexed.provider, name, line, engine, summary, 'environment', source), ...(indexed.verify ? { verify: indexed.verify } : {}) };
+  if (indexed && indexed !== 'none') return indexedFinding(indexed, name, line, engine, summary, 'environment', source);
   const near = closest(name, [...ENVIRONMENT_PACKAGES.keys(), ...KERNEL_ENVIRONMENTS]);
   const fix = near
     ? `Change "${name}"${onLine(line)} to "${near}" in both \\begin and \\end${ENVIRONMENT_PACKAGES.has(near) && !source?.loads(ENVIRONMENT_PACKAGES.get(near)?.package ?? '') ? ` and add ${usepackage(ENVIRONMENT_PACKAGES.get(near)?.package ?? '')} to the preamble` : ''}; if it is your own environment, define it with \\newenvironment{${name}}{...}{...} in the preamble.`

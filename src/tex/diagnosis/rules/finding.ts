@@ -25,8 +25,13 @@ export interface Verification {
   needed: boolean;
 }
 
-/** A probe's answer for a name: the package that got TeX past it, or null when none did. */
-export type Verdicts = ReadonlyMap<string, string | null>;
+/**
+ * The probes' answer for a name: the package that got TeX past it; null when none of the
+ * candidates tried did; { failed } when the probes stopped before an answer (the budget was
+ * spent), with the candidates that had failed by then.
+ */
+export type ProbeVerdict = string | null | { failed: string[] };
+export type Verdicts = ReadonlyMap<string, ProbeVerdict>;
 export const verdictKey = (kind: NameKind, name: string) => `${kind}:${name}`;
 
 export interface RuleContext {

@@ -15,6 +15,13 @@ export { verdictKey, type Finding, type RuleContext, type Verdicts, type Verific
 /** Rules that hold wherever TeX was when it failed, even inside a package or class file. */
 export const RULES_ANYWHERE: readonly Rule[] = [missingFile, engineRequirement, fontNotFound, unicodeCharacter];
 
+/**
+ * Rules for an error inside the bibliography bibtex or biber generated (main.bbl): a command
+ * its style writes (\\url, \\doi after \\urlprefix, jurabib's \\jbdoitem) needs the package
+ * that defines it, like one written in main.tex.
+ */
+export const RULES_IN_BIBLIOGRAPHY: readonly Rule[] = [...RULES_ANYWHERE, undefinedCommand, undefinedEnvironment];
+
 export const RULES: readonly Rule[] = [
   missingFile,
   engineRequirement,
