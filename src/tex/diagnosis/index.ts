@@ -127,9 +127,9 @@ function isMain(file: string): boolean {
   return /(^|\/)main\.tex$/.test(file);
 }
 
-/** The bibliography bibtex or biber wrote for main.tex. */
+/** A bibliography bibtex or biber wrote in the job folder (main.bbl; bibunits' bu1.bbl, multibib's). */
 function isBibliography(file: string): boolean {
-  return /(^|\/)main\.bbl$/.test(file);
+  return /^(\.\/)?[^/]+\.bbl$/.test(file);
 }
 
 function toDiagnosis(finding: Finding, fallbackLine: number | undefined): Diagnosis {

@@ -43,6 +43,9 @@ describe('undefined commands', () => {
     assert.deepEqual([doi.diagnosis?.symbol, doi.diagnosis?.suggested_package], ['\\doi', 'doi']);
     const jura = analyzeLog('./main.bbl:4: Undefined control sequence.\nl.4 \\jbbibargs\n                {\\bibnf {Author}}\n', 'pdflatex', { source: bib, catalog: null });
     assert.deepEqual([jura.diagnosis?.symbol, jura.diagnosis?.suggested_package], ['\\jbbibargs', 'jurabib']);
+    // bibunits writes one bibliography per unit (bu1.bbl, bu2.bbl, …).
+    const unit = analyzeLog('./bu1.bbl:6: Undefined control sequence.\nl.6 \\jbdy\n            {2020}\n', 'pdflatex', { source: bib, catalog: null });
+    assert.deepEqual([unit.diagnosis?.symbol, unit.diagnosis?.suggested_package], ['\\jbdy', 'jurabib']);
   });
 
   it('in another file a package or class loads, an undefined command gets no package rule', () => {
