@@ -34,7 +34,7 @@ const DELETES_PER_DOC = Number(process.env.BENCH_DELETES_PER_DOC ?? 2);
 const LOAD = process.argv.includes('--load');
 const JSON_OUT = process.argv.includes('--json') ? process.argv[process.argv.indexOf('--json') + 1] : undefined;
 /** The burner stops itself after this long, should this process die without stopping it. */
-const BURN_MAX_MS = 60 * 60 * 1000;
+const BURN_MAX_MS = 45 * 60 * 1000;
 const CACHE_DIR = texIndexDir();
 
 interface Doc {
@@ -305,6 +305,12 @@ async function main(): Promise<void> {
   const started = performance.now();
   const burners = LOAD ? startLoad() : [];
   if (LOAD) console.log(`load: ${burners.length} CPU burners (pids ${burners.map((b) => b.pid).join(', ')})`);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      for (const b of burners) b.kill('SIGKILL');
+      process.exit(130);
+    });
+  }
   try {
     await measure(started);
   } finally {
