@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/clock.js';
 import { ResultCache, resultKey } from '../../src/compile/result-cache.js';
-import type { TexResult } from '../../src/tex/runner.js';
+import type { TexResult } from '../../src/tex/job.js';
 import { createAccount, HELLO, testApp } from '../helpers.js';
 
 const path = (url: string) => new URL(url).pathname + new URL(url).search;
@@ -16,7 +16,7 @@ describe('result cache', () => {
     const t = await testApp({ clock });
     try {
       let texRuns = 0;
-      const jobs = t.services.jobs;
+      const jobs = t.services.texQueue;
       const run = jobs.run.bind(jobs);
       jobs.run = (job) => {
         texRuns++;
@@ -69,7 +69,7 @@ describe('result cache', () => {
     const t = await testApp();
     try {
       let texRuns = 0;
-      const jobs = t.services.jobs;
+      const jobs = t.services.texQueue;
       const run = jobs.run.bind(jobs);
       jobs.run = (job) => {
         texRuns++;
