@@ -1,8 +1,10 @@
-// SVG in a document without shell escape: each SVG asset is converted to PDF here, with
-// rsvg-convert inside the same bubblewrap sandbox TeX runs in (no network, nothing of the
-// host visible, CPU/memory capped, killed at a timeout), reading stdin and writing stdout.
-// The job then gets `name.svg.pdf` beside `name.svg` plus a graphics.cfg that teaches
-// graphicx to use it, so \includegraphics{name.svg} and \includegraphics{name} just work.
+// SVG and EPS in a document without shell escape: each SVG asset is converted to PDF here
+// with rsvg-convert, each EPS/PS with Ghostscript (-dSAFER), inside the same bubblewrap
+// sandbox TeX runs in (no network, nothing of the host visible, CPU/memory capped, killed at
+// a timeout), reading stdin and writing stdout. The job then gets `name.svg.pdf` beside
+// `name.svg` (`name-eps-converted-to.pdf` beside `name.eps`, epstopdf's own name, so a
+// document that loads epstopdf finds it too) plus a graphics.cfg that teaches graphicx to
+// use it, so \includegraphics{name.svg} and \includegraphics{name} just work on every engine.
 import { execFile, spawn } from 'node:child_process';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -25,24 +27,42 @@ export function convertedName(svgName: string): string {
   return `${svgName}.pdf`;
 }
 
-function refused(name: string, why: string): ServiceError {
-  return errors.invalid_asset_format(`Asset ${quoteName(name)}: the SVG could not be converted to PDF (${why}).`, {
+/** epstopdf's name for the PDF of `figures/fig1.eps`: `figures/fig1-eps-converted-to.pdf`. */
+export function convertedPostScriptName(name: string): string {
+  const dot = name.lastIndexOf('.');
+  return `${name.slice(0, dot)}-${name.slice(dot + 1)}-converted-to.pdf`;
+}
+
+type Kind = 'SVG' | 'PostScript';
+
+function refused(name: string, kind: Kind, why: string): ServiceError {
+  return errors.invalid_asset_format(`Asset ${quoteName(name)}: the ${kind} could not be converted to PDF (${why}).`, {
     asset: name,
-    expected_format: 'svg',
+    expected_format: kind === 'SVG' ? 'svg' : 'postscript',
   });
 }
 
-export async function convertSvg(name: string, svg: string, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
-  const workspace = await mkdtemp(join(tmpdir(), 'quire-svg-'));
+export function convertSvg(name: string, svg: string, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
+  return convert(name, 'SVG', ['rsvg-convert', '--format=pdf'], svg, options);
+}
+
+/**
+ * EPS or PS to PDF with Ghostscript: -dSAFER (no file access beyond its own), -dEPSCrop (the
+ * figure's bounding box is the page), messages to stderr so stdout is only the PDF.
+ */
+export function convertPostScript(name: string, data: Buffer, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
+  const gs = ['gs', '-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dEPSCrop', '-sstdout=%stderr', '-sDEVICE=pdfwrite', '-sOutputFile=-', '-'];
+  return convert(name, 'PostScript', gs, data, options);
+}
+
+async function convert(name: string, kind: Kind, argv: string[], input: string | Buffer, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
+  const workspace = await mkdtemp(join(tmpdir(), 'quire-convert-'));
   const uid = process.getuid?.() === 0 ? CONVERTER_UID : undefined;
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
-    const command = sandboxed(
-      { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate },
-      ['rsvg-convert', '--format=pdf'],
-    );
+    const command = sandboxed({ workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate }, argv);
     const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
-    return await run(name, command.file, command.args, { cwd: command.cwd, env: command.env, timeoutMs, uid }, svg);
+    return await run(name, kind, command.file, command.args, { cwd: command.cwd, env: command.env, timeoutMs, uid }, input);
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
@@ -50,10 +70,11 @@ export async function convertSvg(name: string, svg: string, options: { isolate: 
 
 function run(
   name: string,
+  kind: Kind,
   file: string,
   args: string[],
   options: { cwd?: string; env?: Record<string, string>; timeoutMs: number; uid?: number },
-  input: string,
+  input: string | Buffer,
 ): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
@@ -75,10 +96,10 @@ function run(
         // already gone
       }
     };
-    const timer = setTimeout(() => kill(refused(name, `it took longer than ${options.timeoutMs / 1000} s`)), options.timeoutMs);
+    const timer = setTimeout(() => kill(refused(name, kind, `it took longer than ${options.timeoutMs / 1000} s`)), options.timeoutMs);
     child.stdout.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_OUTPUT_BYTES) kill(refused(name, 'the PDF would be too large'));
+      if (size > MAX_OUTPUT_BYTES) kill(refused(name, kind, 'the PDF would be too large'));
       else chunks.push(chunk);
     });
     child.stderr.on('data', (chunk: Buffer) => {
@@ -87,7 +108,7 @@ function run(
     child.stdin.on('error', () => {}); // the converter may exit before reading everything
     child.on('error', (err) => {
       clearTimeout(timer);
-      reject(errors.internal_error(`The SVG converter could not be started: ${err.message}`));
+      reject(errors.internal_error(`The ${kind} converter could not be started: ${err.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -97,8 +118,8 @@ function run(
         const detail = stderr
           .split('\n')
           .map((line) => line.trim())
-          .filter((line) => line && !line.startsWith('Fontconfig'))[0];
-        return reject(refused(name, detail ?? (signal ? `killed by ${signal}` : `exit code ${code}`)));
+          .filter((line) => line && !line.startsWith('Fontconfig') && !line.startsWith('GPL Ghostscript'))[0];
+        return reject(refused(name, kind, detail ?? (signal ? `killed by ${signal}` : `exit code ${code}`)));
       }
       resolve(pdf);
     });
@@ -107,8 +128,8 @@ function run(
 }
 
 // Loaded by graphics.sty from the job directory before the system's own graphics.cfg (the
-// working directory comes first in TEXINPUTS); it defines the SVG rule and then carries on
-// with the system file's driver selection, appended below.
+// working directory comes first in TEXINPUTS); it defines the SVG and EPS rules and then
+// carries on with the system file's driver selection, appended below.
 const SVG_RULE = String.raw`% Quire: SVG assets arrive converted to PDF as <name>.svg.pdf (see the Quire docs, docs/api.md, "SVG").
 % Graphics type "quiresvg" reads and includes that PDF with the engine's own PDF code;
 % it switches \Gin@ext to .svg.pdf first because xetex.def reads \Gin@base\Gin@ext.
@@ -121,10 +142,24 @@ const SVG_RULE = String.raw`% Quire: SVG assets arrive converted to PDF as <name
 \def\Gread@quiresvg#1{\quire@pdfext\Gread@pdf{\Gin@base\Gin@ext}}
 \def\Ginclude@quiresvg#1{\quire@pdfext\Ginclude@pdf{\Gin@base\Gin@ext}}
 \def\quire@svgrule#1{{quiresvg}{\Gin@ext}{#1}}
+% EPS and PS arrive as <name>-eps-converted-to.pdf (epstopdf's name), on every engine.
+% Only a PostScript extension is rewritten: xetex.def reads the file again after the rule ran.
+\edef\quire@eps{\detokenize{.eps}}\edef\quire@EPS{\detokenize{.EPS}}\edef\quire@ps{\detokenize{.ps}}\edef\quire@PS{\detokenize{.PS}}
+\def\quire@toconverted{\edef\Gin@ext{-\expandafter\@gobble\quire@ext-converted-to.pdf}}
+\def\quire@epsext{\edef\quire@ext{\detokenize\expandafter{\Gin@ext}}%
+  \ifx\quire@ext\quire@eps\quire@toconverted\fi\ifx\quire@ext\quire@EPS\quire@toconverted\fi
+  \ifx\quire@ext\quire@ps\quire@toconverted\fi\ifx\quire@ext\quire@PS\quire@toconverted\fi}
+\def\Gread@quireeps#1{\quire@epsext\Gread@pdf{\Gin@base\Gin@ext}}
+\def\Ginclude@quireeps#1{\quire@epsext\Ginclude@pdf{\Gin@base\Gin@ext}}
+\def\quire@epsrule#1{{quireeps}{\Gin@ext}{#1}}
 \AddToHook{package/graphics/after}{%
   \expandafter\let\csname Gin@rule@.svg\endcsname\quire@svgrule
   \expandafter\let\csname Gin@rule@.SVG\endcsname\quire@svgrule
-  \g@addto@macro\Gin@extensions{,.svg,.SVG}}
+  \expandafter\let\csname Gin@rule@.eps\endcsname\quire@epsrule
+  \expandafter\let\csname Gin@rule@.EPS\endcsname\quire@epsrule
+  \expandafter\let\csname Gin@rule@.ps\endcsname\quire@epsrule
+  \expandafter\let\csname Gin@rule@.PS\endcsname\quire@epsrule
+  \g@addto@macro\Gin@extensions{,.svg,.SVG,.eps,.EPS,.ps}}
 `;
 
 // The driver selection of TeX Live's graphics.cfg (CC0), used when the system copy is not found.
@@ -160,7 +195,7 @@ async function systemGraphicsConfig(): Promise<string> {
   return DEFAULT_DRIVER_SELECTION;
 }
 
-/** The graphics.cfg a job with SVG assets gets. */
+/** The graphics.cfg a job with SVG or EPS assets gets. */
 export function svgGraphicsConfig(): Promise<string> {
   graphicsConfig ??= systemGraphicsConfig().then((system) => SVG_RULE + system);
   return graphicsConfig;

@@ -14,6 +14,8 @@ export interface CompileRequest {
   bytes: number;
   /** The project's other text files (`files`), for the job's workspace. */
   files: ProjectFiles['files'];
+  /** The binary files of `files`, for the asset resolver. */
+  binary: ProjectFiles['binary'];
   /** Over the plan's source limit but within the hard cap: compile as a size preview. */
   sizePreview: boolean;
 }
@@ -77,5 +79,5 @@ export function checkRequest(
       },
     );
   }
-  return { latex, compiler, bytes, files: project.files, sizePreview };
+  return { latex, compiler, bytes, files: project.files, binary: project.binary, sizePreview };
 }

@@ -27,8 +27,11 @@ export interface ResolvedAssets {
 }
 
 export interface AssetResolver {
-  /** Validates inline `assets` and `use_stored_assets` and returns the files to place in the job. Throws ServiceError. */
-  forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown }): Promise<ResolvedAssets>;
+  /**
+   * Validates inline `assets`, the binary files of `files` (paths such as figures/plot.png)
+   * and `use_stored_assets`, and returns the files to place in the job. Throws ServiceError.
+   */
+  forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown; binary?: Array<{ name: string; base64: unknown }> }): Promise<ResolvedAssets>;
 }
 
 export type NextStep = Static<typeof NextStepBody>;
