@@ -5,13 +5,14 @@
 // `name.svg` (`name-eps-converted-to.pdf` beside `name.eps`, epstopdf's own name, so a
 // document that loads epstopdf finds it too) plus a graphics.cfg that teaches graphicx to
 // use it, so \includegraphics{name.svg} and \includegraphics{name} just work on every engine.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { errors, type ServiceError } from '../errors.js';
-import { sandboxed, type ProcessLimits } from '../tex/sandbox.js';
+import type { ProcessLimits } from '../tex/sandbox.js';
+import { runSandboxed, sandboxUid } from '../tex/sandboxed.js';
 import { quoteName } from './validate.js';
 
 /** Wall clock of one conversion. */
@@ -57,74 +58,28 @@ export function convertPostScript(name: string, data: Buffer, options: { isolate
 
 async function convert(name: string, kind: Kind, argv: string[], input: string | Buffer, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
   const workspace = await mkdtemp(join(tmpdir(), 'quire-convert-'));
-  const uid = process.getuid?.() === 0 ? CONVERTER_UID : undefined;
+  const uid = sandboxUid(CONVERTER_UID);
+  const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
-    const command = sandboxed({ workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate }, argv);
-    const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
-    return await run(name, kind, command.file, command.args, { cwd: command.cwd, env: command.env, timeoutMs, uid }, input);
+    const spec = { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate, uid };
+    const result = await runSandboxed(spec, argv, { stdin: input, timeoutMs, maxOutput: MAX_OUTPUT_BYTES }).catch((err: Error) => {
+      throw errors.internal_error(`The ${kind} converter could not be started: ${err.message}`);
+    });
+    if (result.killed === 'timeout') throw refused(name, kind, `it took longer than ${timeoutMs / 1000} s`);
+    if (result.killed === 'output') throw refused(name, kind, 'the PDF would be too large');
+    const pdf = result.stdout;
+    if (result.code !== 0 || !pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
+      const detail = result.stderr
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line && !line.startsWith('Fontconfig') && !line.startsWith('GPL Ghostscript'))[0];
+      throw refused(name, kind, detail ?? (result.signal ? `killed by ${result.signal}` : `exit code ${result.code}`));
+    }
+    return pdf;
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
-}
-
-function run(
-  name: string,
-  kind: Kind,
-  file: string,
-  args: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number; uid?: number },
-  input: string | Buffer,
-): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      cwd: options.cwd,
-      env: options.env ?? { PATH: '/usr/bin:/bin' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
-      detached: true, // its own process group, so a timeout kills everything it started
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let stderr = '';
-    let failure: ServiceError | null = null;
-    const kill = (why: ServiceError) => {
-      failure ??= why;
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => kill(refused(name, kind, `it took longer than ${options.timeoutMs / 1000} s`)), options.timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_OUTPUT_BYTES) kill(refused(name, kind, 'the PDF would be too large'));
-      else chunks.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 4096) stderr += chunk.toString('utf8');
-    });
-    child.stdin.on('error', () => {}); // the converter may exit before reading everything
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(errors.internal_error(`The ${kind} converter could not be started: ${err.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (failure) return reject(failure);
-      const pdf = Buffer.concat(chunks);
-      if (code !== 0 || !pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
-        const detail = stderr
-          .split('\n')
-          .map((line) => line.trim())
-          .filter((line) => line && !line.startsWith('Fontconfig') && !line.startsWith('GPL Ghostscript'))[0];
-        return reject(refused(name, kind, detail ?? (signal ? `killed by ${signal}` : `exit code ${code}`)));
-      }
-      resolve(pdf);
-    });
-    child.stdin.end(input);
-  });
 }
 
 // Loaded by graphics.sty from the job directory before the system's own graphics.cfg (the
@@ -195,7 +150,7 @@ async function systemGraphicsConfig(): Promise<string> {
   return DEFAULT_DRIVER_SELECTION;
 }
 
-/** The graphics.cfg a job with SVG or EPS assets gets. */
+/** The graphics.cfg a job with SVG assets gets. */
 export function svgGraphicsConfig(): Promise<string> {
   graphicsConfig ??= systemGraphicsConfig().then((system) => SVG_RULE + system);
   return graphicsConfig;

@@ -4,7 +4,7 @@
 // is refused; a font must also have a sound sfnt table directory).
 import { errors, type ServiceError } from '../errors.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
-import { MAIN } from '../tex/runner.js';
+import { MAIN } from '../tex/workspace.js';
 import { checkFont, FONT_LABEL } from './font.js';
 import { checkSvg } from './svg.js';
 

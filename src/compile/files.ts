@@ -7,7 +7,7 @@
 // counted as assets by the asset resolver.
 import { checkPathRules, formatOfName, quoteName } from '../assets/validate.js';
 import { errors, type ServiceError, invalidField } from '../errors.js';
-import { MAIN } from '../tex/runner.js';
+import { MAIN } from '../tex/workspace.js';
 
 /** Files per request: a book's chapters and its bibliographies, with room to spare. */
 export const PROJECT_FILES_MAX = 200;
