@@ -11,12 +11,18 @@ const CompileFields = {
   compiler: Type.Optional(
     Type.Unknown({ description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] }),
   ),
-  assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.' })),
+  assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg, eps, ps, otf, ttf, ttc). Needs an API key.' })),
   use_stored_assets: Type.Optional(Type.Unknown({ description: "Names of assets in the account's library (array of strings). Paid plans." })),
   files: Type.Optional(
     Type.Unknown({
       description:
-        'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
+        'Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 4 folders, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; text counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md.',
+    }),
+  ),
+  project_zip: Type.Optional(
+    Type.Unknown({
+      description:
+        'Extension of SPEC 1.5.0. A whole project as the base64 of a zip, instead of latex and files: main.tex at the top, or the one top-level .tex with \\documentclass, is the main file. Bounded entries, sizes and ratio; no links, absolute or ".." paths. See docs/projects-and-warnings.md.',
     }),
   ),
 };
