@@ -141,17 +141,22 @@ export function expandProjectZip(base64: unknown): { latex: string; files: Recor
   const relative = stripTopFolder(files.map((entry) => entry.name));
   const seen = new Set<string>();
   let total = 0;
-  const texts = new Map<string, string>();
-  const binary = new Map<string, string>();
+  const kept: Array<{ name: string; entry: Entry }> = [];
+  // Names and stated sizes of every entry first: a refusal costs no inflation.
   for (const entry of files) {
     const name = relative(entry.name);
     if (isClutter(name)) continue;
-    checkPathRules(name, (why) => refused(why, { entry: entry.name }));
+    checkPathRules(name, (why, details) => refused(why, { entry: entry.name, ...(typeof details?.limit === 'number' ? { limit: details.limit } : {}) }));
     if (seen.has(name.toLowerCase())) throw refused('another entry has the same name (names are compared without case).', { entry: entry.name });
     seen.add(name.toLowerCase());
     if (entry.size > ZIP_ENTRY_BYTES_MAX) throw refused(`the entry is ${entry.size} bytes uncompressed; the limit is ${ZIP_ENTRY_BYTES_MAX}.`, { entry: entry.name, limit: ZIP_ENTRY_BYTES_MAX });
     total += entry.size;
     if (total > ZIP_TOTAL_BYTES_MAX) throw refused(`the archive holds more than ${ZIP_TOTAL_BYTES_MAX} bytes uncompressed.`, { limit: ZIP_TOTAL_BYTES_MAX });
+    kept.push({ name, entry });
+  }
+  const texts = new Map<string, string>();
+  const binary = new Map<string, string>();
+  for (const { name, entry } of kept) {
     if (entry.size > RATIO_FREE_BYTES && entry.size > entry.compressed * ZIP_RATIO_MAX) {
       throw refused(`the entry compresses more than ${ZIP_RATIO_MAX} to 1 (a zip bomb?).`, { entry: entry.name, limit: ZIP_RATIO_MAX });
     }

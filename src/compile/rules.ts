@@ -26,7 +26,7 @@ export interface CompileRequest {
  * a source over the plan limit (but within the hard cap) passes as a size preview.
  */
 export function checkRequest(
-  input: { latex: unknown; compiler?: unknown; files?: unknown; project_zip?: unknown },
+  input: { latex?: unknown; compiler?: unknown; files?: unknown; project_zip?: unknown },
   tier: Tier,
   upgradeUrl: string,
   previews = false,

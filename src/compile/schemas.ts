@@ -7,7 +7,10 @@ import { TexWarningBody } from '../tex/warnings.js';
 
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
-  latex: Type.Unknown({ description: 'Complete LaTeX source (string). Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
+  // Optional in the schema only because project_zip may replace it; the service requires one of them.
+  latex: Type.Optional(
+    Type.Unknown({ description: 'Complete LaTeX source (string), required unless project_zip is sent. Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
+  ),
   compiler: Type.Optional(
     Type.Unknown({ description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] }),
   ),
