@@ -3,15 +3,23 @@
 # as an author would, and records the page count (or why it failed) in expected.json, which
 # test/compile/corpus.test.ts then holds the service to. With an image root (a folder holding
 # a TeX Live, see issue #22) latexmk runs inside it with bubblewrap; without one, on the host.
-# Usage: scripts/corpus-pages.sh [IMAGE_ROOT]
+# Usage: scripts/corpus-pages.sh [--image IMAGE_ROOT] [PROJECT...]   (named projects update their entries only)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 corpus=$here/test/fixtures/projects/real
-image=${1:-}
+image=
+if [ "${1:-}" = --image ]; then image=$2; shift 2; fi
 result=$(mktemp)
-echo '{}' > "$result"
-for dir in "$corpus"/*/; do
-  name=$(basename "$dir")
+if [ $# -gt 0 ] && [ -f "$corpus/expected.json" ]; then
+  node -e "console.log(JSON.stringify(require('$corpus/expected.json').pages))" > "$result"
+  names=("$@")
+else
+  echo '{}' > "$result"
+  names=()
+  for dir in "$corpus"/*/; do names+=("$(basename "$dir")"); done
+fi
+for name in "${names[@]}"; do
+  dir=$corpus/$name/
   engine=$(node -e "console.log(require('$corpus/corpus.json')['$name'].engine)")
   work=$(mktemp -d)
   cp -a "$dir". "$work"
