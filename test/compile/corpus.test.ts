@@ -5,7 +5,10 @@
 // {"base64"} in `files`, the thesis also as a project_zip — and must end as latexmk ended on
 // the same files in the same TeX Live (expected.json, written by scripts/corpus-pages.sh):
 // the same page count where latexmk made a PDF, compilation_failed where it did not.
+// The expectations are per TeX Live year (expected-<year>.json): the file of the TeX Live the
+// service runs is used (the success body's `texlive`, else the host's pdftex).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -15,7 +18,17 @@ import { createAccount, testApp, type TestAccount, type TestApp } from '../helpe
 
 const ROOT = join(import.meta.dirname, '..', 'fixtures', 'projects', 'real');
 const corpus = JSON.parse(readFileSync(join(ROOT, 'corpus.json'), 'utf8')) as Record<string, { engine: string; kind: string }>;
-const expected = JSON.parse(readFileSync(join(ROOT, 'expected.json'), 'utf8')) as { texlive: string; pages: Record<string, number | null> };
+
+/** The TeX Live year the service compiles with: QUIRE_TEXLIVE's first year, else the host's pdftex, else the default image (2026). */
+function texliveYear(): string {
+  if (process.env.QUIRE_TEXLIVE) return process.env.QUIRE_TEXLIVE.split(',')[0]!.trim();
+  try {
+    return /TeX Live (\d{4})/.exec(execFileSync('pdftex', ['--version'], { encoding: 'utf8' }))?.[1] ?? '2026';
+  } catch {
+    return '2026';
+  }
+}
+const expected = JSON.parse(readFileSync(join(ROOT, `expected-${texliveYear()}.json`), 'utf8')) as { texlive: string; pages: Record<string, number | null> };
 
 function filesOf(name: string): Map<string, Buffer> {
   const dir = join(ROOT, name);
