@@ -36,6 +36,8 @@ import { prepareLuaCache } from './tex/luacache.js';
 import { LocalJobQueue, type JobQueue } from './tex/queue.js';
 import { FormatCache } from './tex/format-cache.js';
 import { TexRunner } from './tex/runner.js';
+import { servedImages, type TexImage } from './tex/image/store.js';
+import { useImageRoot } from './tex/sandbox.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
@@ -54,6 +56,8 @@ export interface Services {
   counters: Counters;
   metrics: Metrics;
   engines: EngineReport;
+  /** The TeX images this node serves, newest (the default) first. */
+  images: TexImage[];
   accounts: AccountService;
   usage: UsageService;
   /** TeX jobs: a bounded local pool, or `quire worker` processes behind BullMQ (QUIRE_QUEUE). */
@@ -114,7 +118,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const assets = new AssetService(db, blobs, clock, config);
   const previews = new SqlPreviewStore(db.kysely, counters);
   const results = new ResultCache({ maxEntries: config.resultCacheEntries, maxBytes: config.resultCacheBytes });
-  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, results, assets: new LibraryAssetResolver(assets, config) });
+  const images = servedImages(config);
+  const texlive = images.map((image) => image.year);
+  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, results, texlive, assets: new LibraryAssetResolver(assets, config) });
   const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({
@@ -166,6 +172,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     counters,
     metrics,
     engines,
+    images,
     accounts,
     usage,
     jobs,
@@ -207,19 +214,24 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
 export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes)): LocalJobQueue {
-  return new LocalJobQueue(
-    new TexRunner({
-      // Outside the (private) data dir: the unprivileged job uids must reach their workspace
-      // and the shared lualatex font cache.
-      workRoot: join(tmpdir(), 'quire-jobs'),
+  const images = servedImages(config);
+  useImageRoot(images[0]?.root);
+  // Outside the (private) data dir: the unprivileged job uids must reach their workspace and
+  // the shared lualatex font cache. Formats and font caches are per image.
+  const base = join(tmpdir(), 'quire-jobs');
+  const runner = (image: TexImage | undefined) => {
+    const own = image ? join(base, `texlive-${image.year}`) : base;
+    return new TexRunner({
+      workRoot: base,
       isolate: config.sandbox,
-      luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
-      formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
+      ...(image ? { root: image.root } : {}),
+      luaCache: () => prepareLuaCache(own, systemClock, image?.root),
+      formats: () => prepareFormats(own, image?.root),
       preambles,
-    }),
-    config.compileConcurrency,
-    config.compileQueueLimit,
-  );
+    });
+  };
+  const runners = images.length > 0 ? new Map(images.map((image) => [image.year as string, runner(image)])) : runner(undefined);
+  return new LocalJobQueue(runners, config.compileConcurrency, config.compileQueueLimit);
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */

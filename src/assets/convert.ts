@@ -3,12 +3,12 @@
 // host visible, CPU/memory capped, killed at a timeout), reading stdin and writing stdout.
 // The job then gets `name.svg.pdf` beside `name.svg` plus a graphics.cfg that teaches
 // graphicx to use it, so \includegraphics{name.svg} and \includegraphics{name} just work.
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { errors, type ServiceError } from '../errors.js';
+import { hostPath, imageTool } from '../tex/image/tools.js';
 import { sandboxed, type ProcessLimits } from '../tex/sandbox.js';
 import { quoteName } from './validate.js';
 
@@ -151,9 +151,8 @@ let graphicsConfig: Promise<string> | null = null;
 
 async function systemGraphicsConfig(): Promise<string> {
   try {
-    const { stdout } = await promisify(execFile)('kpsewhich', ['graphics.cfg'], { timeout: 10_000 });
-    const path = stdout.trim();
-    if (path) return await readFile(path, 'utf8');
+    const path = (await imageTool(['kpsewhich', 'graphics.cfg'])).trim();
+    if (path) return await readFile(hostPath(path), 'utf8');
   } catch {
     // fall through to the built-in copy
   }

@@ -11,6 +11,9 @@ const CompileFields = {
   compiler: Type.Optional(
     Type.Unknown({ description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] }),
   ),
+  texlive: Type.Optional(
+    Type.Unknown({ description: 'Extension of SPEC 1.5.0. TeX Live year: "2026", "2024" or "2022", as installed on this server (default: the newest)', examples: ['2026'] }),
+  ),
   assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.' })),
   use_stored_assets: Type.Optional(Type.Unknown({ description: "Names of assets in the account's library (array of strings). Paid plans." })),
   files: Type.Optional(
@@ -49,6 +52,7 @@ export const CompileSuccessBody = Type.Object(
     pages: Type.Integer(),
     compilation_time_ms: Type.Integer(),
     compiler: Type.String(),
+    texlive: Type.String({ description: 'Extension of SPEC 1.5.0: the TeX Live year that ran ("host" with QUIRE_SANDBOX=off)' }),
     assets_count: Type.Integer(),
     ephemeral_assets_used: Type.Array(Type.String()),
     stored_assets_used: Type.Array(Type.String()),

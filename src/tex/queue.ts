@@ -29,21 +29,30 @@ export class LocalJobQueue implements JobQueue {
   private readonly free: number[];
   private readonly waiting: Array<(slot: number) => void> = [];
 
+  /** One runner per TeX image, by year; the first is the default. All share the slots. */
+  private readonly runners: ReadonlyMap<string, TexRunner>;
+
   constructor(
-    private readonly runner: TexRunner,
+    runners: TexRunner | ReadonlyMap<string, TexRunner>,
     private readonly concurrency: number,
     private readonly queueLimit: number,
     private readonly asRoot = process.getuid?.() === 0,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
+    this.runners = runners instanceof Map ? runners : new Map([['', runners as TexRunner]]);
   }
 
-  close(): Promise<void> {
-    return this.runner.close();
+  async close(): Promise<void> {
+    await Promise.all([...this.runners.values()].map((runner) => runner.close()));
   }
 
-  start(): Promise<string[]> {
-    return this.runner.start();
+  async start(): Promise<string[]> {
+    return (await Promise.all([...this.runners.values()].map((runner) => runner.start()))).flat();
+  }
+
+  /** The runner of the job's TeX Live year (the service checked it is served), else the default. */
+  private runnerFor(job: TexJob): TexRunner {
+    return (job.texlive !== undefined ? this.runners.get(job.texlive) : undefined) ?? this.runners.values().next().value!;
   }
 
   stats() {
@@ -53,7 +62,7 @@ export class LocalJobQueue implements JobQueue {
   async run(job: TexJob): Promise<TexResult> {
     const slot = await this.acquire();
     try {
-      return await this.runner.run(job, this.asRoot ? slotUid(slot) : undefined);
+      return await this.runnerFor(job).run(job, this.asRoot ? slotUid(slot) : undefined);
     } finally {
       this.releaseSlot(slot);
     }

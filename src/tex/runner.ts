@@ -64,6 +64,8 @@ export interface TexJob {
   signal?: AbortSignal;
   /** Where the preamble cache may look (pdflatex only); without it the job never uses or builds a format. */
   preamble?: PreambleScope;
+  /** The TeX Live year whose image runs the job (the queue's default when absent). */
+  texlive?: string;
 }
 
 /**
@@ -98,6 +100,8 @@ export interface RunnerOptions {
   /** Parent of the per-job workspaces; job uids must be able to traverse it. */
   workRoot: string;
   isolate: boolean;
+  /** The TeX image this runner's sandboxes get as their root (default: the default year's). */
+  root?: string;
   /** Inflates (once, when the runner starts) the engines' formats; see formats.ts. */
   formats?: () => Promise<Formats>;
   /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
@@ -357,7 +361,7 @@ export class TexRunner {
   /** The TeX Live identity in every key, read again every TEXLIVE_REFRESH_MS. */
   private texlive(): Promise<{ id: string; baseBytes: number } | null> {
     if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
-      this.texliveId = { at: performance.now(), id: texliveIdentity().catch(() => null) };
+      this.texliveId = { at: performance.now(), id: texliveIdentity(this.options.root).catch(() => null) };
     }
     return this.texliveId.id;
   }
@@ -433,6 +437,7 @@ export class TexRunner {
     return Promise.all([this.start(), after]).then(async () => {
       const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
+        ...(this.options.root !== undefined ? { root: this.options.root } : {}),
         env: this.options.isolate
           ? TEX_ENV
           : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
