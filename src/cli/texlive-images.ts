@@ -1,9 +1,18 @@
 // Setup's image step: builds each TeX Live year QUIRE_TEXLIVE names into QUIRE_TEXLIVE_DIR
-// (once; a ready image costs one file read) and prints what is installed.
+// (once; a ready image costs one file read) and prints what is installed. `--here <year>`
+// instead turns the running Debian root into that year's image (the Dockerfile's TeX stage).
 import { ConfigError, texliveSettings } from '../config.js';
-import { ensureImage } from '../tex/image/build.js';
+import { ensureImage, installHere } from '../tex/image/build.js';
+import { isTexliveYear } from '../tex/image/releases.js';
 
 try {
+  const here = process.argv.indexOf('--here');
+  if (here !== -1) {
+    const year = process.argv[here + 1];
+    if (!isTexliveYear(year)) throw new ConfigError(`--here takes a TeX Live year, got "${year ?? ''}"`);
+    await installHere(year);
+    process.exit(0);
+  }
   const { years, dir } = texliveSettings();
   for (const year of years) {
     const image = await ensureImage(dir, year);

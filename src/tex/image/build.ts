@@ -4,13 +4,14 @@
 // a lock keeps two setups from building the same image at once.
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock } from './lock.js';
 import { Progress, type ProgressSink } from './progress.js';
 import { EXTRA_PACKAGES, parsePackageRecords, RELEASES, texlivePackages, type TexliveYear } from './releases.js';
 import { buildDir, debCache, imageRoot, lockPath, MARKER, readImage, type ImageInfo, type TexImage } from './store.js';
-import { verifyImage } from './verify.js';
+import { ENGINE_BINARIES, packageVersion, verifyImage } from './verify.js';
 
 export interface BuildOptions {
   mirror?: string;
@@ -102,26 +103,9 @@ async function build(dir: string, year: TexliveYear, mirror: string, progress: P
         await rm(root, { recursive: true, force: true });
         await runLogged(['debootstrap', '--variant=minbase', `--cache-dir=${debs}`, suite, root, mirror, `/usr/share/debootstrap/scripts/${script}`], log);
       } else if (step === 'configure') {
-        await writeFile(join(root, 'etc/dpkg/dpkg.cfg.d/01-quire-nodoc'), DPKG_NODOC);
-        await writeFile(join(root, 'etc/apt/apt.conf.d/01-quire'), APT_CONF);
-        await writeFile(join(root, 'etc/apt/sources.list'), `deb ${mirror} ${suite} main\n`);
-        for (const point of MOUNT_POINTS) await mkdir(join(root, point), { recursive: true });
-        await rm(join(root, 'usr/share/doc'), { recursive: true, force: true });
-        await rm(join(root, 'usr/share/man'), { recursive: true, force: true });
-        await inRoot(['apt-get', 'update']);
-        const names = (await capture(chrootArgs(root, debs, ['apt-cache', 'pkgnames', 'texlive']))).split('\n').filter(Boolean);
-        const records = parsePackageRecords(await capture(chrootArgs(root, debs, ['apt-cache', 'show', '--no-all-versions', ...names])));
-        await writeFile(packagesFile, [...texlivePackages(records), ...EXTRA_PACKAGES].join('\n') + '\n');
+        await configureRoot(root, mirror, suite, inRoot, (argv) => capture(chrootArgs(root, debs, argv)), packagesFile);
       } else if (step === 'download' || step === 'install') {
-        const packages = (await readFile(packagesFile, 'utf8')).split('\n').filter(Boolean);
-        const kind = step === 'download' ? 'dlstatus' : 'pmstatus';
-        const onStatus = (line: string) => {
-          const [type, , percent] = line.split(':');
-          if (type === kind) progress.update(step, overallPercent(step, Number(percent) / 100));
-        };
-        if (step === 'install') await inRoot(['dpkg', '--configure', '-a']);
-        const only = step === 'download' ? ['--download-only'] : [];
-        await inRoot(['apt-get', 'install', '-y', '-q', '-o', 'APT::Status-Fd=3', ...only, ...packages], onStatus);
+        await installPackages(step, inRoot, packagesFile, progress);
       } else {
         await rm(join(root, 'var/lib/apt/lists'), { recursive: true, force: true });
         await mkdir(join(root, 'var/lib/apt/lists/partial'), { recursive: true });
@@ -131,8 +115,8 @@ async function build(dir: string, year: TexliveYear, mirror: string, progress: P
     }
     info ??= await verifyImage(root, year, suite);
     const bytes = Number((await capture(['du', '-sb', root])).split('\t')[0]) || 0;
-    const previous = existsSync(join(root, MARKER)) ? (JSON.parse(await readFile(join(root, MARKER), 'utf8')) as ImageInfo) : null;
-    const full: ImageInfo = { ...info, builtAt: new Date().toISOString(), buildSeconds: Math.round((Date.now() - started) / 1000) + (previous?.buildSeconds ?? 0), bytes };
+    // Build time of this run (a resumed build counts from where it resumed).
+    const full: ImageInfo = { ...info, builtAt: new Date().toISOString(), buildSeconds: Math.round((Date.now() - started) / 1000), bytes };
     await writeFile(join(root, MARKER), JSON.stringify(full, null, 2) + '\n');
     await rename(root, imageRoot(dir, year));
     progress.done(`ready, ${(bytes / 1e9).toFixed(1)} GB`);
@@ -141,6 +125,72 @@ async function build(dir: string, year: TexliveYear, mirror: string, progress: P
     return { ...full, root: imageRoot(dir, year) };
   } finally {
     log.end();
+  }
+}
+
+type Exec = (argv: string[], onStatus?: (line: string) => void) => Promise<void>;
+
+/** Apt and dpkg settings, mount points, and the package list (written to `packagesFile`). */
+async function configureRoot(root: string, mirror: string, suite: string, exec: Exec, read: (argv: string[]) => Promise<string>, packagesFile: string) {
+  await writeFile(join(root, 'etc/dpkg/dpkg.cfg.d/01-quire-nodoc'), DPKG_NODOC);
+  await writeFile(join(root, 'etc/apt/apt.conf.d/01-quire'), APT_CONF);
+  await writeFile(join(root, 'etc/apt/sources.list'), `deb ${mirror} ${suite} main\n`);
+  for (const point of MOUNT_POINTS) await mkdir(join(root, point), { recursive: true });
+  await rm(join(root, 'usr/share/doc'), { recursive: true, force: true });
+  await rm(join(root, 'usr/share/man'), { recursive: true, force: true });
+  await exec(['apt-get', 'update']);
+  const names = (await read(['apt-cache', 'pkgnames', 'texlive'])).split('\n').filter(Boolean);
+  const records = parsePackageRecords(await read(['apt-cache', 'show', '--no-all-versions', ...names]));
+  await writeFile(packagesFile, [...texlivePackages(records), ...EXTRA_PACKAGES].join('\n') + '\n');
+}
+
+/** apt-get install of the package list: downloads only, or installs; apt's status feeds the percent. */
+async function installPackages(step: 'download' | 'install', exec: Exec, packagesFile: string, progress: Progress) {
+  const packages = (await readFile(packagesFile, 'utf8')).split('\n').filter(Boolean);
+  const kind = step === 'download' ? 'dlstatus' : 'pmstatus';
+  const onStatus = (line: string) => {
+    const [type, , percent] = line.split(':');
+    if (type === kind) progress.update(step, overallPercent(step, Number(percent) / 100));
+  };
+  if (step === 'install') await exec(['dpkg', '--configure', '-a']);
+  const only = step === 'download' ? ['--download-only'] : [];
+  await exec(['apt-get', 'install', '-y', '-q', '-o', 'APT::Status-Fd=3', ...only, ...packages], onStatus);
+}
+
+/**
+ * The container's way (Dockerfile): turns the Debian root this process runs in into the TeX
+ * image of `year`, with the same settings and packages as a built image. The sandbox cannot
+ * run inside a container build, so the marker records versions read directly and the image is
+ * verified by compiling through the running container (scripts/container.sh).
+ */
+export async function installHere(year: TexliveYear, mirror = 'http://deb.debian.org/debian', sink: ProgressSink = process.stderr): Promise<void> {
+  const started = Date.now();
+  const progress = new Progress(year, sink);
+  const work = await mkdtemp(join(tmpdir(), 'quire-here-'));
+  const log = createWriteStream(join(work, 'build.log'));
+  const exec: Exec = (argv, onStatus) => runLogged(['env', 'DEBIAN_FRONTEND=noninteractive', ...argv], log, onStatus);
+  try {
+    progress.update('configure', overallPercent('configure', 0));
+    await configureRoot('/', mirror, RELEASES[year].suite, exec, (argv) => capture(argv), join(work, 'packages.txt'));
+    await installPackages('install', exec, join(work, 'packages.txt'), progress);
+    await exec(['apt-get', 'clean']);
+    await rm('/var/lib/apt/lists', { recursive: true, force: true });
+    const engines: Record<string, string> = {};
+    for (const [engine, binary] of Object.entries(ENGINE_BINARIES)) engines[engine] = (await capture([binary, '--version'])).split('\n')[0]!.trim();
+    const info: ImageInfo = {
+      year,
+      suite: RELEASES[year].suite,
+      texliveVersion: await packageVersion('/', 'texlive-base'),
+      engines,
+      builtAt: new Date().toISOString(),
+      buildSeconds: Math.round((Date.now() - started) / 1000),
+      bytes: 0,
+    };
+    await writeFile(join('/', MARKER), JSON.stringify(info, null, 2) + '\n');
+    progress.done('installed in this root');
+  } finally {
+    log.end();
+    await rm(work, { recursive: true, force: true });
   }
 }
 
