@@ -35,7 +35,7 @@ import { prepareFormats } from './tex/formats.js';
 import { prepareLuaCache } from './tex/luacache.js';
 import { LocalJobQueue, type JobQueue } from './tex/queue.js';
 import { FormatCache } from './tex/format-cache.js';
-import { TexRunner } from './tex/runner.js';
+import { localRunner } from './tex/local-runner.js';
 import { servedImages, type TexImage } from './tex/image/store.js';
 import { useImageRoot } from './tex/sandbox.js';
 import { IdempotencyStore } from './idempotency/store.js';
@@ -217,18 +217,21 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
   const images = servedImages(config);
   useImageRoot(images[0]?.root);
   // Outside the (private) data dir: the unprivileged job uids must reach their workspace and
-  // the shared lualatex font cache. Formats and font caches are per image.
+  // the shared lualatex font cache. Inflated formats and font caches are per image.
   const base = join(tmpdir(), 'quire-jobs');
   const runner = (image: TexImage | undefined) => {
     const own = image ? join(base, `texlive-${image.year}`) : base;
-    return new TexRunner({
-      workRoot: base,
-      isolate: config.sandbox,
-      ...(image ? { root: image.root } : {}),
-      luaCache: () => prepareLuaCache(own, systemClock, image?.root),
-      formats: () => prepareFormats(own, image?.root),
-      preambles,
-    });
+    const root = image ? { root: image.root } : {};
+    return localRunner(
+      {
+        workRoot: base,
+        isolate: config.sandbox,
+        ...root,
+        luaCache: () => prepareLuaCache(own, systemClock, image?.root),
+        formats: () => prepareFormats(own, image?.root),
+      },
+      { formats: preambles, ...root },
+    );
   };
   const runners = images.length > 0 ? new Map(images.map((image) => [image.year as string, runner(image)])) : runner(undefined);
   return new LocalJobQueue(runners, config.compileConcurrency, config.compileQueueLimit);

@@ -2,7 +2,8 @@
 // machines. At most `concurrency` run; at most `queueLimit` wait; beyond that the caller
 // gets QueueFullError (503 server_busy at the door) at once rather than an unbounded wait.
 import { QueueFullError } from './errors.js';
-import type { TexJob, TexResult, TexRunner } from './runner.js';
+import type { JobRunner, TexJob, TexResult } from './job.js';
+import { sandboxUid } from './sandboxed.js';
 
 export interface JobQueue {
   run(job: TexJob): Promise<TexResult>;
@@ -30,16 +31,15 @@ export class LocalJobQueue implements JobQueue {
   private readonly waiting: Array<(slot: number) => void> = [];
 
   /** One runner per TeX image, by year; the first is the default. All share the slots. */
-  private readonly runners: ReadonlyMap<string, TexRunner>;
+  private readonly runners: ReadonlyMap<string, JobRunner>;
 
   constructor(
-    runners: TexRunner | ReadonlyMap<string, TexRunner>,
+    runners: JobRunner | ReadonlyMap<string, JobRunner>,
     private readonly concurrency: number,
     private readonly queueLimit: number,
-    private readonly asRoot = process.getuid?.() === 0,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
-    this.runners = runners instanceof Map ? runners : new Map([['', runners as TexRunner]]);
+    this.runners = runners instanceof Map ? runners : new Map([['', runners as JobRunner]]);
   }
 
   async close(): Promise<void> {
@@ -51,7 +51,7 @@ export class LocalJobQueue implements JobQueue {
   }
 
   /** The runner of the job's TeX Live year (the service checked it is served), else the default. */
-  private runnerFor(job: TexJob): TexRunner {
+  private runnerFor(job: TexJob): JobRunner {
     return (job.texlive !== undefined ? this.runners.get(job.texlive) : undefined) ?? this.runners.values().next().value!;
   }
 
@@ -62,7 +62,7 @@ export class LocalJobQueue implements JobQueue {
   async run(job: TexJob): Promise<TexResult> {
     const slot = await this.acquire();
     try {
-      return await this.runnerFor(job).run(job, this.asRoot ? slotUid(slot) : undefined);
+      return await this.runnerFor(job).run(job, sandboxUid(slotUid(slot)));
     } finally {
       this.releaseSlot(slot);
     }

@@ -138,6 +138,8 @@ async function configureRoot(root: string, mirror: string, suite: string, exec: 
   for (const point of MOUNT_POINTS) await mkdir(join(root, point), { recursive: true });
   await rm(join(root, 'usr/share/doc'), { recursive: true, force: true });
   await rm(join(root, 'usr/share/man'), { recursive: true, force: true });
+  // update-alternatives (Java's postinst) links man pages into man1 even when dpkg leaves them out.
+  await mkdir(join(root, 'usr/share/man/man1'), { recursive: true });
   await exec(['apt-get', 'update']);
   const names = (await read(['apt-cache', 'pkgnames', 'texlive'])).split('\n').filter(Boolean);
   const records = parsePackageRecords(await read(['apt-cache', 'show', '--no-all-versions', ...names]));
