@@ -23,7 +23,8 @@ export const STEPS = [
   ['debootstrap', 5],
   ['configure', 2],
   ['download', 28],
-  ['install', 57],
+  ['install', 55],
+  ['fonts', 2],
   ['verify', 8],
 ] as const;
 export type Step = (typeof STEPS)[number][0];
@@ -106,14 +107,17 @@ async function build(dir: string, year: TexliveYear, mirror: string, progress: P
         await configureRoot(root, mirror, suite, inRoot, (argv) => capture(chrootArgs(root, debs, argv)), packagesFile);
       } else if (step === 'download' || step === 'install') {
         await installPackages(step, inRoot, packagesFile, progress);
+      } else if (step === 'fonts') {
+        await addTexFontsToFontconfig(root, inRoot);
       } else {
-        await rm(join(root, 'var/lib/apt/lists'), { recursive: true, force: true });
-        await mkdir(join(root, 'var/lib/apt/lists/partial'), { recursive: true });
         info = await verifyImage(root, year, suite);
       }
       await writeFile(join(stamps, step), new Date().toISOString());
     }
     info ??= await verifyImage(root, year, suite);
+    // Package lists are only needed to build (a resumed build reads them again).
+    await rm(join(root, 'var/lib/apt/lists'), { recursive: true, force: true });
+    await mkdir(join(root, 'var/lib/apt/lists/partial'), { recursive: true });
     const bytes = Number((await capture(['du', '-sb', root])).split('\t')[0]) || 0;
     // Build time of this run (a resumed build counts from where it resumed).
     const full: ImageInfo = { ...info, builtAt: new Date().toISOString(), buildSeconds: Math.round((Date.now() - started) / 1000), bytes };
@@ -129,6 +133,17 @@ async function build(dir: string, year: TexliveYear, mirror: string, progress: P
 }
 
 type Exec = (argv: string[], onStatus?: (line: string) => void) => Promise<void>;
+
+/**
+ * Makes TeX Live's own OpenType and TrueType fonts (Raleway, EB Garamond, Font Awesome, … in
+ * texlive-fonts-extra) known to fontconfig, so xelatex finds them by family name as it finds
+ * system fonts; then rebuilds the font cache the sandbox reads.
+ */
+async function addTexFontsToFontconfig(root: string, exec: Exec) {
+  const dirs = ['opentype', 'truetype'].map((kind) => `  <dir>/usr/share/texlive/texmf-dist/fonts/${kind}</dir>`).join('\n');
+  await writeFile(join(root, 'etc/fonts/conf.d/09-quire-texlive-fonts.conf'), `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n${dirs}\n</fontconfig>\n`);
+  await exec(['fc-cache', '-s', '-f']);
+}
 
 /** Apt and dpkg settings, mount points, and the package list (written to `packagesFile`). */
 async function configureRoot(root: string, mirror: string, suite: string, exec: Exec, read: (argv: string[]) => Promise<string>, packagesFile: string) {
@@ -154,6 +169,8 @@ async function installPackages(step: 'download' | 'install', exec: Exec, package
     const [type, , percent] = line.split(':');
     if (type === kind) progress.update(step, overallPercent(step, Number(percent) / 100));
   };
+  // A resumed build may find the package lists gone or old.
+  if (step === 'download') await exec(['apt-get', 'update']);
   if (step === 'install') await exec(['dpkg', '--configure', '-a']);
   const only = step === 'download' ? ['--download-only'] : [];
   await exec(['apt-get', 'install', '-y', '-q', '-o', 'APT::Status-Fd=3', ...only, ...packages], onStatus);
@@ -175,6 +192,7 @@ export async function installHere(year: TexliveYear, mirror = 'http://deb.debian
     progress.update('configure', overallPercent('configure', 0));
     await configureRoot('/', mirror, RELEASES[year].suite, exec, (argv) => capture(argv), join(work, 'packages.txt'));
     await installPackages('install', exec, join(work, 'packages.txt'), progress);
+    await addTexFontsToFontconfig('/', exec);
     await exec(['apt-get', 'clean']);
     await rm('/var/lib/apt/lists', { recursive: true, force: true });
     const engines: Record<string, string> = {};
@@ -199,7 +217,7 @@ export async function installHere(year: TexliveYear, mirror = 'http://deb.debian
 /** Runs `argv` as root inside the image root (bubblewrap, network on), the .deb cache bound in. */
 function chrootArgs(root: string, debs: string, argv: string[]): string[] {
   return [
-    'bwrap', '--bind', root, '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
+    'bwrap', '--bind', root, '/', '--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--tmpfs', '/tmp',
     '--bind', debs, '/var/cache/apt/archives', '--ro-bind', '/etc/resolv.conf', '/etc/resolv.conf',
     '--cap-add', 'ALL', '--clearenv',
     '--setenv', 'PATH', '/usr/sbin:/usr/bin:/sbin:/bin', '--setenv', 'HOME', '/root',

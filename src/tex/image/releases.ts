@@ -37,6 +37,9 @@ export const EXTRA_PACKAGES = [
   'fonts-liberation2',
   'fonts-dejavu-core',
   'tex-gyre',
+  // tex-gyre holds only the Type 1 fonts since trixie; the OpenType ones fontspec finds by name are here.
+  'fonts-texgyre',
+  'fonts-texgyre-math',
   'default-jre-headless',
   'libpdfbox2-java',
 ];

@@ -69,7 +69,7 @@ export async function verifyImage(root: string, year: TexliveYear, suite: string
     const tex = (engine: string, name: string) => `${engine} -interaction=nonstopmode -halt-on-error -jobname=${name}-${engine} ${name}.tex >/dev/null`;
     for (const engine of Object.keys(ENGINE_BINARIES)) await runInImage(root, workspace, `${tex(engine, 'hello')} && test -s hello-${engine}.pdf`);
     for (const engine of ['xelatex', 'lualatex']) await runInImage(root, workspace, `${tex(engine, 'fontspec')} && test -s fontspec-${engine}.pdf`);
-    await runInImage(root, workspace, `${tex('pdflatex', 'cite')} && biber --quiet cite-pdflatex && ${tex('pdflatex', 'cite')} && grep -q TeXbook cite-pdflatex.bbl`);
+    await runInImage(root, workspace, `${tex('pdflatex', 'cite')} && biber --quiet cite-pdflatex && ${tex('pdflatex', 'cite')} && grep -q Knuth cite-pdflatex.bbl`);
     return { year, suite, texliveVersion: await packageVersion(root, 'texlive-base'), engines: await engineVersions(root, workspace) };
   } finally {
     await rm(workspace, { recursive: true, force: true });
