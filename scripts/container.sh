@@ -33,7 +33,7 @@ debian_base localhost/quire-debian:forky forky sid
 if ! podman image exists localhost/quire-node:forky; then
   say "node base"
   printf 'FROM localhost/quire-debian:forky\nRUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm ca-certificates && rm -rf /var/lib/apt/lists/*\n' \
-    | podman build -q -t localhost/quire-node:forky -f - "$WORK" >/dev/null
+    | podman build --isolation chroot -q -t localhost/quire-node:forky -f - "$WORK" >/dev/null
 fi
 if [ "${1:-}" = --fresh ]; then
   TEX_BASE=localhost/quire-debian:forky
@@ -48,11 +48,11 @@ fi
 
 say "podman build (NODE_BASE=localhost/quire-node:forky TEX_BASE=$TEX_BASE)"
 b0=$(date +%s)
-podman build -t localhost/quire:test --build-arg NODE_BASE=localhost/quire-node:forky --build-arg TEX_BASE="$TEX_BASE" . >"$WORK/build.log" 2>&1 \
+podman build --isolation chroot -t localhost/quire:test --build-arg NODE_BASE=localhost/quire-node:forky --build-arg TEX_BASE="$TEX_BASE" . >"$WORK/build.log" 2>&1 \
   || { tail -40 "$WORK/build.log"; exit 1; }
 say "built in $(( $(date +%s) - b0 ))s; image $(podman image inspect localhost/quire:test --format '{{.Size}}' | awk '{printf "%.1f GB", $1/1e9}')"
 
-podman run -d --name quire-container-test -p "127.0.0.1:$PORT:8080" \
+podman run -d --cgroups=disabled --name quire-container-test -p "127.0.0.1:$PORT:8080" \
   --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
   -e QUIRE_SECRET=container-test-secret-0123456789 localhost/quire:test >/dev/null
 for _ in $(seq 120); do curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 1; done

@@ -78,7 +78,7 @@ describe('TeX Live years', () => {
       );
     }
     const usage = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json();
-    assert.equal(usage.used_this_month, 0);
+    assert.equal(usage.usage.used_this_month, 0);
   });
 
   test('an installed year that QUIRE_TEXLIVE leaves out is not served', async () => {
