@@ -16,9 +16,9 @@ export const SANDBOX_LUA_CACHE = '/texmf-ro';
 /** Where the inflated formats (formats.ts) appear inside the sandbox (read-only). */
 export const SANDBOX_FORMATS = '/texmf-fmt';
 
-/** Without an image (tests of the sandbox itself): read-only system paths TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
+/** Read-only system paths (of the TeX image) TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
  * only holds symlinks (bibtex is one) into /usr. */
-const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/var/lib/texmf', '/var/cache/fontconfig'];
+const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/ghostscript', '/var/lib/texmf', '/var/lib/ghostscript', '/var/cache/fontconfig'];
 /** Debian 12 keeps these as symlinks into /usr. */
 const SYMLINKS: Array<[string, string]> = [
   ['usr/bin', '/bin'],
@@ -115,14 +115,11 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
     '--hostname',
     'quire',
   ];
-  const root = spec.root ?? currentImageRoot();
-  if (root !== undefined) {
-    // The image carries the mount points below (/job, /texmf-ro, /texmf-fmt, /tmp).
-    args.push('--ro-bind', root, '/');
-  } else {
-    for (const path of READ_ONLY) args.push('--ro-bind-try', path, path);
-    for (const [target, link] of SYMLINKS) args.push('--symlink', target, link);
-  }
+  // From the TeX image (else the host): only what TeX and its helpers need, so not even the
+  // image's generic /etc/passwd is there to read.
+  const root = spec.root ?? currentImageRoot() ?? '';
+  for (const path of READ_ONLY) args.push('--ro-bind-try', `${root}${path}`, path);
+  for (const [target, link] of SYMLINKS) args.push('--symlink', target, link);
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp');
   if (spec.luaCache !== undefined) args.push('--ro-bind', spec.luaCache, SANDBOX_LUA_CACHE);
   if (spec.formats !== undefined) args.push('--ro-bind', spec.formats, SANDBOX_FORMATS);
@@ -153,8 +150,8 @@ export function probeSandbox(uid?: number, root = currentImageRoot()): string | 
       ...(root !== undefined ? { root } : {}),
       limits: { cpuSeconds: 5, fileBytes: 1 << 20, memoryBytes: 1 << 30, processes: 16 },
     },
-    // The image's marker proves its root is the sandbox's; without one, no host /etc.
-    ['sh', '-c', root !== undefined ? 'test -e /etc/quire-image.json && echo sandbox-ok' : 'test ! -e /etc/passwd && echo sandbox-ok'],
+    // No /etc/passwd (of the host or the image); with an image, its TeX is there.
+    ['sh', '-c', root !== undefined ? 'test ! -e /etc/passwd && test -x /usr/bin/pdftex && echo sandbox-ok' : 'test ! -e /etc/passwd && echo sandbox-ok'],
   );
   const result = spawnSync(file, args, { encoding: 'utf8', timeout: 10_000, ...(uid !== undefined ? { uid, gid: uid } : {}) });
   rmSync(workspace, { recursive: true, force: true });
