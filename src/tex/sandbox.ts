@@ -18,7 +18,7 @@ export const SANDBOX_FORMATS = '/texmf-fmt';
 
 /** Read-only system paths (of the TeX image) TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
  * only holds symlinks (bibtex is one) into /usr. */
-const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/ghostscript', '/var/lib/texmf', '/var/lib/ghostscript', '/var/cache/fontconfig'];
+const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/ghostscript', '/etc/papersize', '/etc/paperspecs', '/etc/libpaper.d', '/var/lib/texmf', '/var/lib/ghostscript', '/var/cache/fontconfig'];
 /** Debian 12 keeps these as symlinks into /usr. */
 const SYMLINKS: Array<[string, string]> = [
   ['usr/bin', '/bin'],

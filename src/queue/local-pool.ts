@@ -1,24 +1,15 @@
-// A bounded pool of TeX jobs behind a small interface, so jobs can later run on other
-// machines. At most `concurrency` run; at most `queueLimit` wait; beyond that the caller
-// gets QueueFullError (503 server_busy at the door) at once rather than an unbounded wait.
-import { QueueFullError } from './errors.js';
-import type { JobRunner, TexJob, TexResult } from './job.js';
-import { sandboxUid } from './sandboxed.js';
-
-export interface JobQueue {
-  run(job: TexJob): Promise<TexResult>;
-  stats(): { running: number; waiting: number };
-  /** Throws when the queue cannot take work (its broker is unreachable); absent for the local pool. */
-  ping?(): Promise<void>;
-  /** Stops accepting work and ends idle sandboxes. */
-  close(): Promise<void>;
-  /** Before serving: removes workspaces left by services that died; resolves to what went. */
-  start?(): Promise<string[]>;
-}
+// A bounded pool of sandboxed slots in this process, running TeX jobs and PDF merges. At most
+// `concurrency` run; at most `queueLimit` wait; beyond that the caller gets QueueFullError
+// (503 server_busy at the door) at once rather than an unbounded wait.
+import { QueueFullError } from '../tex/errors.js';
+import type { JobRunner, TexJob, TexResult } from '../tex/job.js';
+import { mergePdfs } from '../tex/merge.js';
+import { sandboxUid } from '../tex/sandboxed.js';
+import type { MergeJob, MergeResult, TexQueue } from './queue.js';
 
 /**
  * Each slot runs as its own unprivileged uid when the service is root, so RLIMIT_NPROC is per
- * job. The range is offset by the process id so that two services on one host (or parallel
+ * TeX job. The range is offset by the process id so that two services on one host (or parallel
  * test processes) do not share uids.
  */
 export const SLOT_UID_BASE = 200_000;
@@ -26,7 +17,7 @@ const MAX_SLOTS = 256;
 export const slotUid = (slot: number) => SLOT_UID_BASE + (process.pid % 1000) * MAX_SLOTS + slot;
 const RETRY_AFTER_SECONDS = 5;
 
-export class LocalJobQueue implements JobQueue {
+export class LocalTexPool implements TexQueue {
   private readonly free: number[];
   private readonly waiting: Array<(slot: number) => void> = [];
 
@@ -37,6 +28,8 @@ export class LocalJobQueue implements JobQueue {
     runners: JobRunner | ReadonlyMap<string, JobRunner>,
     private readonly concurrency: number,
     private readonly queueLimit: number,
+    /** Whether merges run in bubblewrap (QUIRE_SANDBOX); the runner knows its own. */
+    private readonly isolate = true,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
     this.runners = runners instanceof Map ? runners : new Map([['', runners as JobRunner]]);
@@ -59,10 +52,19 @@ export class LocalJobQueue implements JobQueue {
     return { running: this.concurrency - this.free.length, waiting: this.waiting.length };
   }
 
-  async run(job: TexJob): Promise<TexResult> {
+  run(job: TexJob): Promise<TexResult> {
+    return this.inSlot((slot) => this.runnerFor(job).run(job, sandboxUid(slotUid(slot))));
+  }
+
+  /** A merge takes a slot like a TeX job, so a batch's merge cannot crowd out compiles. */
+  merge(job: MergeJob): Promise<MergeResult> {
+    return this.inSlot(() => mergePdfs(job.pdfs, { isolate: this.isolate, maxBytes: job.maxBytes }));
+  }
+
+  private async inSlot<T>(work: (slot: number) => Promise<T>): Promise<T> {
     const slot = await this.acquire();
     try {
-      return await this.runnerFor(job).run(job, sandboxUid(slotUid(slot)));
+      return await work(slot);
     } finally {
       this.releaseSlot(slot);
     }
