@@ -122,7 +122,6 @@ test('paths inside an image follow its own links, never the host\'s', async () =
     assert.equal(hostPath('/usr/share/texlive/texmf-dist/ls-R', root), join(root, 'var/lib/texmf/ls-R-TEXMFDIST'));
     assert.equal(hostPath('/share/texlive/texmf-dist', root), join(root, 'usr/share/texlive/texmf-dist'));
     assert.equal(hostPath('/usr/share/texlive/up/../../etc/passwd', root), join(root, 'etc/passwd'), 'no way above the root');
-    assert.equal(hostPath('/etc/passwd', undefined), '/etc/passwd');
   } finally {
     await rm(root, { recursive: true, force: true });
   }
