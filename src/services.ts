@@ -38,8 +38,6 @@ import { LocalTexPool } from './queue/local-pool.js';
 import type { TexQueue } from './queue/queue.js';
 import { FormatCache } from './tex/format-cache.js';
 import { localRunner } from './tex/local-runner.js';
-import { servedImages, type TexImage } from './tex/image/store.js';
-import { useImageRoot } from './tex/sandbox.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
@@ -58,8 +56,6 @@ export interface Services {
   counters: Counters;
   metrics: Metrics;
   engines: EngineReport;
-  /** The TeX images this node serves, newest (the default) first. */
-  images: TexImage[];
   accounts: AccountService;
   usage: UsageService;
   /** TeX jobs (compiles, batch merges): a bounded local pool, or `quire worker` processes behind BullMQ (QUIRE_QUEUE). */
@@ -122,9 +118,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const assets = new AssetService(db, blobs, clock, config);
   const previews = new SqlPreviewStore(db.kysely, counters);
   const results = new ResultCache({ maxEntries: config.resultCacheEntries, maxBytes: config.resultCacheBytes });
-  const images = servedImages(config);
-  const texlive = images.map((image) => image.year);
-  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, texlive, assets: new LibraryAssetResolver(assets, config) });
+  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, assets: new LibraryAssetResolver(assets, config) });
   const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({
@@ -177,7 +171,6 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     counters,
     metrics,
     engines,
-    images,
     accounts,
     usage,
     texQueue,
@@ -220,27 +213,22 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
 export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes)): LocalTexPool {
-  const images = servedImages(config);
-  useImageRoot(images[0]?.root);
-  // Outside the (private) data dir: the unprivileged job uids must reach their workspace and
-  // the shared lualatex font cache. Inflated formats and font caches are per image.
-  const base = join(tmpdir(), 'quire-jobs');
-  const runner = (image: TexImage | undefined) => {
-    const own = image ? join(base, `texlive-${image.year}`) : base;
-    const root = image ? { root: image.root } : {};
-    return localRunner(
+  return new LocalTexPool(
+    localRunner(
       {
-        workRoot: base,
+        // Outside the (private) data dir: the unprivileged job uids must reach their workspace
+        // and the shared lualatex font cache.
+        workRoot: join(tmpdir(), 'quire-jobs'),
         isolate: config.sandbox,
-        ...root,
-        luaCache: () => prepareLuaCache(own, systemClock, image?.root),
-        formats: () => prepareFormats(own, image?.root),
+        luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
+        formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
       },
-      { formats: preambles, ...root },
-    );
-  };
-  const runners = images.length > 0 ? new Map(images.map((image) => [image.year as string, runner(image)])) : runner(undefined);
-  return new LocalTexPool(runners, config.compileConcurrency, config.compileQueueLimit, config.sandbox);
+      { formats: preambles },
+    ),
+    config.compileConcurrency,
+    config.compileQueueLimit,
+    config.sandbox,
+  );
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */

@@ -21,31 +21,22 @@ export class LocalTexPool implements TexQueue {
   private readonly free: number[];
   private readonly waiting: Array<(slot: number) => void> = [];
 
-  /** One runner per TeX image, by year; the first is the default. All share the slots. */
-  private readonly runners: ReadonlyMap<string, JobRunner>;
-
   constructor(
-    runners: JobRunner | ReadonlyMap<string, JobRunner>,
+    private readonly runner: JobRunner,
     private readonly concurrency: number,
     private readonly queueLimit: number,
     /** Whether merges run in bubblewrap (QUIRE_SANDBOX); the runner knows its own. */
     private readonly isolate = true,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
-    this.runners = runners instanceof Map ? runners : new Map([['', runners as JobRunner]]);
   }
 
-  async close(): Promise<void> {
-    await Promise.all([...this.runners.values()].map((runner) => runner.close()));
+  close(): Promise<void> {
+    return this.runner.close();
   }
 
-  async start(): Promise<string[]> {
-    return (await Promise.all([...this.runners.values()].map((runner) => runner.start()))).flat();
-  }
-
-  /** The runner of the job's TeX Live year (the service checked it is served), else the default. */
-  private runnerFor(job: TexJob): JobRunner {
-    return (job.texlive !== undefined ? this.runners.get(job.texlive) : undefined) ?? this.runners.values().next().value!;
+  start(): Promise<string[]> {
+    return this.runner.start();
   }
 
   stats() {
@@ -53,7 +44,7 @@ export class LocalTexPool implements TexQueue {
   }
 
   run(job: TexJob): Promise<TexResult> {
-    return this.inSlot((slot) => this.runnerFor(job).run(job, sandboxUid(slotUid(slot))));
+    return this.inSlot((slot) => this.runner.run(job, sandboxUid(slotUid(slot))));
   }
 
   /** A merge takes a slot like a TeX job, so a batch's merge cannot crowd out compiles. */

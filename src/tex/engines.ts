@@ -1,7 +1,9 @@
-// Which TeX engines this machine can run (in the default TeX image, or the host's TeX Live
-// without one), probed once at start for /health.
+// Which TeX engines this machine can run, probed once at start for /health.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { COMPILERS, type Compiler } from './compilers.js';
-import { imageTool } from './image/tools.js';
+
+const run = promisify(execFile);
 
 export interface EngineStatus {
   available: boolean;
@@ -13,7 +15,7 @@ export type EngineReport = Record<Compiler, EngineStatus>;
 
 async function probe(engine: Compiler): Promise<EngineStatus> {
   try {
-    const stdout = await imageTool([engine, '--version']);
+    const { stdout } = await run(engine, ['--version'], { timeout: 10_000 });
     return { available: true, version: stdout.split('\n')[0]?.trim() };
   } catch (err) {
     return { available: false, error: (err as Error).message.split('\n')[0] };

@@ -33,8 +33,6 @@ export interface TexJob {
   signal?: AbortSignal;
   /** Where the preamble cache may look (pdflatex only); without it the job never uses or builds a format. */
   preamble?: PreambleScope;
-  /** The TeX Live year whose image runs the job (the queue's default when absent). */
-  texlive?: string;
 }
 
 /**

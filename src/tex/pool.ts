@@ -15,8 +15,6 @@ export interface PoolOptions {
   /** Parent of the per-job workspaces; job uids must be able to traverse it. */
   workRoot: string;
   isolate: boolean;
-  /** The TeX image the sandboxes get as their root (default: the default year's, sandbox.ts). */
-  root?: string;
   /** Inflates (once, when the pool starts) the engines' formats; see formats.ts. */
   formats?: () => Promise<Formats>;
   /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
@@ -128,7 +126,6 @@ export class SandboxPool {
     return Promise.all([this.start(), after]).then(async () => {
       const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
-        ...(this.options.root !== undefined ? { root: this.options.root } : {}),
         env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
         ...(this.formats ? { formats: this.formats.dir } : {}),

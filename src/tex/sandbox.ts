@@ -1,13 +1,11 @@
 // How every TeX-side process starts: inside bubblewrap with no network, its own PID
-// namespace, a TeX image (tex/image/) bound read-only as its root, a read-only /dev, only the
-// job's workspace and a capped /tmp writable, and nothing of the host visible; then prlimit
+// namespace, the system and TeX Live read-only, a read-only root and /dev, only the job's
+// workspace and a capped /tmp writable, and nothing else of the host visible; then prlimit
 // caps CPU, memory, file size and processes.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { texliveSettings } from '../config.js';
-import { installedImages } from './image/store.js';
 
 /** Where the job's workspace appears inside the sandbox. */
 export const SANDBOX_WORKDIR = '/job';
@@ -16,9 +14,9 @@ export const SANDBOX_LUA_CACHE = '/texmf-ro';
 /** Where the inflated formats (formats.ts) appear inside the sandbox (read-only). */
 export const SANDBOX_FORMATS = '/texmf-fmt';
 
-/** Read-only system paths (of the TeX image) TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
+/** Read-only system paths TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
  * only holds symlinks (bibtex is one) into /usr. */
-const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/ghostscript', '/etc/papersize', '/etc/paperspecs', '/etc/libpaper.d', '/var/lib/texmf', '/var/lib/ghostscript', '/var/cache/fontconfig'];
+const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/var/lib/texmf', '/var/cache/fontconfig'];
 /** Debian 12 keeps these as symlinks into /usr. */
 const SYMLINKS: Array<[string, string]> = [
   ['usr/bin', '/bin'],
@@ -26,27 +24,6 @@ const SYMLINKS: Array<[string, string]> = [
   ['usr/lib64', '/lib64'],
   ['usr/sbin', '/sbin'],
 ];
-
-/** null: not looked up yet. */
-let defaultRoot: string | undefined | null = null;
-
-/**
- * The TeX image every sandbox without an explicit `root` gets: the service sets it at start
- * (the default year's image; undefined with QUIRE_SANDBOX=off, which uses the host's TeX
- * Live). Until then it is the newest ready image QUIRE_TEXLIVE names, so every process, test
- * or tool runs TeX in the same image the service would.
- */
-export function useImageRoot(root: string | undefined): void {
-  defaultRoot = root;
-}
-
-export function currentImageRoot(): string | undefined {
-  if (defaultRoot === null) {
-    const { dir, years } = texliveSettings();
-    defaultRoot = installedImages(dir).find((image) => years.includes(image.year))?.root;
-  }
-  return defaultRoot;
-}
 
 export interface ProcessLimits {
   cpuSeconds: number;
@@ -67,8 +44,6 @@ export interface SandboxSpec {
   luaCache?: string;
   /** Inflated formats on the host, mounted read-only at SANDBOX_FORMATS. */
   formats?: string;
-  /** The TeX image's root folder (tex/image/store.ts), bound read-only as `/`. */
-  root?: string;
   /** false runs without bubblewrap (QUIRE_SANDBOX=off): limits still apply, isolation does not. */
   isolate: boolean;
   /** The unprivileged uid (and gid) it runs as, when the service is root (see sandboxUid); none: as the service. */
@@ -115,10 +90,7 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
     '--hostname',
     'quire',
   ];
-  // From the TeX image (else the host): only what TeX and its helpers need, so not even the
-  // image's generic /etc/passwd is there to read.
-  const root = spec.root ?? currentImageRoot() ?? '';
-  for (const path of READ_ONLY) args.push('--ro-bind-try', `${root}${path}`, path);
+  for (const path of READ_ONLY) args.push('--ro-bind-try', path, path);
   for (const [target, link] of SYMLINKS) args.push('--symlink', target, link);
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp');
   if (spec.luaCache !== undefined) args.push('--ro-bind', spec.luaCache, SANDBOX_LUA_CACHE);
@@ -138,7 +110,7 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
  * Runs a tiny real sandbox at start: the server refuses to start when bubblewrap cannot
  * isolate (unless the operator turned the sandbox off). Returns an error message or null.
  */
-export function probeSandbox(uid?: number, root = currentImageRoot()): string | null {
+export function probeSandbox(uid?: number): string | null {
   if (!existsSync('/usr/bin/bwrap')) return 'bubblewrap (bwrap) is not installed';
   const workspace = mkdtempSync(join(tmpdir(), 'quire-probe-'));
   chmodSync(workspace, 0o755);
@@ -147,11 +119,9 @@ export function probeSandbox(uid?: number, root = currentImageRoot()): string | 
       workspace,
       env: {},
       isolate: true,
-      ...(root !== undefined ? { root } : {}),
       limits: { cpuSeconds: 5, fileBytes: 1 << 20, memoryBytes: 1 << 30, processes: 16 },
     },
-    // No /etc/passwd (of the host or the image); with an image, its TeX is there.
-    ['sh', '-c', root !== undefined ? 'test ! -e /etc/passwd && test -x /usr/bin/pdftex && echo sandbox-ok' : 'test ! -e /etc/passwd && echo sandbox-ok'],
+    ['sh', '-c', 'test ! -e /etc/passwd && echo sandbox-ok'],
   );
   const result = spawnSync(file, args, { encoding: 'utf8', timeout: 10_000, ...(uid !== undefined ? { uid, gid: uid } : {}) });
   rmSync(workspace, { recursive: true, force: true });
