@@ -3,7 +3,8 @@
 // a refused option costs nothing and nothing is stored.
 import { Value } from '@sinclair/typebox/value';
 import { checkFileNameRules } from '../assets/validate.js';
-import { errors, validationFailed, type FieldError } from '../errors.js';
+import { errors, validationFailed, type FieldError, type ServiceError } from '../errors.js';
+import type { TexResult } from '../tex/job.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import { hasDocumentClass } from '../tex/output/source.js';
 import type { OutputAttachment, OutputSpec } from '../tex/output/spec.js';
@@ -144,4 +145,17 @@ function checkAttachments(raw: NonNullable<OutputRequest['attachments']>, tier: 
     });
   }
   return attachments;
+}
+
+/** The 422 of a PDF the output step refused: the validator's or the tool's reasons, the (capped) log kept. */
+export function outputFailure(result: TexResult, tier: Tier, output: OutputSpec | undefined, log: string): ServiceError {
+  const reasons = result.reasons ?? [];
+  const common = { log, reasons, retryable: false, plan: tier };
+  if (result.outcome === 'output_failed') return errors.output_failed(`The output step could not process the PDF: ${reasons.join('; ')}`, common);
+  const standard = output?.pdfStandard ?? '';
+  return errors.pdf_standard_failed(`The PDF does not meet PDF/${standard.slice(2).toUpperCase()}: ${reasons.slice(0, 3).join('; ')}`, {
+    ...common,
+    pdf_standard: standard,
+    agent_hint: 'Embed every font (no Type 3 or base-14 fonts), avoid transparency for a-1b, and do not load packages that write their own XMP; then compile again.',
+  });
 }
