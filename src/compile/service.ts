@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import { links, openSignupUrl } from '../links.js';
 import { CompileQuota, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
 import type { Counters } from '../quota/counters.js';
+import { callerId, FairUse, type FairTicket, type FairUseReport, type ProbeAllowance } from '../quota/fair-use.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
 import { graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 import type { PreviewStore } from '../quota/previews.js';
@@ -46,7 +47,12 @@ export interface CompileDeps {
   previews: PreviewStore;
   /** Identical requests get the stored result without running TeX (see result-cache.ts). */
   results?: ResultCache;
+  /** Who may run one more diagnosis probe; the fair-use counters' per-caller cap when absent. */
+  probes?: ProbeAllowance;
 }
+
+/** Diagnosis probes get one TeX pass each: with the document's own passes (5 at most) and 3 probes, a failing request runs at most 8. */
+const PROBE_PASSES = 1;
 
 /** What the plan lets this compile do, decided before TeX runs. */
 interface Plan {
@@ -70,16 +76,40 @@ export function studioUrl(baseUrl: string, latex: string, compiler: Compiler): s
 
 export class CompileService {
   private readonly quota: CompileQuota;
+  private readonly fair: FairUse;
 
   constructor(private readonly deps: CompileDeps) {
     this.quota = new CompileQuota(deps.counters, deps.clock, deps.config);
+    this.fair = new FairUse(deps.counters, deps.clock, deps.config);
     // The TeX Live index behind package suggestions: read from its cache (or built) in the background.
     void ensureCatalog();
   }
 
-  /** Probe compiles that confirm a package suggestion (issue 19): sandboxed jobs, like any compile. */
-  private readonly probe: ProbeCompile = (source, compiler, timeoutMs) =>
-    this.deps.jobs.run({ source, compiler, timeoutMs, maxFileBytes: 16 * 1024 * 1024 });
+  /**
+   * Probe compiles that confirm a package suggestion (issue 19): sandboxed one-pass jobs, like
+   * any compile, whose time counts as the failed compile's. None runs for a caller over its
+   * failure budget or past its probes of this minute; the diagnosis then has no verdict.
+   */
+  private probeFor(caller: Caller, fair: FairTicket, background: boolean): ProbeCompile {
+    return async (source, compiler, timeoutMs) => {
+      if (fair.overBudget || !(await (this.deps.probes ?? this.fair).take(caller))) throw new Error('probe not allowed');
+      const result = await this.deps.jobs.run({
+        source,
+        compiler,
+        timeoutMs,
+        maxFileBytes: 16 * 1024 * 1024,
+        maxPasses: PROBE_PASSES,
+        fairness: { caller: callerId(caller), background },
+      });
+      fair.spend(result.durationMs);
+      return result;
+    };
+  }
+
+  /** The caller's fair-use limits and what it used of them (GET /api/v1/usage). */
+  fairUse(caller: Caller): Promise<FairUseReport> {
+    return this.fair.report(caller);
+  }
 
   /** The asset resolver in use; the asset library replaces the default one. */
   get assets(): AssetResolver {
@@ -108,21 +138,27 @@ export class CompileService {
     const previews = caller.kind === 'account' && config.previews;
     const request = checkRequest(input, tier, upgradeUrl, previews);
     const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets });
-    const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
+    // Fair use before quota: a caller over its failure budget or its compiles in flight is refused at once.
+    const fair = await this.fair.admit(caller);
     let delivered = false;
     try {
-      const ticket = await this.quota.reserve(caller);
-      context.onAccepted?.();
+      const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
       try {
-        const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes));
-        delivered = true;
-        return body;
-      } catch (err) {
-        await ticket.release();
-        throw await this.withUsage(err, caller);
+        const ticket = await this.quota.reserve(caller);
+        context.onAccepted?.();
+        try {
+          const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes), fair);
+          delivered = true;
+          return body;
+        } catch (err) {
+          await ticket.release();
+          throw await this.withUsage(err, caller);
+        }
+      } finally {
+        await preview?.finish(delivered);
       }
     } finally {
-      await preview?.finish(delivered);
+      await fair.finish(delivered);
     }
   }
 
@@ -193,6 +229,7 @@ export class CompileService {
     context: CompileContext,
     ticket: Ticket,
     plan: Plan,
+    fair: FairTicket,
   ): Promise<CompileSuccess> {
     const { config, clock } = this.deps;
     const { tier } = plan;
@@ -203,6 +240,8 @@ export class CompileService {
       context.deadline !== undefined ? Math.max(0, context.deadline - clock.ms()) : Infinity,
     );
     const scope = cacheScope(caller, context, assets);
+    // Nobody waits on an async job or a batch item: the queue serves them after interactive compiles.
+    const background = context.background === true || context.onAccepted !== undefined;
     const job = {
       source: request.latex,
       compiler: request.compiler,
@@ -212,15 +251,17 @@ export class CompileService {
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
       // The preamble cache's pool: the caller's own, or the gallery's shared one (see cacheScope).
       preamble: { scope: scope === 'public' ? 'gallery' : scope, day: clock.now().toISOString().slice(0, 10) },
+      fairness: { caller: callerId(caller), background },
     };
     const result = await this.cachedRun(caller, job, plan, context, assets);
+    fair.spend(result.durationMs);
     this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
     this.deps.metrics.compileDuration.observe({ engine: request.compiler }, result.durationMs / 1000);
     this.deps.log.info(
       { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, cached: result.passes === 0, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, context.deadline);
+    const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, context.deadline, this.probeFor(caller, fair, background));
     if (context.deadline !== undefined && clock.ms() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw errors.compilation_timeout('The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
@@ -312,7 +353,7 @@ export class CompileService {
   }
 
   /** The PDF and its page count, or the 422 that explains why there is none. */
-  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string, deadline?: number) {
+  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string, deadline: number | undefined, probe: ProbeCompile) {
     const { tier, timeoutSeconds } = plan;
     const { compiler, latex: source } = request;
     const limits = limitsOf(tier);
@@ -363,7 +404,7 @@ export class CompileService {
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
       // A package suggestion is confirmed by a probe compile within a small budget (and the caller's deadline).
       const budgetMs = Math.min(PROBE_BUDGET_MS, deadline !== undefined ? deadline - this.deps.clock.ms() : Infinity);
-      throw compilationFailed(await diagnose(result.log, compiler, { source, probe: this.probe, budgetMs }), result.log, tier);
+      throw compilationFailed(await diagnose(result.log, compiler, { source, probe, budgetMs }), result.log, tier);
     }
     // xelatex and lualatex leave out glyphs their font lacks and still write a PDF; a document
     // that silently lost text is a failure the caller can fix, so it is reported as one.

@@ -53,7 +53,7 @@ export function jobRoutes(app: App, services: Services): void {
       const deps = { config: services.config, clock: services.clock, log: services.log, pdfs: services.pdfs, blobs: services.blobs };
       const accepted = await services.asyncJobs.startQueued(caller, { kind: 'render_batch', callbackUrl: callback_url }, async () => ({
         template_id: template.template.id,
-        ...(await runBatch(deps, caller, items, merge === true, (data) => services.templates.render(caller, String(template.template.id), data))),
+        ...(await runBatch(deps, caller, items, merge === true, (data) => services.templates.render(caller, String(template.template.id), data, { background: true }))),
       }));
       return reply.code(202).header('location', accepted.status_url).send(accepted);
     },

@@ -1,8 +1,10 @@
 // A bounded pool of TeX jobs behind a small interface, so jobs can later run on other
 // machines. At most `concurrency` run; at most `queueLimit` wait; beyond that the caller
 // gets QueueFullError (503 server_busy at the door) at once rather than an unbounded wait.
+// Waiting jobs get slots in fair order (fair-wait.ts): interactive first, callers in turn.
 import { QueueFullError } from './errors.js';
-import type { JobRunner, TexJob, TexResult } from './job.js';
+import { FairWaitList } from './fair-wait.js';
+import type { JobFairness, JobRunner, TexJob, TexResult } from './job.js';
 import { sandboxUid } from './sandboxed.js';
 
 export interface JobQueue {
@@ -28,7 +30,7 @@ const RETRY_AFTER_SECONDS = 5;
 
 export class LocalJobQueue implements JobQueue {
   private readonly free: number[];
-  private readonly waiting: Array<(slot: number) => void> = [];
+  private readonly waiting = new FairWaitList<(slot: number) => void>();
 
   constructor(
     private readonly runner: JobRunner,
@@ -51,7 +53,7 @@ export class LocalJobQueue implements JobQueue {
   }
 
   async run(job: TexJob): Promise<TexResult> {
-    const slot = await this.acquire();
+    const slot = await this.acquire(job.fairness);
     try {
       return await this.runner.run(job, sandboxUid(slotUid(slot)));
     } finally {
@@ -59,14 +61,14 @@ export class LocalJobQueue implements JobQueue {
     }
   }
 
-  private acquire(): Promise<number> {
+  private acquire(fairness?: JobFairness): Promise<number> {
     // Least recently used first: the slot that finished longest ago has its sandbox warm.
     const slot = this.free.shift();
     if (slot !== undefined) return Promise.resolve(slot);
     if (this.waiting.length >= this.queueLimit) {
       return Promise.reject(new QueueFullError(RETRY_AFTER_SECONDS));
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve) => this.waiting.push(resolve, fairness));
   }
 
   private releaseSlot(slot: number): void {

@@ -199,7 +199,7 @@ export class TexRunner implements JobRunner {
     const problems = new Map<string, Array<{ tool: string; message: string }>>();
     let log = '';
 
-    while (state.passes < MAX_PASSES) {
+    while (state.passes < Math.min(MAX_PASSES, job.maxPasses ?? MAX_PASSES)) {
       const before = await this.snapshot(workspace);
       state.passes++;
       // The pass is a warm engine's when the sandbox started the job's engine; on the first
