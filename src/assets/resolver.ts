@@ -6,11 +6,23 @@ import { tierOf, type Caller } from '../accounts/caller.js';
 import type { Config } from '../config.js';
 import { errors, type ServiceError, invalidField } from '../errors.js';
 import { links, openSignupUrl } from '../links.js';
-import type { AssetResolver, NextStep, ResolvedAssets } from '../compile/types.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import { convertedName, convertSvg, svgGraphicsConfig } from './convert.js';
 import { blobKey, type AssetService } from './library.js';
 import { checkContent, checkName, decodeBase64, quoteName, sanitisedSvg, type AssetFormat } from './validate.js';
+
+export interface ResolvedAssets {
+  /** `blob`: the key of a stored asset's bytes in the blob store (see TexJob.files). */
+  files: Array<{ name: string; data: Buffer; blob?: string }>;
+  ephemeral: string[];
+  stored: string[];
+}
+
+/** What the compile pipeline asks of the asset library (declared here: compile/ imports assets/, never the reverse). */
+export interface AssetResolver {
+  /** Validates inline `assets` and `use_stored_assets` and returns the files to place in the job. Throws ServiceError. */
+  forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown }): Promise<ResolvedAssets>;
+}
 
 interface Pending {
   name: string;
@@ -155,7 +167,7 @@ export class LibraryAssetResolver implements AssetResolver {
   private anonymous(sent: string[]): ServiceError {
     const signupUrl = openSignupUrl(this.config);
     const open = signupUrl !== undefined;
-    const next_step: NextStep = {
+    const next_step = {
       action: open ? 'obtain_api_key' : 'retry_without_assets',
       ...(open ? { signup_url: signupUrl, card_required: false } : {}),
       env_var: 'QUIRE_API_KEY',

@@ -20,13 +20,14 @@ import type { PreviewStore } from '../quota/previews.js';
 import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/diagnosis/index.js';
 import { PROBE_BUDGET_MS, type ProbeCompile } from '../tex/diagnosis/probe.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { TexQueue } from '../queue/queue.js';
 import type { TexResult } from '../tex/job.js';
 import { signedPdfUrl } from './links.js';
 import type { PdfStore } from './pdfs.js';
 import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
-import type { AccountUsage, AnonymousUsage, AssetResolver, CompileContext, CompileInput, CompileSuccess } from './types.js';
+import type { AccountUsage, AnonymousUsage, CompileContext, CompileInput, CompileSuccess } from './types.js';
+import type { AssetResolver } from '../assets/resolver.js';
 
 /** Log text kept in a failure body: the end of the transcript, where the error is. */
 export const LOG_CAP_BYTES = 64 * 1024;
@@ -41,7 +42,7 @@ export interface CompileDeps {
   log: Logger;
   counters: Counters;
   metrics: Metrics;
-  jobs: JobQueue;
+  texQueue: TexQueue;
   pdfs: PdfStore;
   assets: AssetResolver;
   previews: PreviewStore;
@@ -93,7 +94,7 @@ export class CompileService {
   private probeFor(caller: Caller, fair: FairTicket, background: boolean): ProbeCompile {
     return async (source, compiler, timeoutMs) => {
       if (fair.overBudget || !(await (this.deps.probes ?? this.fair).take(caller))) throw new Error('probe not allowed');
-      const result = await this.deps.jobs.run({
+      const result = await this.deps.texQueue.run({
         source,
         compiler,
         timeoutMs,
@@ -304,13 +305,13 @@ export class CompileService {
    */
   private async cachedRun(
     caller: Caller,
-    job: Parameters<JobQueue['run']>[0],
+    job: Parameters<TexQueue['run']>[0],
     plan: Plan,
     context: CompileContext,
     assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
   ): Promise<TexResult> {
     const cache = this.deps.results;
-    if (!cache) return this.deps.jobs.run(job);
+    if (!cache) return this.deps.texQueue.run(job);
     const key = resultKey({
       scope: cacheScope(caller, context, assets),
       compiler: job.compiler,
@@ -326,7 +327,7 @@ export class CompileService {
     if (hit) {
       return { ...hit, passes: 0, durationMs: Math.round(this.deps.clock.ms() - started) };
     }
-    const result = await this.deps.jobs.run(job);
+    const result = await this.deps.texQueue.run(job);
     cache.set(key, result);
     return result;
   }

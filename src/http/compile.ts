@@ -2,7 +2,7 @@
 import { anonymousTierPhrase } from '../quota/prose.js';
 import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../compile/schemas.js';
 import type { Services } from '../services.js';
-import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
+import { AcceptedBody, answer, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
 import { COMPILE_ASSET_NAMES } from '../wire/json-safety.js';
 import { errors } from '../wire/schemas.js';
@@ -24,11 +24,8 @@ export function compileRoutes(app: App, services: Services): void {
     },
     async (req, reply) => {
       const caller = callerOf(req);
-      const { async, callbackUrl, rest } = asyncOf(req.body);
-      if (!async) return services.compile.compile(caller, rest, { via: 'compile' });
-      return acceptAsync(services, reply, caller, 'compile', callbackUrl, (onAccepted) =>
-        services.compile.compile(caller, rest, { via: 'compile', onAccepted }),
-      );
+      const { request, rest } = asyncOf(req.body);
+      return answer(services, reply, caller, 'compile', request, (hooks) => services.compile.compile(caller, rest, { via: 'compile', ...hooks }));
     },
   );
 }

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { repoRoot } from '../gallery/catalog.js';
 import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, PublicRenderSuccessBody, SlugParam } from '../gallery/schemas.js';
 import type { Services } from '../services.js';
-import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
+import { AcceptedBody, answer, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
 import { indexPage, notFoundPage, templatePage } from './pages/gallery.js';
 import { errors } from '../wire/schemas.js';
@@ -69,9 +69,8 @@ export function galleryRoutes(app: App, services: Services): void {
     },
     async (req, reply) => {
       const caller = callerOf(req);
-      const { async, callbackUrl, rest } = asyncOf(req.body);
-      if (!async) return gallery.render(caller, req.params.slug, rest);
-      return acceptAsync(services, reply, caller, 'public_render', callbackUrl, (onAccepted) => gallery.render(caller, req.params.slug, rest, { onAccepted }));
+      const { request, rest } = asyncOf(req.body);
+      return answer(services, reply, caller, 'public_render', request, (hooks) => gallery.render(caller, req.params.slug, rest, hooks));
     },
   );
 

@@ -1,9 +1,9 @@
 // GET /api/v1/jobs/{job_id} (an async job, for its own account only) and
 // POST /api/v2/templates/{id}/render_batch (always async): docs/async-and-webhooks.md.
 import { Type } from '@sinclair/typebox';
-import { BATCH_MAX_ITEMS, runBatch } from '../jobs/batch.js';
 import type { Services } from '../services.js';
 import { AcceptedBody, JobBody } from '../jobs/schemas.js';
+import { BATCH_MAX_ITEMS } from '../templates/batch.js';
 import { accountOf, callerOf } from './auth.js';
 import { errors, IdParam } from '../wire/schemas.js';
 import type { App } from './types.js';
@@ -46,15 +46,8 @@ export function jobRoutes(app: App, services: Services): void {
       },
     },
     async (req, reply) => {
-      const caller = accountOf(req);
       const { items, merge, callback_url } = req.body;
-      // Refusals that concern the whole batch come now: unknown template, raw (V1) template.
-      const template = await services.templates.getV2(caller, req.params.id);
-      const deps = { config: services.config, clock: services.clock, log: services.log, pdfs: services.pdfs, blobs: services.blobs };
-      const accepted = await services.asyncJobs.startQueued(caller, { kind: 'render_batch', callbackUrl: callback_url }, async () => ({
-        template_id: template.template.id,
-        ...(await runBatch(deps, caller, items, merge === true, (data) => services.templates.render(caller, String(template.template.id), data, { background: true }))),
-      }));
+      const accepted = await services.batches.start(accountOf(req), req.params.id, { items, merge, callbackUrl: callback_url });
       return reply.code(202).header('location', accepted.status_url).send(accepted);
     },
   );

@@ -14,7 +14,7 @@ import {
   TemplateV1Response,
   TemplateV2Response,
 } from '../templates/schemas.js';
-import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
+import { AcceptedBody, answer, asyncOf } from './async.js';
 import { accountOf } from './auth.js';
 import { errors, IdParam } from '../wire/schemas.js';
 import type { App } from './types.js';
@@ -185,9 +185,8 @@ export function templateRoutes(app: App, services: Services): void {
     },
     async (req, reply) => {
       const caller = accountOf(req);
-      const { async, callbackUrl } = asyncOf(req.body);
-      if (!async) return templates.render(caller, req.params.id, req.body.data);
-      return acceptAsync(services, reply, caller, 'render', callbackUrl, (onAccepted) => templates.render(caller, req.params.id, req.body.data, { onAccepted }));
+      const { request } = asyncOf(req.body);
+      return answer(services, reply, caller, 'render', request, (hooks) => templates.render(caller, req.params.id, req.body.data, hooks));
     },
   );
 }

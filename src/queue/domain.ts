@@ -1,9 +1,8 @@
-// The TeX job queue as the domain sees it: the same queue, with the TeX layer's own errors
+// The TeX queue as the domain sees it: the same queue, with the TeX layer's own errors
 // turned into catalogue errors (a full queue is 503 server_busy with Retry-After).
 import { errors, ServiceError, refused } from '../errors.js';
 import { JobFileNameError, QueueFullError } from '../tex/errors.js';
-import type { JobQueue } from '../tex/queue.js';
-import type { TexJob, TexResult } from '../tex/job.js';
+import type { TexQueue } from './queue.js';
 
 /** 503 server_busy: no slot or worker is free and no more may wait. */
 export function serverBusy(message: string, retryAfterSeconds: number): ServiceError {
@@ -16,12 +15,16 @@ function domainError(err: unknown): unknown {
   return err;
 }
 
-export function domainQueue(queue: JobQueue): JobQueue {
+function translated<T>(work: Promise<T>): Promise<T> {
+  return work.catch((err: unknown) => {
+    throw domainError(err);
+  });
+}
+
+export function domainQueue(queue: TexQueue): TexQueue {
   return {
-    run: (job: TexJob): Promise<TexResult> =>
-      queue.run(job).catch((err: unknown) => {
-        throw domainError(err);
-      }),
+    run: (job) => translated(queue.run(job)),
+    merge: (job) => translated(queue.merge(job)),
     stats: () => queue.stats(),
     close: () => queue.close(),
     ...(queue.ping ? { ping: () => queue.ping!() } : {}),

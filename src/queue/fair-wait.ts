@@ -2,7 +2,7 @@
 // answer) before background ones (async jobs, batch items), and within each, callers in turn
 // (round-robin), each caller's own jobs in arrival order. One caller's hundred waiting jobs
 // then delay another caller's one job by at most one job per slot.
-import type { JobFairness } from './job.js';
+import type { JobFairness } from '../tex/job.js';
 
 /** Jobs without a caller share one turn. */
 const NOBODY = '';
@@ -50,4 +50,17 @@ export class FairWaitList<T> {
   shift(): T | undefined {
     return this.interactive.shift() ?? this.background.shift();
   }
+}
+
+/** BullMQ's largest job priority (lower runs first; equal ones in arrival order). */
+const PRIORITY_MAX = 2_097_152;
+const BACKGROUND_FROM = 1_048_576;
+
+/**
+ * The BullMQ priority of a caller's job when `turn` of its jobs already wait from this node:
+ * each caller's n-th waiting job gets n, so callers take turns; background jobs come after
+ * every interactive one.
+ */
+export function fairPriority(turn: number, background: boolean): number {
+  return Math.min(PRIORITY_MAX, 1 + turn + (background ? BACKGROUND_FROM : 0));
 }

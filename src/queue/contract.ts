@@ -1,16 +1,20 @@
 // The contract between API nodes and `quire worker` processes when QUIRE_QUEUE=bullmq: the
-// queue, the job payload, where inputs and outputs live in the shared blob store, and the
-// timings that decide how fast a dead worker's job is taken over.
+// queue, the payload of its two kinds of TeX job (a compile, a PDF merge), where inputs and
+// outputs live in the shared blob store, and the timings that decide how fast a dead worker's
+// TeX job is taken over.
 //
 // Inputs travel by reference: the source rides in the job (deleted from Redis when the job
 // ends), every file by its sha256 in the blob store. The worker writes the PDF and a result
 // record (outcome, pages, log) to the blob store; the API node reads them, deletes them and
 // the job's inputs, and only then charges quota. Nothing of the source outlives the job.
 import { createHash } from 'node:crypto';
-import type { Compiler } from '../quota/plans.js';
+import type { Compiler } from '../tex/compilers.js';
 import type { PreambleScope, TexResult } from '../tex/job.js';
 
 export const QUEUE_NAME = 'compile';
+/** BullMQ job names: the worker tells the two payloads apart by them. */
+export const COMPILE = 'compile';
+export const MERGE = 'merge';
 
 /** BullMQ's key prefix under the installation's Redis prefix (`quire:` → `quire:bull:compile:…`). */
 export const bullPrefix = (redisPrefix: string) => `${redisPrefix}bull`;
@@ -33,6 +37,8 @@ export const ATTEMPTS = 2;
 export const QUEUE_WAIT_MS = 30_000;
 /** Time for inputs and outputs to cross the blob store on top of the TeX run. */
 export const TRANSFER_MS = 5_000;
+/** A merge's two qpdf runs (tex/merge.ts gives each up to 60 s). */
+export const MERGE_MS = 120_000;
 
 export interface RemoteFile {
   /** File name in the job's workspace. */
@@ -50,11 +56,21 @@ export interface RemoteJobData {
   timeoutMs: number;
   maxFileBytes: number;
   keepPages?: number;
+  /** TeX passes at most (diagnosis probes). */
+  maxPasses?: number;
   /** The preamble cache's scope and day (the worker's own cache; see tex/preamble.ts). */
   preamble?: PreambleScope;
   /** Epoch ms when the API node stops waiting: a worker does not start the job, nor keep its output, after it. */
   deadline: number;
   /** Blob key prefix of everything this job writes. */
+  prefix: string;
+}
+
+/** A batch's merge: its PDFs, in order, under the job's prefix. */
+export interface RemoteMergeData {
+  files: RemoteFile[];
+  maxBytes: number;
+  deadline: number;
   prefix: string;
 }
 
@@ -65,7 +81,11 @@ export type StoredResult =
   /** A file's bytes were not in the blob store (a stored asset deleted meanwhile). */
   | { kind: 'input_missing'; names: string[] }
   /** The runner refused the input (a ServiceError), which the API node raises as is. */
-  | { kind: 'refused'; code: string; message: string; details: Record<string, unknown> };
+  | { kind: 'refused'; code: string; message: string; details: Record<string, unknown> }
+  /** A merge's result: the merged PDF is at `pdfKey(prefix)`. */
+  | { kind: 'merged'; pages: number }
+  /** qpdf could not merge the PDFs (the batch answers merge_error). */
+  | { kind: 'merge_failed' };
 
 /** The job's return value in Redis: never any of the document, only where the result is. */
 export interface RemoteJobReturn {

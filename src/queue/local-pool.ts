@@ -1,26 +1,17 @@
-// A bounded pool of TeX jobs behind a small interface, so jobs can later run on other
-// machines. At most `concurrency` run; at most `queueLimit` wait; beyond that the caller
-// gets QueueFullError (503 server_busy at the door) at once rather than an unbounded wait.
-// Waiting jobs get slots in fair order (fair-wait.ts): interactive first, callers in turn.
-import { QueueFullError } from './errors.js';
+// A bounded pool of sandboxed slots in this process, running TeX jobs and PDF merges. At most
+// `concurrency` run; at most `queueLimit` wait; beyond that the caller gets QueueFullError
+// (503 server_busy at the door) at once rather than an unbounded wait. Waiting jobs get
+// slots in fair order (fair-wait.ts): interactive first, callers in turn.
+import { QueueFullError } from '../tex/errors.js';
+import type { JobFairness, JobRunner, TexJob, TexResult } from '../tex/job.js';
 import { FairWaitList } from './fair-wait.js';
-import type { JobFairness, JobRunner, TexJob, TexResult } from './job.js';
-import { sandboxUid } from './sandboxed.js';
-
-export interface JobQueue {
-  run(job: TexJob): Promise<TexResult>;
-  stats(): { running: number; waiting: number };
-  /** Throws when the queue cannot take work (its broker is unreachable); absent for the local pool. */
-  ping?(): Promise<void>;
-  /** Stops accepting work and ends idle sandboxes. */
-  close(): Promise<void>;
-  /** Before serving: removes workspaces left by services that died; resolves to what went. */
-  start?(): Promise<string[]>;
-}
+import { mergePdfs } from '../tex/merge.js';
+import { sandboxUid } from '../tex/sandboxed.js';
+import type { MergeJob, MergeResult, TexQueue } from './queue.js';
 
 /**
  * Each slot runs as its own unprivileged uid when the service is root, so RLIMIT_NPROC is per
- * job. The range is offset by the process id so that two services on one host (or parallel
+ * TeX job. The range is offset by the process id so that two services on one host (or parallel
  * test processes) do not share uids.
  */
 export const SLOT_UID_BASE = 200_000;
@@ -28,7 +19,7 @@ const MAX_SLOTS = 256;
 export const slotUid = (slot: number) => SLOT_UID_BASE + (process.pid % 1000) * MAX_SLOTS + slot;
 const RETRY_AFTER_SECONDS = 5;
 
-export class LocalJobQueue implements JobQueue {
+export class LocalTexPool implements TexQueue {
   private readonly free: number[];
   private readonly waiting = new FairWaitList<(slot: number) => void>();
 
@@ -36,6 +27,8 @@ export class LocalJobQueue implements JobQueue {
     private readonly runner: JobRunner,
     private readonly concurrency: number,
     private readonly queueLimit: number,
+    /** Whether merges run in bubblewrap (QUIRE_SANDBOX); the runner knows its own. */
+    private readonly isolate = true,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
   }
@@ -52,10 +45,19 @@ export class LocalJobQueue implements JobQueue {
     return { running: this.concurrency - this.free.length, waiting: this.waiting.length };
   }
 
-  async run(job: TexJob): Promise<TexResult> {
-    const slot = await this.acquire(job.fairness);
+  run(job: TexJob): Promise<TexResult> {
+    return this.inSlot((slot) => this.runner.run(job, sandboxUid(slotUid(slot))), job.fairness);
+  }
+
+  /** A merge takes a slot like a TeX job, so a batch's merge cannot crowd out compiles. */
+  merge(job: MergeJob): Promise<MergeResult> {
+    return this.inSlot(() => mergePdfs(job.pdfs, { isolate: this.isolate, maxBytes: job.maxBytes }));
+  }
+
+  private async inSlot<T>(work: (slot: number) => Promise<T>, fairness?: JobFairness): Promise<T> {
+    const slot = await this.acquire(fairness);
     try {
-      return await this.runner.run(job, sandboxUid(slotUid(slot)));
+      return await work(slot);
     } finally {
       this.releaseSlot(slot);
     }

@@ -12,20 +12,22 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import pino from 'pino';
-import { BullJobQueue } from '../../src/compile/bullmq-queue.js';
+import { BullTexQueue } from '../../src/queue/bullmq.js';
 import { ManualClock } from '../../src/clock.js';
-import { bullPrefix, jobPrefix, QUEUE_NAME, sha256, TRANSFER_MS } from '../../src/compile/remote-jobs.js';
-import { processJob, startCompileWorker, type CompileWorker } from '../../src/compile/remote-worker.js';
+import { bullPrefix, jobPrefix, QUEUE_NAME, sha256, TRANSFER_MS } from '../../src/queue/contract.js';
+import { processJob, startCompileWorker, type CompileWorker } from '../../src/queue/worker.js';
 import { ServiceError } from '../../src/errors.js';
 import { LocalBlobStore } from '../../src/storage/blobs.js';
-import { domainQueue } from '../../src/compile/tex-queue.js';
-import { LocalJobQueue, type JobQueue } from '../../src/tex/queue.js';
+import { domainQueue } from '../../src/queue/domain.js';
+import { LocalTexPool } from '../../src/queue/local-pool.js';
+import type { TexQueue } from '../../src/queue/queue.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
 
 const REDIS_URL = process.env.QUIRE_TEST_REDIS ?? 'redis://127.0.0.1:6379';
 const MB = 1024 * 1024;
 const log = pino({ level: 'silent' });
+const notMerging = async (): Promise<never> => assert.fail('no merge in this test');
 const doc = (body: string) => `\\documentclass{article}\n\\usepackage{graphicx}\n\\begin{document}\n${body}\n\\end{document}\n`;
 
 function text(pdf: Buffer | undefined): string {
@@ -70,9 +72,11 @@ describe('BullMQ compile queue', () => {
   let redis: Redis;
   let dir: string;
   let blobs: LocalBlobStore;
-  let pool: JobQueue;
+  let pool: TexQueue;
   let worker: CompileWorker;
-  let queue: BullJobQueue;
+  let queue: BullTexQueue;
+  /** Merges the worker ran: the API node's queue has no pool of its own to merge with. */
+  let workerMerges = 0;
   const job = (source: string, extra: Partial<TexJob> = {}): TexJob => ({ source, compiler: 'pdflatex', timeoutMs: 20_000, maxFileBytes: 8 * MB, ...extra });
 
   before(async () => {
@@ -80,10 +84,11 @@ describe('BullMQ compile queue', () => {
     dir = await mkdtemp(join(tmpdir(), 'quire-bullmq-'));
     blobs = new LocalBlobStore(join(dir, 'blobs'));
     const workRoot = await mkdtemp(join(tmpdir(), 'quire-jobs-'));
-    pool = domainQueue(new LocalJobQueue(new TexRunner({ workRoot, isolate: true }), 2, 2));
-    worker = startCompileWorker({ redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 2, blobs, pool, log });
+    pool = domainQueue(new LocalTexPool(new TexRunner({ workRoot, isolate: true }), 2, 2));
+    const counted: TexQueue = { ...pool, merge: (merge) => ((workerMerges += 1), pool.merge(merge)) };
+    worker = startCompileWorker({ redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 2, blobs, pool: counted, log });
     await worker.worker.waitUntilReady();
-    queue = new BullJobQueue({ redisUrl: REDIS_URL, redisPrefix: prefix, blobs, queueLimit: 10, log });
+    queue = new BullTexQueue({ redisUrl: REDIS_URL, redisPrefix: prefix, blobs, queueLimit: 10, log });
   });
   after(async () => {
     await queue.close();
@@ -140,6 +145,28 @@ describe('BullMQ compile queue', () => {
     assert.equal(broken.pdf, undefined);
   });
 
+  test('a batch merge runs on the worker: the PDFs cross the blob store, qpdf joins them there, nothing is left', async () => {
+    const canary = `merge${randomBytes(8).toString('hex')}`;
+    const [first, second] = await Promise.all([queue.run(job(doc(`First ${canary}.`))), queue.run(job(doc(`Second ${canary}.\\newpage Third.`)))]);
+    const before = workerMerges;
+    const merged = await queue.merge({ pdfs: [first.pdf!, second.pdf!], maxBytes: 8 * MB });
+    assert.equal(workerMerges, before + 1);
+    assert.equal(merged.pages, 3);
+    assert.match(text(merged.pdf), new RegExp(`First ${canary}[\\s\\S]*Second ${canary}[\\s\\S]*Third`));
+    assert.deepEqual(await jobFiles(dir), []);
+    assert.doesNotMatch(await redisBytes(redis, prefix), new RegExp(canary));
+  });
+
+  test('a merge qpdf cannot do fails with a plain error (the batch reports merge_error), leaving nothing', async () => {
+    const failed = await queue.merge({ pdfs: [Buffer.from('not a PDF'), Buffer.from('%PDF-1.4 broken')], maxBytes: MB }).then(
+      () => assert.fail('the merge should fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(failed instanceof Error && !(failed instanceof ServiceError));
+    assert.equal(failed.message, 'qpdf could not merge the PDFs (see the worker log)');
+    assert.deepEqual(await jobFiles(dir), []);
+  });
+
   test('input the runner refuses comes back as the same ServiceError', async () => {
     const err = await rejection(queue.run(job(doc('x'), { files: [{ name: 'main.aux', data: Buffer.from('x') }] })));
     assert.equal(err.code, 'invalid_asset_filename');
@@ -150,7 +177,7 @@ describe('BullMQ compile queue', () => {
   test('processJob: past its deadline a job is not run and leaves nothing', async () => {
     let ran = false;
     const data = { source: 'x', compiler: 'pdflatex' as const, files: [], timeoutMs: 10_000, maxFileBytes: MB, deadline: Date.now() + 1000, prefix: jobPrefix('late') };
-    const returned = await processJob(data, { blobs, log, pool: { run: async () => ((ran = true), { outcome: 'ok', log: '', passes: 1, durationMs: 1 }) } });
+    const returned = await processJob(data, { blobs, pool: { run: async () => ((ran = true), { outcome: 'ok', log: '', passes: 1, durationMs: 1 }), merge: notMerging } });
     assert.deepEqual(returned, { stored: false });
     assert.equal(ran, false);
     assert.deepEqual(await jobFiles(dir), []);
@@ -163,7 +190,7 @@ describe('BullMQ compile queue', () => {
     const clock = new ManualClock(new Date(deadline + 1000));
     const data = { source: 'x', compiler: 'pdflatex' as const, files: [], timeoutMs: 10_000, maxFileBytes: MB, deadline, prefix: jobPrefix('late-clock') };
     const started = Date.now();
-    const returned = await processJob(data, { blobs, log, clock, pool: { run: async () => ((ran = true), { outcome: 'ok', log: '', passes: 1, durationMs: 1 }) } });
+    const returned = await processJob(data, { blobs, clock, pool: { run: async () => ((ran = true), { outcome: 'ok', log: '', passes: 1, durationMs: 1 }), merge: notMerging } });
     assert.deepEqual(returned, { stored: false });
     assert.equal(ran, false);
     assert.ok(Date.now() - started < 1000, 'refused at once');
@@ -172,7 +199,7 @@ describe('BullMQ compile queue', () => {
 
   test('without workers: a full queue answers 503 server_busy at once; a waiting job gives up retryably and leaves Redis', async () => {
     const lonely = `quire-test-${randomBytes(4).toString('hex')}:`;
-    const idle = new BullJobQueue({ redisUrl: REDIS_URL, redisPrefix: lonely, blobs, queueLimit: 1, log, queueWaitMs: 200 });
+    const idle = new BullTexQueue({ redisUrl: REDIS_URL, redisPrefix: lonely, blobs, queueLimit: 1, log, queueWaitMs: 200 });
     try {
       await assert.rejects(idle.ping(), /no compile worker/);
       const started = Date.now();
@@ -200,7 +227,7 @@ describe('BullMQ compile queue', () => {
   });
 
   test('Redis unreachable: 503 redis_unavailable at once, not a hang', async () => {
-    const down = new BullJobQueue({ redisUrl: 'redis://127.0.0.1:1', redisPrefix: prefix, blobs, queueLimit: 10, log });
+    const down = new BullTexQueue({ redisUrl: 'redis://127.0.0.1:1', redisPrefix: prefix, blobs, queueLimit: 10, log });
     try {
       const started = Date.now();
       const err = await rejection(down.run(job(doc('x'))));

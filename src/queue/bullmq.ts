@@ -1,23 +1,27 @@
-// The API side of QUIRE_QUEUE=bullmq: the JobQueue the compile pipeline calls, with TeX run
-// by `quire worker` processes instead of this one. A job's files go to the blob store (a
-// stored asset is referenced where it already is), the job goes to Redis, and the node waits
-// for the worker's result in the blob store. Whatever happens, the job's blobs are deleted
-// before run() returns; quota stays with the caller (the pipeline charges it on acceptance),
-// so a job that ran twice after a worker died is still charged once.
-import { serverBusy } from './tex-queue.js';
+// The API side of QUIRE_QUEUE=bullmq: the TexQueue the compile pipeline calls, with TeX (and
+// a batch's PDF merge) run by `quire worker` processes instead of this one. A TeX job's files
+// go to the blob store (a stored asset is referenced where it already is), the TeX job goes to
+// Redis, and the node waits for the worker's result in the blob store. Whatever happens, the
+// TeX job's blobs are deleted before run() returns; quota stays with the caller (the pipeline
+// charges it on acceptance), so a TeX job that ran twice after a worker died is charged once.
+import { serverBusy } from './domain.js';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { Queue, QueueEvents } from 'bullmq';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from '../clock.js';
 import { restore, ServiceError, type ErrorCode } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { storageFault, unavailable } from '../storage/faults.js';
-import type { JobQueue } from '../tex/queue.js';
 import type { TexJob, TexResult } from '../tex/job.js';
+import type { MergeJob, MergeResult, TexQueue } from './queue.js';
+import { fairPriority } from './fair-wait.js';
+import { guarded, redisOptions } from './redis.js';
 import {
   ATTEMPTS,
+  COMPILE,
+  MERGE,
+  MERGE_MS,
   QUEUE_NAME,
   QUEUE_WAIT_MS,
   TRANSFER_MS,
@@ -30,13 +34,13 @@ import {
   type RemoteFile,
   type RemoteJobData,
   type RemoteJobReturn,
+  type RemoteMergeData,
   type StoredResult,
-} from './remote-jobs.js';
+} from './contract.js';
 
 const RETRY_AFTER_SECONDS = 5;
 /** How often a waiting node looks for the result itself, in case the completion event was lost. */
 const POLL_MS = 1_000;
-const REDIS_TIMEOUT_MS = 3_000;
 const CLOSE_MS = 2_000;
 
 export interface BullQueueOptions {
@@ -64,22 +68,8 @@ function queueDown(err: unknown): ServiceError {
   return unavailable('redis', err);
 }
 
-/** ioredis options from a redis:// or rediss:// URL, for connections BullMQ opens itself. */
-export function redisOptions(url: string): RedisOptions {
-  const parsed = new URL(url);
-  const db = Number(parsed.pathname.slice(1) || 0);
-  return {
-    host: parsed.hostname,
-    port: Number(parsed.port || 6379),
-    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
-    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
-    ...(Number.isInteger(db) && db > 0 ? { db } : {}),
-    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
-}
-
-export class BullJobQueue implements JobQueue {
-  private readonly queue: Queue<RemoteJobData, RemoteJobReturn>;
+export class BullTexQueue implements TexQueue {
+  private readonly queue: Queue<RemoteJobData | RemoteMergeData, RemoteJobReturn>;
   /** Completion events, listened to from the first time Redis answers (see listen()). */
   private events: QueueEvents | null = null;
   private readonly waiters = new Map<string, () => void>();
@@ -87,6 +77,8 @@ export class BullJobQueue implements JobQueue {
   /** Fails at once while Redis is down instead of queueing commands until it returns. */
   private readonly connection: Redis;
   private lastWaiting = 0;
+  /** Jobs of each caller waiting from this node: the next one's BullMQ priority (fair-wait.ts). */
+  private readonly turns = new Map<string, number>();
   private closed = false;
   private readonly clock: Clock;
 
@@ -119,7 +111,7 @@ export class BullJobQueue implements JobQueue {
 
   /** Throws when the queue cannot take work: Redis unreachable, or no worker connected to it. */
   async ping(): Promise<void> {
-    const [waiting, workers] = await this.redis(() => Promise.all([this.queue.getWaitingCount(), this.queue.getWorkersCount()]));
+    const [waiting, workers] = await this.redis(() => Promise.all([this.queue.getJobCountByTypes('waiting', 'prioritized'), this.queue.getWorkersCount()]));
     this.lastWaiting = waiting;
     if (workers === 0) throw new Error('no compile worker is connected to the queue');
   }
@@ -137,17 +129,8 @@ export class BullJobQueue implements JobQueue {
   }
 
   async run(job: TexJob): Promise<TexResult> {
-    if (this.closed) throw busy('This node is shutting down; retry shortly.');
-    let waiting;
-    try {
-      waiting = await this.redis(() => this.queue.getWaitingCount());
-    } catch (err) {
-      throw queueDown(err);
-    }
-    this.lastWaiting = waiting;
-    if (waiting >= this.options.queueLimit) {
-      throw busy('Every compile worker is busy and the queue is full; retry shortly.');
-    }
+    await this.admit();
+    const caller = job.fairness?.caller ?? '';
 
     const id = randomUUID();
     const prefix = jobPrefix(id);
@@ -162,28 +145,73 @@ export class BullJobQueue implements JobQueue {
         timeoutMs: job.timeoutMs,
         maxFileBytes: job.maxFileBytes,
         ...(job.keepPages !== undefined ? { keepPages: job.keepPages } : {}),
+        ...(job.maxPasses !== undefined ? { maxPasses: job.maxPasses } : {}),
         ...(job.preamble ? { preamble: job.preamble } : {}),
         deadline,
         prefix,
       };
-      let result = await this.execute(`${id}`, data, job.signal);
+      const priority = fairPriority(this.turns.get(caller) ?? 0, job.fairness?.background === true);
+      this.turns.set(caller, (this.turns.get(caller) ?? 0) + 1);
+      let result = await this.execute(`${id}`, COMPILE, data, job.signal, priority);
       if (result.kind === 'input_missing') {
         // A stored asset vanished between resolution and the worker: send our copies instead.
         await this.options.blobs.delete(resultKey(prefix));
         files = await this.inputs(job, prefix, uploaded, true);
-        result = await this.execute(`${id}-2`, { ...data, files }, job.signal);
+        result = await this.execute(`${id}-2`, COMPILE, { ...data, files }, job.signal, priority);
       }
       return await this.accept(result, prefix);
     } finally {
-      // Off the caller's path (deletes are idempotent); close() waits for them.
-      const cleaning = this.cleanup(prefix, uploaded);
-      this.cleaning.add(cleaning);
-      void cleaning.finally(() => this.cleaning.delete(cleaning));
+      const left = (this.turns.get(caller) ?? 1) - 1;
+      if (left > 0) this.turns.set(caller, left);
+      else this.turns.delete(caller);
+      this.cleanLater(prefix, uploaded);
     }
   }
 
+  /** The merge runs on a worker like a TeX job: its PDFs travel through the blob store. */
+  async merge(job: MergeJob): Promise<MergeResult> {
+    await this.admit();
+    const id = randomUUID();
+    const prefix = jobPrefix(id);
+    const uploaded = new Set<string>();
+    try {
+      const files = await this.inputs({ files: job.pdfs.map((data, i) => ({ name: `in-${i}.pdf`, data })) }, prefix, uploaded, true);
+      const deadline = this.clock.ms() + (this.options.queueWaitMs ?? QUEUE_WAIT_MS) + MERGE_MS + TRANSFER_MS;
+      const result = await this.execute(id, MERGE, { files, maxBytes: job.maxBytes, deadline, prefix });
+      if (result.kind === 'merge_failed') throw new Error('qpdf could not merge the PDFs (see the worker log)');
+      if (result.kind !== 'merged') throw busy('The PDF merge was lost (a worker or the queue failed); retry shortly.');
+      const pdf = await this.blobStore(() => this.options.blobs.get(pdfKey(prefix)));
+      if (!pdf) throw busy('The merged PDF could not be read back from storage; retry shortly.');
+      return { pdf, pages: result.pages };
+    } finally {
+      this.cleanLater(prefix, uploaded);
+    }
+  }
+
+  /** Refuses work while closing, while Redis is down, and when the shared queue is full. */
+  private async admit(): Promise<void> {
+    if (this.closed) throw busy('This node is shutting down; retry shortly.');
+    let waiting;
+    try {
+      waiting = await this.redis(() => this.queue.getJobCountByTypes('waiting', 'prioritized'));
+    } catch (err) {
+      throw queueDown(err);
+    }
+    this.lastWaiting = waiting;
+    if (waiting >= this.options.queueLimit) {
+      throw busy('Every compile worker is busy and the queue is full; retry shortly.');
+    }
+  }
+
+  /** Deletes a TeX job's blobs off the caller's path (deletes are idempotent); close() waits for them. */
+  private cleanLater(prefix: string, uploaded: Set<string>): void {
+    const cleaning = this.cleanup(prefix, uploaded);
+    this.cleaning.add(cleaning);
+    void cleaning.finally(() => this.cleaning.delete(cleaning));
+  }
+
   /** Puts the job's files where workers fetch them; `copyAll` ignores stored-asset references. */
-  private async inputs(job: TexJob, prefix: string, uploaded: Set<string>, copyAll: boolean): Promise<RemoteFile[]> {
+  private async inputs(job: Pick<TexJob, 'files'>, prefix: string, uploaded: Set<string>, copyAll: boolean): Promise<RemoteFile[]> {
     const files: RemoteFile[] = [];
     for (const file of job.files ?? []) {
       const sum = sha256(file.data);
@@ -201,12 +229,13 @@ export class BullJobQueue implements JobQueue {
     return files;
   }
 
-  /** Enqueues one job and waits for its result record, the deadline, or the job's loss. */
-  private async execute(id: string, data: RemoteJobData, signal?: AbortSignal): Promise<StoredResult | { kind: 'gone' }> {
+  /** Enqueues one TeX job and waits for its result record, the deadline, or the job's loss. */
+  private async execute(id: string, name: string, data: RemoteJobData | RemoteMergeData, signal?: AbortSignal, priority = fairPriority(0, false)): Promise<StoredResult | { kind: 'gone' }> {
     try {
-      await this.redis(() => this.queue.add('compile', data, {
+      await this.redis(() => this.queue.add(name, data, {
         jobId: id,
         attempts: ATTEMPTS,
+        priority,
         // The source must not outlive the job.
         removeOnComplete: true,
         removeOnFail: true,
@@ -223,7 +252,7 @@ export class BullJobQueue implements JobQueue {
     }
   }
 
-  private await(id: string, data: RemoteJobData, signal?: AbortSignal): Promise<StoredResult | { kind: 'gone' }> {
+  private await(id: string, data: RemoteJobData | RemoteMergeData, signal?: AbortSignal): Promise<StoredResult | { kind: 'gone' }> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let checking = false;
@@ -287,6 +316,9 @@ export class BullJobQueue implements JobQueue {
         throw busy('The compile workers could not read this job\'s files; retry shortly.');
       case 'refused':
         throw restore(result.code as ErrorCode, result.message, result.details);
+      case 'merged':
+      case 'merge_failed':
+        throw new Error(`a compile came back as a merge result (${result.kind})`);
       case 'ran': {
         const { kind: _kind, ...ran } = result;
         if (ran.outcome !== 'ok') return ran;
@@ -304,26 +336,8 @@ export class BullJobQueue implements JobQueue {
     );
   }
 
-  /**
-   * A queue operation, failing at once while the connection is down (BullMQ would wait for
-   * it to come back) and after REDIS_TIMEOUT_MS when Redis stops answering.
-   */
-  private async redis<T>(op: () => Promise<T>): Promise<T> {
-    const { connection } = this;
-    // Between reconnection attempts the outage is known: answer now. A connect in progress
-    // (the node just started, or Redis just came back) gets the usual time to finish.
-    if (['reconnecting', 'end', 'close'].includes(connection.status)) throw new Error(`Redis connection is ${connection.status}`);
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([
-        connection.status === 'ready' ? op() : once(connection, 'ready').then(op),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('Command timed out')), REDIS_TIMEOUT_MS);
-        }),
-      ]);
-    } finally {
-      clearTimeout(timer);
-    }
+  private redis<T>(op: () => Promise<T>): Promise<T> {
+    return guarded(this.connection, op);
   }
 
   /** Blob store trouble on the job's path is retryable for the caller. */
