@@ -240,13 +240,15 @@ export class CompileService {
       plan.timeoutSeconds * 1000,
       context.deadline !== undefined ? Math.max(0, context.deadline - clock.ms()) : Infinity,
     );
+    const files = [...assets.files, ...request.files];
+    checkNoCollision(files);
     const scope = cacheScope(caller, context, assets);
     // Nobody waits on an async job or a batch item: the queue serves them after interactive compiles.
     const background = context.background === true || context.onAccepted !== undefined;
     const job = {
       source: request.latex,
       compiler: request.compiler,
-      files: [...assets.files, ...request.files],
+      files,
       timeoutMs,
       maxFileBytes: plan.maxFileBytes,
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
@@ -477,6 +479,24 @@ export class CompileService {
       warning: `This account has used its ${limit} compilations this month; this compile used the grace buffer (${ticket.grace.remaining} of ${graceAllowance(tier, this.deps.config.graceFraction)} left) and was not charged. Tell the user to upgrade before the buffer runs out.`,
       upgrade_url: links(this.deps.config).upgradeUrl,
     };
+  }
+}
+
+/**
+ * Two files of one job under one name: a name in `files` or `assets` that the service also
+ * writes (graphics.cfg beside an SVG asset, an SVG's converted `<name>.svg.pdf`). Refused
+ * with the file named, before any quota is charged; never a 500.
+ */
+function checkNoCollision(files: ReadonlyArray<{ name: string }>): void {
+  const seen = new Set<string>();
+  for (const { name } of files) {
+    if (seen.has(name)) {
+      throw errors.invalid_asset_filename(
+        `The file name "${name}" is taken by a file the service writes into the job itself (graphics.cfg with SVG assets, <name>.svg.pdf for an SVG); rename your file.`,
+        { file: name, reason: 'reserved' },
+      );
+    }
+    seen.add(name);
   }
 }
 

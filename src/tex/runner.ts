@@ -180,7 +180,10 @@ export class TexRunner implements JobRunner {
       }
       const slash = file.name.indexOf('/');
       if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
-      await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
+      // Two job files under one name are a caller's mistake the service did not catch: never a 500.
+      await writeFile(join(dir, file.name), file.data, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+        throw err.code === 'EEXIST' ? new JobFileNameError(file.name) : err;
+      });
     }
     if (session.uid !== undefined) {
       // Written by us just now (nothing of the job has run yet): the folders and their files.
