@@ -157,8 +157,9 @@ export const FAIR_USE: Readonly<Record<Tier, FairUse>> = {
 };
 /** Diagnosis probe runs per caller per minute: a failing document's suggestions are confirmed only this often. */
 export const PROBES_PER_MINUTE = 6;
-/** Asset files are the images a job can include (SPEC §2.1). */
-export const ASSET_EXTENSIONS = GRAPHICS_EXTENSIONS;
+/** Asset files are the images a job can include (SPEC §2.1) and the fonts xelatex/lualatex load by file name. */
+export const FONT_EXTENSIONS = ['otf', 'ttf', 'ttc'] as const;
+export const ASSET_EXTENSIONS = [...GRAPHICS_EXTENSIONS, ...FONT_EXTENSIONS] as const;
 
 export function limitsOf(tier: Tier): Limits {
   return PLANS[tier];
