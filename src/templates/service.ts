@@ -242,7 +242,7 @@ export class TemplateService {
     await this.counters.commit(slot.key, slot.lease);
   }
 
-  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}) {
+  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
     return this.pipeline.run(
       caller,
       async () => {
