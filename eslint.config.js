@@ -59,7 +59,7 @@ export const layers = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'test-output/', 'public/build/'] },
+  { ignores: ['dist/', 'clients/typescript/dist/', 'node_modules/', 'data/', 'test-output/', 'public/build/'] },
   ...tseslint.configs.recommended,
   {
     rules: {

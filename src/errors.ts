@@ -345,7 +345,16 @@ export function adviceFor(code: string): string | undefined {
  */
 export function retryAfterHeader(details: ErrorDetails): ErrorHeaders {
   const seconds = details.retry_after_seconds;
-  return typeof seconds === 'number' && details.retryable !== false ? { 'retry-after': String(seconds) } : {};
+  return typeof seconds === 'number' && details.retryable !== false ? { [RETRY_AFTER]: String(seconds) } : {};
+}
+
+/** The header retryAfterHeader sets; the OpenAPI document names it for the codes that may carry it. */
+export const RETRY_AFTER = 'retry-after';
+
+/** Whether an error of `code` may carry Retry-After: a retryable refusal of a slot, a window or a store (a 500 or 504 does not). */
+export function mayRetryAfter(code: ErrorCode): boolean {
+  const { retryable, status } = CATALOGUE[code];
+  return retryable !== false && status !== 500 && status !== 504;
 }
 
 export class ServiceError extends Error {

@@ -1,23 +1,42 @@
 // Wire schemas of compile (SPEC §2.1–2.3), shared by the HTTP route and the MCP tool.
 // Field types are loose on purpose where SPEC names its own error code for a bad value
 // (the service checks them), so a schema never pre-empts that code with validation_failed.
+import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
+import { COMPILERS } from '../tex/compilers.js';
 import { TexWarningBody } from '../tex/warnings.js';
 
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
-  latex: Type.Unknown({ description: 'Complete LaTeX source (string). Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
-  compiler: Type.Optional(
-    Type.Unknown({ description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] }),
+  latex: checkedByService(
+    Type.String({ description: 'Complete LaTeX source. Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
   ),
-  assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.' })),
-  use_stored_assets: Type.Optional(Type.Unknown({ description: "Names of assets in the account's library (array of strings). Paid plans." })),
+  compiler: Type.Optional(
+    checkedByService(
+      Type.Union(
+        COMPILERS.map((c) => Type.Literal(c)),
+        { description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] },
+      ),
+    ),
+  ),
+  assets: Type.Optional(
+    checkedByService(
+      Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), {
+        description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.',
+      }),
+    ),
+  ),
+  use_stored_assets: Type.Optional(
+    checkedByService(Type.Array(Type.String(), { description: "Names of assets in the account's library. Paid plans." })),
+  ),
   files: Type.Optional(
-    Type.Unknown({
-      description:
-        'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
-    }),
+    checkedByService(
+      Type.Record(Type.String(), Type.String(), {
+        description:
+          'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
+      }),
+    ),
   ),
 };
 
@@ -26,7 +45,11 @@ export const CompileInputBody = Type.Object(CompileFields, { additionalPropertie
 
 export const CompileRequestBody = Type.Object(
   { ...CompileFields, ...AsyncRequestFields },
-  { additionalProperties: true, description: 'CompileRequest' },
+  {
+    additionalProperties: true,
+    description: 'CompileRequest',
+    examples: [{ latex: '\\documentclass{article}\n\\begin{document}\nHello, Quire.\n\\end{document}\n', compiler: 'pdflatex' }],
+  },
 );
 
 export const NextStepBody = Type.Object({

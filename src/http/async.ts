@@ -1,6 +1,7 @@
 // The async door of compile, V2 render and public render over HTTP: `"async": true` (and an
 // optional `callback_url`) turns the synchronous call into a job answered 202 {job_id, status,
 // status_url}. The fields are read, and the branch taken, by the job service (jobs/).
+import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
 import type { Caller } from '../accounts/caller.js';
 import { asyncRequest, type AsyncRequest } from '../jobs/async-fields.js';
@@ -10,6 +11,9 @@ import type { JobKind } from '../jobs/store.js';
 import type { Services } from '../services.js';
 
 export { AcceptedBody };
+
+/** The 202 answer: AcceptedBody, with the job's status URL in Location too. */
+export const AcceptedResponse = { ...AcceptedBody, headers: { Location: Type.String({ format: 'uri', description: 'The status_url' }) } };
 
 /** The body minus the fields the async door reads: what the service call receives. */
 export type SyncFields<Body> = Omit<Body, 'async' | 'callback_url'>;

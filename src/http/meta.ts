@@ -48,6 +48,7 @@ export function metaRoutes(app: App, services: Services): void {
     '/health',
     {
       schema: {
+        operationId: 'getHealth',
         summary: 'Service health: database, Redis, blob store, compile queue and each TeX engine',
         tags: ['meta'],
         response: { 200: Health, 503: Health },

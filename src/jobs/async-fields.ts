@@ -3,14 +3,22 @@
 // each request schema, so OpenAPI and the MCP tools describe them; described loosely, because
 // asyncRequest() below checks them, for every door, with its own codes.
 import { Type } from '@sinclair/typebox';
+import { checkedByService } from '../documented.js';
 import { invalidField } from '../errors.js';
 
 export const AsyncRequestFields = {
   async: Type.Optional(
-    Type.Unknown({ description: 'Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required)' }),
+    checkedByService(
+      Type.Boolean({ description: 'Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required)' }),
+    ),
   ),
   callback_url: Type.Optional(
-    Type.Unknown({ description: 'Extension, with async: an https URL that receives a signed webhook (Standard Webhooks) when the job ends' }),
+    checkedByService(
+      Type.String({
+        format: 'uri',
+        description: 'Extension, with async: an https URL that receives a signed webhook (Standard Webhooks) when the job ends',
+      }),
+    ),
   ),
 };
 

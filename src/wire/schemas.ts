@@ -1,5 +1,5 @@
 // Wire schemas shared by several routes (and by MCP tool definitions).
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 
 export const ErrorBody = Type.Object(
   {
@@ -8,11 +8,6 @@ export const ErrorBody = Type.Object(
   },
   { additionalProperties: true, description: 'Error body: `error` code, `message`, and fields the code names' },
 );
-
-/** Response map entries for the error statuses a route can send. */
-export function errors(...statuses: number[]): Record<number, TSchema> {
-  return Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
-}
 
 export const IdParam = Type.Object({
   id: Type.String({ description: 'Numeric id or (URL-encoded) name' }),
