@@ -1,6 +1,6 @@
 // Runs one TeX job in one sandbox (a session, see session.ts): the engine as many passes as
 // the document needs (bibtex/biber/makeindex in between), each command under the job's
-// limits, deadline and a disk watch; then the PDF's pages and active content (one qpdf), and
+// limits, deadline and a disk watch; then the PDF's pages and active content (pdfread.ts; one qpdf when it gives up), and
 // the workspace is deleted whatever happened. The source is written only into the
 // workspace, never logged. Which sandbox a job gets is the pool's (pool.ts); whether it runs
 // with a cached preamble format is the preamble cache's (preamble-cache.ts).
