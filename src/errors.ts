@@ -91,6 +91,13 @@ interface AssetProblem {
   file?: string;
   name?: string;
 }
+/** What was wrong with a `project_zip`: `reason`, and the `entry` or `limit` involved. */
+interface ZipProblem {
+  reason: string;
+  entry?: string;
+  limit?: number;
+  candidates?: string[];
+}
 interface LiquidProblem {
   line?: number;
   hint?: string;
@@ -209,6 +216,7 @@ export const CATALOGUE = {
   too_many_assets: entry<CountLimit>({ status: 422, message: 'This compile names more assets than the plan allows.', retryable: false, advice: null }),
   invalid_asset_filename: entry<AssetProblem>({ status: 422, message: 'An asset name breaks the asset name rule.', retryable: false, advice: null }),
   invalid_asset_format: entry<AssetProblem>({ status: 422, message: 'An asset is not in an allowed format.', retryable: false, advice: null }),
+  invalid_project_zip: entry<ZipProblem>({ status: 422, message: 'The project zip is refused.', retryable: false, advice: null }),
   invalid_asset_encoding: entry<{ asset: string }>({ status: 422, message: 'An asset is not valid base64.', retryable: false, advice: null }),
   asset_not_found: entry<{ asset: string | undefined; missing: string[] }>({ status: 422, message: "A stored asset is not in this account's library.", retryable: false, advice: null }),
   asset_name_collision: entry<{ asset: string }>({ status: 422, message: 'An asset is both sent inline and named in "use_stored_assets".', retryable: false, advice: null }),

@@ -5,12 +5,16 @@ import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
 import { COMPILERS } from '../tex/compilers.js';
+import { DiagnosisBody } from '../tex/diagnosis/diagnosis.js';
 import { TexWarningBody } from '../tex/warnings.js';
 
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
-  latex: checkedByService(
-    Type.String({ description: 'Complete LaTeX source. Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
+  // Optional in the schema only because project_zip may replace it; the service requires one of them.
+  latex: Type.Optional(
+    checkedByService(
+      Type.String({ description: 'Complete LaTeX source, required unless project_zip is sent. Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
+    ),
   ),
   compiler: Type.Optional(
     checkedByService(
@@ -23,7 +27,7 @@ const CompileFields = {
   assets: Type.Optional(
     checkedByService(
       Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), {
-        description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.',
+        description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg, eps, ps, otf, ttf, ttc). Needs an API key.',
       }),
     ),
   ),
@@ -32,9 +36,18 @@ const CompileFields = {
   ),
   files: Type.Optional(
     checkedByService(
-      Type.Record(Type.String(), Type.String(), {
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Object({ base64: Type.String({ contentEncoding: 'base64' }) })]), {
         description:
-          'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
+          'Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 4 folders, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md.',
+      }),
+    ),
+  ),
+  project_zip: Type.Optional(
+    checkedByService(
+      Type.String({
+        contentEncoding: 'base64',
+        description:
+          'Extension of SPEC 1.5.0. A whole project as the base64 of a zip, instead of latex and files: main.tex at the top, or the one top-level .tex with \\documentclass, is the main file. Bounded entries, sizes and ratio; no links, absolute or ".." paths. See docs/projects-and-warnings.md.',
       }),
     ),
   ),
@@ -103,7 +116,7 @@ export const CompileFailureBody = Type.Object(
     log: Type.Optional(Type.String({ description: 'End of the compiler transcript (at most 64 KiB)' })),
     line: Type.Optional(Type.Integer()),
     retryable: Type.Optional(Type.Boolean()),
-    diagnosis: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    diagnosis: Type.Optional(DiagnosisBody),
     agent_hint: Type.Optional(Type.String()),
     plan: Type.Optional(Type.String()),
     usage: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'As in CompileSuccess: the counters after this failure, which cost nothing' })),

@@ -139,6 +139,7 @@ export class BullTexQueue implements TexQueue {
         compiler: job.compiler,
         files,
         timeoutMs: job.timeoutMs,
+        ...(job.cpuSeconds !== undefined ? { cpuSeconds: job.cpuSeconds } : {}),
         maxFileBytes: job.maxFileBytes,
         ...(job.keepPages !== undefined ? { keepPages: job.keepPages } : {}),
         ...(job.preamble ? { preamble: job.preamble } : {}),

@@ -54,6 +54,8 @@ export interface RemoteJobData {
   files: RemoteFile[];
   /** The plan's compile timeout; the worker enforces it. */
   timeoutMs: number;
+  /** CPU seconds per pass, when the job sets its own (diagnosis probes). */
+  cpuSeconds?: number;
   maxFileBytes: number;
   keepPages?: number;
   /** The preamble cache's scope and day (the worker's own cache; see tex/preamble.ts). */

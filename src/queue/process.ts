@@ -35,6 +35,7 @@ export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise
       compiler: data.compiler,
       files,
       timeoutMs: budget,
+      ...(data.cpuSeconds !== undefined ? { cpuSeconds: data.cpuSeconds } : {}),
       maxFileBytes: data.maxFileBytes,
       ...(data.keepPages !== undefined ? { keepPages: data.keepPages } : {}),
       ...(data.preamble ? { preamble: data.preamble } : {}),
