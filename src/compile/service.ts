@@ -22,9 +22,7 @@ import type { ProbeCompile } from '../tex/diagnosis/probe.js';
 import { ProbeRefused, WindowProbeBudget, type ProbeBudget } from './probe-budget.js';
 import type { TexQueue } from '../queue/queue.js';
 import type { TexResult } from '../tex/job.js';
-import { signedPageImageUrl, signedPdfUrl } from './links.js';
-import { outputFailure, parseOutput } from './output.js';
-import type { OutputSpec } from '../tex/output/spec.js';
+import { signedPdfUrl } from './links.js';
 import type { PdfStore } from './pdfs.js';
 import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
@@ -132,15 +130,13 @@ export class CompileService {
     const previews = caller.kind === 'account' && config.previews;
     const request = checkRequest(input, tier, upgradeUrl, previews);
     const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary });
-    const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
-    const output = parseOutput(input.output, tier, request.latex, used, upgradeUrl);
     const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
     let delivered = false;
     try {
       const ticket = await this.quota.reserve(caller);
       context.onAccepted?.();
       try {
-        const body = await this.run(caller, { ...request, output }, assets, context, ticket, this.planFor(tier, previews, request.bytes));
+        const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes));
         delivered = true;
         return body;
       } catch (err) {
@@ -214,7 +210,7 @@ export class CompileService {
 
   private async run(
     caller: Caller,
-    request: ReturnType<typeof checkRequest> & { output: OutputSpec | undefined },
+    request: ReturnType<typeof checkRequest>,
     assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
     context: CompileContext,
     ticket: Ticket,
@@ -238,7 +234,6 @@ export class CompileService {
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
       // The preamble cache's pool: the caller's own, or the gallery's shared one (see cacheScope).
       preamble: { scope: scope === 'public' ? 'gallery' : scope, day: clock.now().toISOString().slice(0, 10) },
-      ...(request.output ? { output: request.output } : {}),
     };
     const result = await this.cachedRun(caller, job, plan, context, assets);
     this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
@@ -262,7 +257,6 @@ export class CompileService {
       pages,
       expiresAt,
     });
-    await this.deps.pdfs.saveImages(jobId, result.pageImages ?? []);
     await ticket.commit();
 
     const body: CompileSuccess = {
@@ -278,9 +272,6 @@ export class CompileService {
       stored_assets_used: assets.stored,
       usage: await this.usage(caller),
       warnings: result.warnings ?? [],
-      ...(result.pageImages
-        ? { page_images: result.pageImages.map(({ page, width, height }) => ({ page, width, height, url: signedPageImageUrl(config.baseUrl, config.secret, jobId, page, expiresAt) })) }
-        : {}),
     };
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
@@ -309,8 +300,6 @@ export class CompileService {
       timeoutMs: plan.timeoutSeconds * 1000,
       maxFileBytes: job.maxFileBytes,
       keepPages: job.keepPages,
-      // Passwords enter only this hash, never a stored or logged value.
-      ...(job.output ? { output: JSON.stringify(job.output, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v)) } : {}),
       day: this.deps.clock.now().toISOString().slice(0, 10),
     });
     const started = this.deps.clock.ms();
@@ -345,7 +334,7 @@ export class CompileService {
   }
 
   /** The PDF and its page count, or the 422 that explains why there is none. */
-  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler; output?: OutputSpec | undefined }, upgradeUrl: string, probe: ProbeCompile) {
+  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string, probe: ProbeCompile) {
     const { tier, timeoutSeconds } = plan;
     const { compiler, latex: source } = request;
     const limits = limitsOf(tier);
@@ -386,7 +375,6 @@ export class CompileService {
         agent_hint: 'Remove JavaScript, Launch actions and javascript: links (\\href{javascript:...}, \\pdfannot, \\special{pdf:...}) from the document and compile again.',
       });
     }
-    if (result.outcome === 'standard_failed' || result.outcome === 'output_failed') throw outputFailure(result, tier, request.output, capLog(result.log));
     if (result.outcome === 'unmeasurable') {
       throw errors.pdf_size_unknown('The PDF was produced but its size and pages could not be measured; retry the same request.', {
         plan: tier,

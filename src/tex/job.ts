@@ -4,7 +4,6 @@
 // preamble cache around it, and the queues above them.
 import type { Compiler } from './compilers.js';
 import { LUA_INIT } from './luainit.js';
-import type { OutputSpec, PageImage } from './output/spec.js';
 import type { TexWarning } from './warnings.js';
 import { MAIN } from './workspace.js';
 
@@ -34,8 +33,6 @@ export interface TexJob {
   signal?: AbortSignal;
   /** Where the preamble cache may look (pdflatex only); without it the job never uses or builds a format. */
   preamble?: PreambleScope;
-  /** What is done to the PDF before delivery (PDF/A, metadata, encryption, page images, …; issue 23). */
-  output?: OutputSpec;
 }
 
 /**
@@ -43,10 +40,8 @@ export interface TexJob {
  * `refused`: the job left something other than the plain files a TeX run writes (a link, a
  * FIFO, a directory, a hard link, thousands of files) where the service reads; see `problem`.
  * `active_content`: the PDF carries JavaScript, a Launch action or a script URI; see `problem`.
- * `standard_failed`: the PDF does not meet the job's `output.pdf_standard`; see `reasons`.
- * `output_failed`: a tool of the output step refused the PDF; see `reasons`.
  */
-export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable' | 'refused' | 'active_content' | 'standard_failed' | 'output_failed';
+export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable' | 'refused' | 'active_content';
 
 export interface TexResult {
   outcome: TexOutcome;
@@ -66,10 +61,6 @@ export interface TexResult {
   problem?: string;
   /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
   warnings?: TexWarning[];
-  /** With standard_failed and output_failed: the validator's or the tool's reasons. */
-  reasons?: string[];
-  /** With ok and `output.pageImages`: the rendered pages. */
-  pageImages?: PageImage[];
 }
 
 /** Runs TeX jobs: the runner itself, or a layer around it (the preamble cache). */
