@@ -28,6 +28,7 @@ import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
 import { renderPool } from './templates/render-pool.js';
 import { TemplateService } from './templates/service.js';
+import { TemplateVersionService } from './templates/version-service.js';
 import { loadCatalog } from './gallery/catalog.js';
 import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/engines.js';
@@ -65,6 +66,8 @@ export interface Services {
   signup: SignupService;
   /** Saved V1/V2 templates and render. */
   templates: TemplateService;
+  /** Kept versions of saved templates: list, read, restore. */
+  templateVersions: TemplateVersionService;
   /** The public template gallery (list, detail, render, previews). */
   gallery: GalleryService;
   /** Async jobs and their webhook deliveries (docs/async-and-webhooks.md). */
@@ -174,6 +177,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     assets,
     signup: new SignupService(accounts, counters, clock, config.signup),
     templates,
+    templateVersions: new TemplateVersionService(templates),
     gallery,
     asyncJobs,
     webhookSecrets,

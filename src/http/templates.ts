@@ -176,7 +176,7 @@ export function templateRoutes(app: App, services: Services): void {
       schema: {
         summary: 'Render a placeholder template with data into a PDF',
         description:
-          '`data` is validated against the template schema first (no quota on failure). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.',
+          '`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.',
         tags: ['templates v2'],
         params: IdParam,
         body: RenderBody,
@@ -186,8 +186,9 @@ export function templateRoutes(app: App, services: Services): void {
     async (req, reply) => {
       const caller = accountOf(req);
       const { async, callbackUrl } = asyncOf(req.body);
-      if (!async) return templates.render(caller, req.params.id, req.body.data);
-      return acceptAsync(services, reply, caller, 'render', callbackUrl, (onAccepted) => templates.render(caller, req.params.id, req.body.data, { onAccepted }));
+      const { data, version } = req.body;
+      if (!async) return templates.render(caller, req.params.id, data, {}, version);
+      return acceptAsync(services, reply, caller, 'render', callbackUrl, (onAccepted) => templates.render(caller, req.params.id, data, { onAccepted }, version));
     },
   );
 }

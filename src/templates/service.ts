@@ -20,7 +20,7 @@ import {
   TEMPLATE_INSTRUCTIONS_MAX,
   TEMPLATE_NAME_MAX,
 } from '../quota/plans.js';
-import type { Database, TemplateRow } from '../storage/schema.js';
+import type { Database, TemplateRow, TemplateVersionRow } from '../storage/schema.js';
 import { hasLiquidMarkup } from './braces.js';
 import { checkDataSize } from './data-size.js';
 import { checkTemplate } from './liquid.js';
@@ -28,7 +28,7 @@ import { deriveSchema, type JsonSchema } from './schema.js';
 import type { CreateV2Input, PatchV2Input, PromoteInput, SaveTemplateInput, TemplateListRow, TemplateV1, TemplateV2 } from './schemas.js';
 import { RenderPipeline, type RenderCompiler, type TemplateKind } from './pipeline.js';
 import { validateData } from './validate.js';
-
+import { TemplateVersionStore } from './versions.js';
 
 export interface AssetNames {
   /** Names in the caller's asset library. */
@@ -82,6 +82,8 @@ const isNumericId = (value: string) => /^[0-9]{1,15}$/.test(value);
 
 export class TemplateService {
   private readonly pipeline: RenderPipeline;
+  /** Every saved source of a template (versions.ts). */
+  readonly versions: TemplateVersionStore;
 
   /** Wall clock of one render call; tests shorten it. */
   get renderWallClockMs(): number {
@@ -103,6 +105,7 @@ export class TemplateService {
     compiler: RenderCompiler,
     private readonly assets: AssetNames,
   ) {
+    this.versions = new TemplateVersionStore(store);
     this.pipeline = new RenderPipeline(clock, compiler, SAVED_TEMPLATE, RENDER_WALL_CLOCK_SECONDS * 1000);
   }
 
@@ -216,8 +219,9 @@ export class TemplateService {
     derived: Derived | null;
   }): Promise<TemplateRow> {
     const now = this.clock.now().toISOString();
+    let row: TemplateRow;
     try {
-      return await trx
+      row = await trx
         .insertInto('templates')
         .values({
           account_id: values.account_id,
@@ -239,6 +243,8 @@ export class TemplateService {
       if (/unique|duplicate/i.test(String((err as Error).message))) throw this.nameTaken(values.name);
       throw err;
     }
+    await this.versions.record(trx, row, now);
+    return row;
   }
 
   private nameTaken(name: string): ServiceError {
@@ -247,20 +253,22 @@ export class TemplateService {
     });
   }
 
+  /** Writes the changes; a new `version` is kept as a version (versions.ts) in the same step. */
   private async update(row: TemplateRow, changes: Partial<TemplateRow>, derived?: Derived | null): Promise<TemplateRow> {
-    const set: Record<string, unknown> = { ...changes, updated_at: this.clock.now().toISOString() };
+    const now = this.clock.now().toISOString();
+    const set: Record<string, unknown> = { ...changes, updated_at: now };
     if (derived) {
       set.schema_json = JSON.stringify(derived.schema);
       set.sample_data_json = JSON.stringify(derived.sample_data);
     }
     if (typeof changes.name === 'string') set.name_lower = changes.name.toLowerCase();
     try {
-      return await this.db
-        .updateTable('templates')
-        .set(set)
-        .where('id', '=', row.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      return await this.db.transaction().execute(async (trx) => {
+        const updated = await trx.updateTable('templates').set(set).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+        if (updated.version !== row.version) await this.versions.record(trx, updated, now);
+        else if (derived) await this.versions.rederive(trx, updated);
+        return updated;
+      });
     } catch (err) {
       if (/unique|duplicate/i.test(String((err as Error).message))) throw this.nameTaken(String(changes.name));
       throw err;
@@ -329,6 +337,37 @@ export class TemplateService {
     if (sourceChanged) changes.version = existing.version + 1;
     const row = await this.update(existing, changes);
     return { template: v1View(row), created: false };
+  }
+
+  /** The caller's template, after the plan check: what version reads start from. */
+  async owned(caller: Caller, idOrName: string): Promise<TemplateRow> {
+    return this.get(this.owner(caller).account.id, idOrName);
+  }
+
+  /** Makes the content of a kept version the new latest version (docs/api.md, "Template versions"). */
+  async restore(caller: Caller, idOrName: string, version: number) {
+    const owner = this.owner(caller);
+    const row = await this.get(owner.account.id, idOrName);
+    const kept = await this.keptVersion(row, version);
+    this.checkFields(owner, {}, { field: 'latex_content', value: kept.latex_content });
+    // The template keeps its kind: a placeholder template restored to a raw version's source
+    // stays a placeholder template, so that source passes the policy and gets a schema.
+    const derived = row.kind === 'liquid' ? this.derive(kept.latex_content) : null;
+    const changes: Partial<TemplateRow> = { latex_content: kept.latex_content, instructions: kept.instructions, version: row.version + 1 };
+    const updated = await this.update(row, changes, derived);
+    return { template: v1View(updated), restored_from: version, ...(derived ?? {}) };
+  }
+
+  /** Version `version` of the template, or template_version_not_found with the versions kept. */
+  async keptVersion(row: TemplateRow, version: number): Promise<TemplateVersionRow> {
+    const kept = await this.versions.get(row.id, version);
+    if (kept) return kept;
+    const versions = (await this.versions.list(row.id)).map((v) => Number(v.version));
+    throw errors.template_version_not_found(`Template "${row.name}" has no version ${version}; kept: ${versions.join(', ')}.`, {
+      id: String(row.id),
+      version,
+      kept_versions: versions,
+    });
   }
 
   async list(caller: Caller, kind?: 'liquid') {
@@ -441,12 +480,14 @@ export class TemplateService {
     await this.counters.commit(slot.key, slot.lease);
   }
 
-  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
+  /** Renders the latest version, or `version` when given (a kept one, see versions.ts). */
+  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}, version?: number) {
     return this.pipeline.run(
       caller,
       async () => {
         const owner = this.owner(caller);
-        const row = await this.get(owner.account.id, idOrName);
+        const latest = await this.get(owner.account.id, idOrName);
+        const row = version === undefined || version === latest.version ? latest : { ...latest, ...(await this.keptVersion(latest, version)), id: latest.id };
         if (row.kind !== 'liquid') throw engineMismatch(row);
         if (typeof data !== 'object' || data === null || Array.isArray(data)) {
           throw errors.invalid_data_shape(`"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
