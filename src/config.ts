@@ -35,6 +35,8 @@ export interface Config {
   anonymousHourlyCeiling: number;
   /** Renders per minute per account on the V2 render route. */
   renderPerMinute: number;
+  /** Validate calls per minute per caller (account or keyless address); validate is free. */
+  validatePerMinute: number;
   /** When false, over-limit documents are refused instead of previewed. */
   previews: boolean;
   /** Result cache bounds (see compile/result-cache.ts); 0 entries turns it off. */
@@ -212,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
     graceFraction: fraction(env, 'QUIRE_GRACE_FRACTION', 0.1),
     anonymousHourlyCeiling: integer(env, 'QUIRE_ANON_HOURLY_CEILING', 1000, 0, 10_000_000),
     renderPerMinute: integer(env, 'QUIRE_RENDER_PER_MINUTE', 60, 1, 1_000_000),
+    validatePerMinute: integer(env, 'QUIRE_VALIDATE_PER_MINUTE', 30, 1, 1_000_000),
     previews: flag(env, 'QUIRE_PREVIEWS', true),
     resultCacheEntries: integer(env, 'QUIRE_RESULT_CACHE_ENTRIES', 256, 0, 1_000_000),
     resultCacheBytes: integer(env, 'QUIRE_RESULT_CACHE_MB', 128, 0, 1_000_000) * 1024 * 1024,

@@ -29,6 +29,8 @@ import { migrate, openDb, type Db } from './storage/db.js';
 import { renderPool } from './templates/render-pool.js';
 import { TemplateService } from './templates/service.js';
 import { TemplateVersionService } from './templates/version-service.js';
+import { TemplateValidateService } from './templates/validate-service.js';
+import { ValidateService } from './compile/validate.js';
 import { loadCatalog } from './gallery/catalog.js';
 import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/engines.js';
@@ -68,6 +70,9 @@ export interface Services {
   templates: TemplateService;
   /** Kept versions of saved templates: list, read, restore. */
   templateVersions: TemplateVersionService;
+  /** Free checks of a compile request, and of render data against a template (docs/api.md, "Validate"). */
+  validate: ValidateService;
+  templateValidate: TemplateValidateService;
   /** The public template gallery (list, detail, render, previews). */
   gallery: GalleryService;
   /** Async jobs and their webhook deliveries (docs/async-and-webhooks.md). */
@@ -178,6 +183,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     signup: new SignupService(accounts, counters, clock, config.signup),
     templates,
     templateVersions: new TemplateVersionService(templates),
+    validate: new ValidateService({ config, clock, counters, assets: () => compile.assets }),
+    templateValidate: new TemplateValidateService(templates, { counters, clock, perMinute: () => config.validatePerMinute }),
     gallery,
     asyncJobs,
     webhookSecrets,

@@ -18,6 +18,7 @@ import { metaRoutes } from './meta.js';
 import { pdfRoutes } from './pdfs.js';
 import { templateRoutes } from './templates.js';
 import { templateVersionRoutes } from './template-versions.js';
+import { validateRoutes } from './validate.js';
 import type { App } from './types.js';
 import { usageRoutes } from './usage.js';
 import { webRoutes } from './web.js';
@@ -27,7 +28,7 @@ import { jobRoutes } from './jobs.js';
 import { webhookRoutes } from './webhooks.js';
 
 /** Route modules, each `(app, services) => void`. Add a domain's routes here. */
-const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcpRoutes, assetRoutes, templateRoutes, templateVersionRoutes, galleryRoutes, jobRoutes, webhookRoutes];
+const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcpRoutes, assetRoutes, templateRoutes, templateVersionRoutes, validateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
 
 export async function buildApp(services: Services): Promise<App> {
   const app = Fastify({
