@@ -226,3 +226,29 @@ export function loadConfig(env: Env = process.env): Config {
     webhookAllowPrivate: flag(env, 'QUIRE_WEBHOOK_ALLOW_PRIVATE', false),
   };
 }
+
+/** What `quire mcp` (the stdio MCP server, src/cli/mcp-stdio.ts) reads: the Quire server it forwards to. */
+export interface McpProxyConfig {
+  /** The server's /mcp endpoint. */
+  endpoint: URL;
+  apiKey: string | undefined;
+  /** Longest wait for one answer: a compile's timeout plus its time in the queue. */
+  timeoutMs: number;
+}
+
+export function loadMcpProxyConfig(env: Env = process.env): McpProxyConfig {
+  const raw = env.QUIRE_URL || 'http://localhost:8080';
+  let base: URL;
+  try {
+    base = new URL(raw);
+  } catch {
+    throw new ConfigError(`QUIRE_URL must be an http(s) URL, got "${raw}"`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new ConfigError(`QUIRE_URL must be an http(s) URL, got "${raw}"`);
+  const endpoint = new URL(base.pathname.replace(/\/*$/, '') + '/mcp', base);
+  return {
+    endpoint,
+    apiKey: env.QUIRE_API_KEY?.trim() || undefined,
+    timeoutMs: integer(env, 'QUIRE_MCP_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
+  };
+}
