@@ -4,19 +4,49 @@ import layeringPlugin from './eslint/layering.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 
-// Domain folders: the service itself, below the doors (HTTP, MCP, CLI) that call it.
-const DOMAIN = ['src/compile', 'src/tex', 'src/templates', 'src/assets', 'src/accounts', 'src/quota', 'src/gallery', 'src/storage'];
-const DOORS = ['src/http', 'src/mcp', 'src/cli'];
+// Domain folders: the service itself, below the doors (HTTP, MCP, CLI) that call it. Every
+// folder of src/ is named here or in DOORS or WIRE; test/lint/layering.test.ts checks that.
+export const DOMAIN = [
+  'src/accounts',
+  'src/assets',
+  'src/compile',
+  'src/gallery',
+  'src/idempotency',
+  'src/jobs',
+  'src/queue',
+  'src/quota',
+  'src/storage',
+  'src/templates',
+  'src/tex',
+  'src/webhooks',
+];
+export const DOORS = ['src/http', 'src/mcp', 'src/cli'];
+// What the doors share (error body, field errors, JSON safety, the HTTP↔MCP seam): below the
+// doors, above the domain.
+export const WIRE = ['src/wire'];
+
+/** One rule per door: it may not import another door (the app assembly, src/app.ts, joins them). */
+const doorRules = DOORS.map((door) => ({
+  from: [door],
+  forbid: DOORS.filter((other) => other !== door),
+  why: 'a door never imports another door: shared wire helpers live in wire/, and src/app.ts assembles the doors',
+}));
 
 export const layers = [
   {
     from: DOMAIN,
-    forbid: DOORS,
-    why: 'domain modules never import http/, mcp/ or cli/; the doors call the domain, not the reverse',
+    forbid: [...DOORS, ...WIRE],
+    why: 'domain modules never import http/, mcp/, cli/ or wire/; the doors call the domain, not the reverse',
   },
   {
+    from: WIRE,
+    forbid: DOORS,
+    why: 'wire/ is shared by the doors and imports none of them',
+  },
+  ...doorRules,
+  {
     from: ['src/tex'],
-    forbid: [...DOMAIN.filter((area) => area !== 'src/tex'), ...DOORS, 'src/errors.ts', 'src/links.ts', 'src/services.ts', 'src/server.ts'],
+    forbid: [...DOMAIN.filter((area) => area !== 'src/tex'), ...DOORS, ...WIRE, 'src/errors.ts', 'src/links.ts', 'src/services.ts', 'src/server.ts', 'src/app.ts'],
     why: 'tex/ is the bottom layer: it imports no domain module, and the runner throws its own errors, not HTTP codes',
   },
 ];

@@ -12,7 +12,8 @@ import type { Compiler } from '../src/quota/plans.js';
 import { defaultCacheDir, ensureCatalog, type TexCatalog } from '../src/tex/diagnosis/catalog.js';
 import { analyzeMissingCharacters, diagnose, type Diagnosis, type LogAnalysis } from '../src/tex/diagnosis/index.js';
 import { parseErrors, primaryError } from '../src/tex/diagnosis/log.js';
-import type { TexResult, TexRunner } from '../src/tex/runner.js';
+import type { TexResult } from '../src/tex/job.js';
+import type { TexRunner } from '../src/tex/runner.js';
 import { applyFix, compile, corpusRunner, pool } from '../test/diagnosis/corpus.js';
 
 const DOC_ROOT = process.env.BENCH_DOC_ROOT ?? '/usr/share/doc/texlive-doc';

@@ -1,5 +1,5 @@
 // `npm start`: configuration, services, HTTP; stops cleanly on SIGTERM.
-import { buildApp } from './http/app.js';
+import { buildApp } from './app.js';
 import { createLogger } from './log.js';
 import { openServices } from './services.js';
 import { configOrExit, requireSandbox } from './startup.js';

@@ -38,7 +38,7 @@ import { prepareFormats } from './tex/formats.js';
 import { prepareLuaCache } from './tex/luacache.js';
 import { LocalJobQueue, type JobQueue } from './tex/queue.js';
 import { FormatCache } from './tex/format-cache.js';
-import { TexRunner } from './tex/runner.js';
+import { localRunner } from './tex/local-runner.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
@@ -219,15 +219,17 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
 export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes)): LocalJobQueue {
   return new LocalJobQueue(
-    new TexRunner({
-      // Outside the (private) data dir: the unprivileged job uids must reach their workspace
-      // and the shared lualatex font cache.
-      workRoot: join(tmpdir(), 'quire-jobs'),
-      isolate: config.sandbox,
-      luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
-      formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
-      preambles,
-    }),
+    localRunner(
+      {
+        // Outside the (private) data dir: the unprivileged job uids must reach their workspace
+        // and the shared lualatex font cache.
+        workRoot: join(tmpdir(), 'quire-jobs'),
+        isolate: config.sandbox,
+        luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
+        formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
+      },
+      { formats: preambles },
+    ),
     config.compileConcurrency,
     config.compileQueueLimit,
   );

@@ -8,7 +8,7 @@ import pg from 'pg';
 import pino from 'pino';
 import type { Clock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
-import { buildApp } from '../src/http/app.js';
+import { buildApp } from '../src/app.js';
 import type { App } from '../src/http/types.js';
 import type { PlanName } from '../src/quota/plans.js';
 import { createServices, type ServiceOptions, type Services } from '../src/services.js';

@@ -3,13 +3,14 @@
 // host visible, CPU/memory capped, killed at a timeout), reading stdin and writing stdout.
 // The job then gets `name.svg.pdf` beside `name.svg` plus a graphics.cfg that teaches
 // graphicx to use it, so \includegraphics{name.svg} and \includegraphics{name} just work.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { errors, type ServiceError } from '../errors.js';
-import { sandboxed, type ProcessLimits } from '../tex/sandbox.js';
+import type { ProcessLimits } from '../tex/sandbox.js';
+import { runSandboxed, sandboxUid } from '../tex/sandboxed.js';
 import { quoteName } from './validate.js';
 
 /** Wall clock of one conversion. */
@@ -34,76 +35,28 @@ function refused(name: string, why: string): ServiceError {
 
 export async function convertSvg(name: string, svg: string, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
   const workspace = await mkdtemp(join(tmpdir(), 'quire-svg-'));
-  const uid = process.getuid?.() === 0 ? CONVERTER_UID : undefined;
+  const uid = sandboxUid(CONVERTER_UID);
+  const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
-    const command = sandboxed(
-      { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate },
-      ['rsvg-convert', '--format=pdf'],
-    );
-    const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
-    return await run(name, command.file, command.args, { cwd: command.cwd, env: command.env, timeoutMs, uid }, svg);
+    const spec = { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate, uid };
+    const result = await runSandboxed(spec, ['rsvg-convert', '--format=pdf'], { stdin: svg, timeoutMs, maxOutput: MAX_OUTPUT_BYTES }).catch((err: Error) => {
+      throw errors.internal_error(`The SVG converter could not be started: ${err.message}`);
+    });
+    if (result.killed === 'timeout') throw refused(name, `it took longer than ${timeoutMs / 1000} s`);
+    if (result.killed === 'output') throw refused(name, 'the PDF would be too large');
+    const pdf = result.stdout;
+    if (result.code !== 0 || !pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
+      const detail = result.stderr
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line && !line.startsWith('Fontconfig'))[0];
+      throw refused(name, detail ?? (result.signal ? `killed by ${result.signal}` : `exit code ${result.code}`));
+    }
+    return pdf;
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
-}
-
-function run(
-  name: string,
-  file: string,
-  args: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs: number; uid?: number },
-  input: string,
-): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      cwd: options.cwd,
-      env: options.env ?? { PATH: '/usr/bin:/bin' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
-      detached: true, // its own process group, so a timeout kills everything it started
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let stderr = '';
-    let failure: ServiceError | null = null;
-    const kill = (why: ServiceError) => {
-      failure ??= why;
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => kill(refused(name, `it took longer than ${options.timeoutMs / 1000} s`)), options.timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_OUTPUT_BYTES) kill(refused(name, 'the PDF would be too large'));
-      else chunks.push(chunk);
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      if (stderr.length < 4096) stderr += chunk.toString('utf8');
-    });
-    child.stdin.on('error', () => {}); // the converter may exit before reading everything
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(errors.internal_error(`The SVG converter could not be started: ${err.message}`));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (failure) return reject(failure);
-      const pdf = Buffer.concat(chunks);
-      if (code !== 0 || !pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
-        const detail = stderr
-          .split('\n')
-          .map((line) => line.trim())
-          .filter((line) => line && !line.startsWith('Fontconfig'))[0];
-        return reject(refused(name, detail ?? (signal ? `killed by ${signal}` : `exit code ${code}`)));
-      }
-      resolve(pdf);
-    });
-    child.stdin.end(input);
-  });
 }
 
 // Loaded by graphics.sty from the job directory before the system's own graphics.cfg (the

@@ -3,7 +3,7 @@
 // format the extension claims (a renamed file is refused).
 import { errors, type ServiceError } from '../errors.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
-import { MAIN } from '../tex/runner.js';
+import { MAIN } from '../tex/workspace.js';
 import { checkSvg } from './svg.js';
 
 export type AssetFormat = 'png' | 'jpeg' | 'pdf' | 'svg';

@@ -15,7 +15,7 @@ import { restore, ServiceError, type ErrorCode } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { storageFault, unavailable } from '../storage/faults.js';
 import type { JobQueue } from '../tex/queue.js';
-import type { TexJob, TexResult } from '../tex/runner.js';
+import type { TexJob, TexResult } from '../tex/job.js';
 import {
   ATTEMPTS,
   QUEUE_NAME,

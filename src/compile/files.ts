@@ -5,7 +5,7 @@
 import { checkFileNameRules, quoteName } from '../assets/validate.js';
 import { errors, type ServiceError, invalidField } from '../errors.js';
 import { ASSET_NAME_MAX } from '../quota/plans.js';
-import { MAIN } from '../tex/runner.js';
+import { MAIN } from '../tex/workspace.js';
 
 export const PROJECT_FILE_EXTENSIONS = ['tex', 'bib', 'sty', 'cls', 'bst', 'bbx', 'cbx', 'cfg', 'def', 'csv', 'dat', 'txt'] as const;
 /** Files per request: a book's chapters and its bibliographies, with room to spare. */

@@ -8,8 +8,7 @@
 // the job's inputs, and only then charges quota. Nothing of the source outlives the job.
 import { createHash } from 'node:crypto';
 import type { Compiler } from '../quota/plans.js';
-import type { PreambleScope } from '../tex/preamble.js';
-import type { TexResult } from '../tex/runner.js';
+import type { PreambleScope, TexResult } from '../tex/job.js';
 
 export const QUEUE_NAME = 'compile';
 

@@ -5,7 +5,7 @@
 // the service still applies its checks, charges the compile and signs a fresh link.
 // In memory, least recently used first out, bounded by entries and by bytes.
 import { createHash } from 'node:crypto';
-import type { TexResult } from '../tex/runner.js';
+import type { TexResult } from '../tex/job.js';
 
 export interface ResultKeyParts {
   /** Whose results these are: `account:<id>`, `anonymous:<ip>`, or `public` for gallery renders. */

@@ -20,7 +20,7 @@ import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/diagnosis/index.js';
 import { PROBE_BUDGET_MS, type ProbeCompile } from '../tex/diagnosis/probe.js';
 import type { JobQueue } from '../tex/queue.js';
-import type { TexResult } from '../tex/runner.js';
+import type { TexResult } from '../tex/job.js';
 import { signedPdfUrl } from './links.js';
 import type { PdfStore } from './pdfs.js';
 import { resultKey, type ResultCache } from './result-cache.js';

@@ -3,7 +3,7 @@
 import { errors, ServiceError, refused } from '../errors.js';
 import { JobFileNameError, QueueFullError } from '../tex/errors.js';
 import type { JobQueue } from '../tex/queue.js';
-import type { TexJob, TexResult } from '../tex/runner.js';
+import type { TexJob, TexResult } from '../tex/job.js';
 
 /** 503 server_busy: no slot or worker is free and no more may wait. */
 export function serverBusy(message: string, retryAfterSeconds: number): ServiceError {

@@ -26,11 +26,21 @@ import { accountRoutes } from './account.js';
 import { installIdempotency } from './idempotency.js';
 import { jobRoutes } from './jobs.js';
 import { webhookRoutes } from './webhooks.js';
+import type { RpcEndpoint } from '../wire/rpc-endpoint.js';
+
+/** What the HTTP door carries for the other doors: the MCP server answers /mcp's bodies. */
+export interface OtherDoors {
+  mcp: RpcEndpoint;
+}
 
 /** Route modules, each `(app, services) => void`. Add a domain's routes here. */
-const ROUTES: Array<(app: App, services: Services) => void> = [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcpRoutes, assetRoutes, templateRoutes, templateVersionRoutes, validateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
+function routes(doors: OtherDoors): Array<(app: App, services: Services) => void> {
+  const mcp = (app: App, services: Services) => mcpRoutes(app, services, doors.mcp);
+  return [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcp, assetRoutes, templateRoutes, templateVersionRoutes, validateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
+}
 
-export async function buildApp(services: Services): Promise<App> {
+/** The HTTP door alone; src/app.ts assembles it with the MCP door (`buildApp`). */
+export async function buildHttpApp(services: Services, doors: OtherDoors): Promise<App> {
   const app = Fastify({
     loggerInstance: services.log,
     trustProxy: services.config.trustProxy,
@@ -82,7 +92,7 @@ export async function buildApp(services: Services): Promise<App> {
   installAuth(app, services);
   installIdempotency(app, services);
 
-  for (const register of ROUTES) register(app, services);
+  for (const register of routes(doors)) register(app, services);
   return app;
 }
 

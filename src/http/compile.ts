@@ -4,8 +4,8 @@ import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../c
 import type { Services } from '../services.js';
 import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
-import { COMPILE_ASSET_NAMES } from './edge.js';
-import { errors } from './schemas.js';
+import { COMPILE_ASSET_NAMES } from '../wire/json-safety.js';
+import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 export function compileRoutes(app: App, services: Services): void {

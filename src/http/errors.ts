@@ -1,35 +1,8 @@
 // Every error leaves as JSON `{error, message, ...}` with the catalogue's status.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errors, fail, INTERNAL_ERROR_BODY, ServiceError, type FactoryCode, type FieldError, validationFailed } from '../errors.js';
+import { errors, fail, INTERNAL_ERROR_BODY, ServiceError, type FactoryCode, validationFailed } from '../errors.js';
 import { diskFault } from '../storage/faults.js';
-
-interface AjvError {
-  instancePath?: string;
-  keyword: string;
-  message?: string;
-  params?: Record<string, unknown>;
-}
-
-export type { FieldError };
-
-function fieldName(error: AjvError, context?: string): string {
-  const path = (error.instancePath ?? '').split('/').filter(Boolean).join('.');
-  const extra = (error.params?.missingProperty ?? error.params?.additionalProperty) as string | undefined;
-  const name = [path, extra].filter(Boolean).join('.');
-  return name || (context === 'body' ? 'body' : (context ?? 'body'));
-}
-
-export function fieldErrors(errors: AjvError[], context?: string): FieldError[] {
-  return errors.map((error) => {
-    const limit = error.params?.limit;
-    return {
-      field: fieldName(error, context),
-      rule: error.keyword === 'additionalProperties' ? 'unknown_field' : error.keyword,
-      ...(typeof limit === 'number' ? { limit } : {}),
-      message: error.message ?? 'is invalid',
-    };
-  });
-}
+import { type AjvError, fieldErrors } from '../wire/field-errors.js';
 
 function toServiceError(err: FastifyError): ServiceError | null {
   if (err instanceof ServiceError) return err;

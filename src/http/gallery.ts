@@ -9,7 +9,7 @@ import type { Services } from '../services.js';
 import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
 import { indexPage, notFoundPage, templatePage } from './pages/gallery.js';
-import { errors } from './schemas.js';
+import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 const STATIC: Record<string, { type: string; body: Buffer }> = {};

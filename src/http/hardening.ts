@@ -5,7 +5,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errors, type ServiceError } from '../errors.js';
-import { assertSafeJson, type AssetNameAt } from './edge.js';
+import { assertSafeJson, type AssetNameAt } from '../wire/json-safety.js';
 import { errorHandler } from './errors.js';
 import type { App } from './types.js';
 

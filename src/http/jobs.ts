@@ -5,7 +5,7 @@ import { BATCH_MAX_ITEMS, runBatch } from '../jobs/batch.js';
 import type { Services } from '../services.js';
 import { AcceptedBody, JobBody } from '../jobs/schemas.js';
 import { accountOf, callerOf } from './auth.js';
-import { errors, IdParam } from './schemas.js';
+import { errors, IdParam } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 const BatchBody = Type.Object(

@@ -4,12 +4,10 @@
 // tool error and never an HTTP 401. A browser Origin not allowed (origins.ts) is a 403.
 import { errors as serviceErrors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
-import { createMcpServer } from '../mcp/index.js';
-import { handleBody } from '../mcp/jsonrpc.js';
 import { checkMcpOrigin } from './origins.js';
 import type { Services } from '../services.js';
-import { API_VERSION } from '../version.js';
-import { ErrorBody, errors } from './schemas.js';
+import type { RpcEndpoint } from '../wire/rpc-endpoint.js';
+import { ErrorBody, errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 // Described, not validated: the handler reads the raw text and answers JSON-RPC errors itself.
@@ -21,8 +19,7 @@ const MethodNotAllowed = Type.Object(ErrorBody.properties, {
   headers: { Allow: Type.Literal('POST', { description: 'The one method /mcp answers' }) },
 });
 
-export function mcpRoutes(app: App, services: Services): void {
-  const server = createMcpServer(services, API_VERSION);
+export function mcpRoutes(app: App, services: Services, endpoint: RpcEndpoint): void {
 
   void app.register(async (scope) => {
     // Every body reaches the handler as text, whatever its content type; the handler parses it.
@@ -47,7 +44,7 @@ export function mcpRoutes(app: App, services: Services): void {
       },
       async (req, reply) => {
         const raw = typeof req.body === 'string' ? req.body : undefined;
-        const answer = await handleBody(raw, server.dispatcher({ headers: req.headers, ip: req.ip }), (err, message) =>
+        const answer = await endpoint.answer(raw, { headers: req.headers, ip: req.ip }, (err, message) =>
           req.log.error({ err, method: (message as { method?: unknown } | null)?.method }, 'MCP method failed'),
         );
         if (answer === undefined) return reply.code(202).send();

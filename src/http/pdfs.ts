@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { verifyPdfLink } from '../compile/links.js';
 import { errors as serviceErrors } from '../errors.js';
 import type { Services } from '../services.js';
-import { errors } from './schemas.js';
+import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 const Query = Type.Object({

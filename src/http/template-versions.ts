@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { RestoreResponse, TemplateVersionListResponse, TemplateVersionResponse } from '../templates/version-schemas.js';
 import { accountOf } from './auth.js';
-import { errors, IdParam } from './schemas.js';
+import { errors, IdParam } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 // Path parameters arrive as text: a version is a positive whole number of at most 9 digits.

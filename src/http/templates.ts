@@ -16,7 +16,7 @@ import {
 } from '../templates/schemas.js';
 import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
 import { accountOf } from './auth.js';
-import { errors, IdParam } from './schemas.js';
+import { errors, IdParam } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 const Deleted = { 204: { type: 'null', description: 'Deleted' } };

@@ -2,7 +2,7 @@
 import { UsageBody } from '../accounts/schemas.js';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
-import { errors } from './schemas.js';
+import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 export function usageRoutes(app: App, services: Services): void {

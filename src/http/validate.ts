@@ -3,8 +3,8 @@
 import { TemplateValidateBody, ValidateBody, ValidateResponse } from '../compile/validate-schemas.js';
 import type { Services } from '../services.js';
 import { accountOf, callerOf } from './auth.js';
-import { COMPILE_ASSET_NAMES } from './edge.js';
-import { errors, IdParam } from './schemas.js';
+import { COMPILE_ASSET_NAMES } from '../wire/json-safety.js';
+import { errors, IdParam } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 export function validateRoutes(app: App, services: Services): void {

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
-import { errors } from './schemas.js';
+import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 const SecretBody = Type.Object({ secret: Type.String({ pattern: '^whsec_', description: 'Standard Webhooks secret; the HMAC key is the base64 after whsec_' }) });

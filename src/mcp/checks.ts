@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import AjvModule, { type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { validationFailed } from '../errors.js';
-import { fieldErrors } from '../http/errors.js';
+import { fieldErrors } from '../wire/field-errors.js';
 
 const Ajv = AjvModule.default;
 const addFormats = addFormatsModule.default;

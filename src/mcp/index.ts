@@ -1,6 +1,8 @@
 // The MCP server assembled from the service layer: every tool calls the same service function
 // as its HTTP route.
 import type { Services } from '../services.js';
+import type { RpcEndpoint } from '../wire/rpc-endpoint.js';
+import { handleBody } from './jsonrpc.js';
 import { Prompts } from './prompts.js';
 import { ToolRegistry } from './registry.js';
 import { Resources } from './resources.js';
@@ -27,4 +29,10 @@ export function createMcpServer(services: Services, version: string): McpServer 
     new Resources(services.gallery),
     new Prompts(),
   );
+}
+
+/** The MCP server as the HTTP door sees it: a body in, a JSON-RPC reply out. */
+export function mcpEndpoint(services: Services, version: string): RpcEndpoint {
+  const server = createMcpServer(services, version);
+  return { answer: (raw, caller, onInternal) => handleBody(raw, server.dispatcher(caller), onInternal) };
 }

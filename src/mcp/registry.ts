@@ -1,9 +1,9 @@
 // The tool registry: which tools a caller sees, and calling one with the HTTP route's rules.
 import { identify } from '../accounts/caller.js';
 import { INTERNAL_ERROR_BODY, isServiceError } from '../errors.js';
-import { assertSafeJson } from '../http/edge.js';
+import { assertSafeJson } from '../wire/json-safety.js';
 import { diskFault } from '../storage/faults.js';
-import { ErrorBody } from '../http/schemas.js';
+import { ErrorBody } from '../wire/schemas.js';
 import type { Services } from '../services.js';
 import { plain } from './checks.js';
 import { RPC, RpcError } from './jsonrpc.js';

@@ -3,7 +3,7 @@
 import { anonymousTierPhrase } from '../quota/prose.js';
 import { hasCredentials } from '../accounts/caller.js';
 import { isServiceError } from '../errors.js';
-import { assertSafeJson } from '../http/edge.js';
+import { assertSafeJson } from '../wire/json-safety.js';
 import type { Services } from '../services.js';
 import { RPC, RpcError, type Dispatch, type RpcCall } from './jsonrpc.js';
 import type { Prompts } from './prompts.js';

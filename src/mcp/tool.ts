@@ -6,7 +6,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { AccountCaller, Caller } from '../accounts/caller.js';
 import type { CompileContext } from '../compile/types.js';
-import type { AssetNameAt } from '../http/edge.js';
+import type { AssetNameAt } from '../wire/json-safety.js';
 import type { JobKind } from '../jobs/store.js';
 import type { Services } from '../services.js';
 import { guard } from './checks.js';

@@ -25,7 +25,7 @@ export class TemplateValidateService {
   async validate(caller: Caller, idOrName: string, body: Static<typeof TemplateValidateBody>): Promise<Static<typeof ValidateResponse>> {
     const latest = await this.templates.owned(caller, idOrName);
     await chargeValidate(this.deps.counters, this.deps.clock.now(), caller, this.deps.perMinute());
-    const row = body.version === undefined || body.version === latest.version ? latest : await this.templates.keptVersion(latest, body.version);
+    const row = await this.templates.rows.versions.asOf(latest, body.version);
     const findings: Finding[] = [];
     const data = body.data ?? {};
     try {

@@ -4,6 +4,8 @@ import type { Static } from '@sinclair/typebox';
 import type { Caller } from '../accounts/caller.js';
 import { limitsOf, isPlanName } from '../quota/plans.js';
 import type { TemplateRow, TemplateVersionRow } from '../storage/schema.js';
+import { checkFields } from './fields.js';
+import { v1View } from './rows.js';
 import type { TemplateService } from './service.js';
 import type { TemplateVersion, TemplateVersionRow as VersionRowBody } from './version-schemas.js';
 
@@ -38,18 +40,28 @@ export class TemplateVersionService {
 
   async list(caller: Caller, idOrName: string) {
     const row = await this.templates.owned(caller, idOrName);
-    const versions = await this.templates.versions.list(row.id);
+    const versions = await this.templates.rows.versions.list(row.id);
     const plan = caller.kind === 'account' && isPlanName(caller.account.plan) ? caller.account.plan : 'free';
     return { template: ref(row), kept_limit: limitsOf(plan).templateVersions, versions: versions.map((v) => rowView(v, Number(row.version))) };
   }
 
   async get(caller: Caller, idOrName: string, version: number) {
     const row = await this.templates.owned(caller, idOrName);
-    const kept = await this.templates.keptVersion(row, version);
+    const kept = await this.templates.rows.versions.kept(row, version);
     return { template: ref(row), version: detailView(kept, Number(row.version)) };
   }
 
-  restore(caller: Caller, idOrName: string, version: number) {
-    return this.templates.restore(caller, idOrName, version);
+  /** Makes the source and instructions of a kept version the new latest version. */
+  async restore(caller: Caller, idOrName: string, version: number) {
+    const row = await this.templates.owned(caller, idOrName);
+    const kept = await this.templates.rows.versions.kept(row, version);
+    if (caller.kind === 'account') checkFields(caller, {}, { field: 'latex_content', value: kept.latex_content });
+    // The template keeps its kind: a placeholder template restored to the source of a version
+    // saved before its promotion stays a placeholder template, so that source passes the policy
+    // and gets a schema.
+    const derived = row.kind === 'liquid' ? this.templates.derive(kept.latex_content) : null;
+    const changes = { latex_content: kept.latex_content, instructions: kept.instructions, version: row.version + 1 };
+    const updated = await this.templates.rows.update(row, changes, derived);
+    return { template: v1View(updated), restored_from: version, ...(derived ?? {}) };
   }
 }

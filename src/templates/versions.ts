@@ -4,6 +4,7 @@
 // version the derived schema (the source, hence the version, is the same). Past the plan's
 // kept versions the oldest are pruned; the latest never is.
 import type { Kysely } from 'kysely';
+import { errors } from '../errors.js';
 import { limitsOf, isPlanName } from '../quota/plans.js';
 import type { Db } from '../storage/db.js';
 import type { Database, TemplateRow, TemplateVersionRow } from '../storage/schema.js';
@@ -58,6 +59,25 @@ export class TemplateVersionStore {
   /** Newest first. */
   list(templateId: number): Promise<TemplateVersionRow[]> {
     return this.store.kysely.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).orderBy('version', 'desc').execute();
+  }
+
+  /** Version `version` of the template, or template_version_not_found with the versions kept. */
+  async kept(row: TemplateRow, version: number): Promise<TemplateVersionRow> {
+    const kept = await this.get(row.id, version);
+    if (kept) return kept;
+    const versions = (await this.list(row.id)).map((v) => Number(v.version));
+    throw errors.template_version_not_found(`Template "${row.name}" has no version ${version}; kept: ${versions.join(', ')}.`, {
+      id: String(row.id),
+      version,
+      kept_versions: versions,
+    });
+  }
+
+  /** The template as it was at `version` (its id and name as now); the template itself for the latest or none given. */
+  async asOf(row: TemplateRow, version: number | undefined): Promise<TemplateRow> {
+    if (version === undefined || version === row.version) return row;
+    const kept = await this.kept(row, version);
+    return { ...row, kind: kept.kind, version: kept.version, latex_content: kept.latex_content, instructions: kept.instructions, schema_json: kept.schema_json, sample_data_json: kept.sample_data_json };
   }
 
   get(templateId: number, version: number): Promise<TemplateVersionRow | undefined> {

@@ -1,11 +1,12 @@
 // Builds and verifies one preamble format, in a fresh sandbox holding a copy of the job that
-// asked for it (the runner opens the sandbox and gives it the job's files). In order: a cold
+// asked for it (preamble-cache.ts has the runner open it with the job's files). In order: a cold
 // pass (so the files a later pass finds, .aux and .toc, exist while the preamble is dumped),
 // the dump (pdftex -ini with mylatexformat, recorded), a pass with the format, a cold pass,
 // and the comparison of the two: same page count, same page renderings (pdftoppm), same
 // text (pdftotext), same warnings. Any doubt rejects the format; nothing is retried.
-import type { Exec } from './session.js';
 import { sha256, type FormatEntry } from './format-cache.js';
+import { FORMAT_FIRST_LINE } from './job.js';
+import type { Exec } from './session.js';
 import { collectWarnings } from './warnings.js';
 import type { Workspace } from './workspace.js';
 
@@ -20,13 +21,11 @@ const FLAGS = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error',
  * format's \everyjob (mylatexformat's own would start its preamble scanner on the job's first
  * line, and print \jobname, which opens main.log at once); the scanner is kept as
  * \MYLATEX@quirescan and the job's first line starts it once main.tex is open (see
- * formatEngineArgs in runner.ts). So an engine started ahead of time opens no file of the job
+ * formatEngineArgs in job.ts). So an engine started ahead of time opens no file of the job
  * until it is given its line. The dump runs in errorstop mode (TeX keeps the interaction mode
  * in the format) on an empty stdin.
  */
 const BEFORE_DUMP = String.raw`\expandafter\newtoks\csname MYLATEX@quirejob\endcsname \csname MYLATEX@quirejob\endcsname\expandafter{\the\everyjob}\expandafter\let\csname MYLATEX@quiredump\endcsname\dump \def\dump{\global\expandafter\let\csname MYLATEX@quirescan\expandafter\endcsname\csname MYLATEX@scanpreamble\endcsname\global\everyjob\expandafter{\the\csname MYLATEX@quirejob\endcsname}\csname MYLATEX@quiredump\endcsname}`;
-/** A job's first line with the format: wait for a terminal line, then open main.tex and skip its preamble. */
-export const FORMAT_FIRST_LINE = String.raw`\read16 to\x \let\x\undefined\nonstopmode\csname MYLATEX@quirescan\expandafter\expandafter\expandafter\endcsname\csname @@input\endcsname main.tex `;
 
 /** The hash of every file in the workspace but PDFs, transcripts, recorder files and the format. */
 const WRITTEN = ['sh', '-c', `find . -type f ! -name '*.pdf' ! -name '*.log' ! -name '*.fls' ! -name '${BUILD}.*' -exec sha256sum {} + | LC_ALL=C sort`];

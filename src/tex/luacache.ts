@@ -1,5 +1,5 @@
 // lualatex's font cache (luaotfload's names database and font tables) takes seconds to build.
-// It is built once, next to the job workspaces; every job starts from a copy (see runner.ts).
+// It is built once, next to the job workspaces; every job starts from a copy (see pool.ts).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';

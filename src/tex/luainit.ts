@@ -1,4 +1,4 @@
-// Lua that lualatex runs before it reads the document (see engineArgs in runner.ts): defence
+// Lua that lualatex runs before it reads the document (see engineArgs in job.ts): defence
 // in depth behind the host's safe reads. A document cannot make hard or symbolic links
 // (lfs.link, lfs.symlink) nor rename files (os.rename), so it cannot swap a link in for
 // main.log or main.pdf. luaotfload and fontspec use none of these: they need lfs.attributes,

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { fingerprint, texmfRoots } from './diagnosis/texlive.js';
+import type { PreambleScope } from './job.js';
 
 const run = promisify(execFile);
 
@@ -16,14 +17,6 @@ export interface PreambleSplit {
   preamble: string;
   /** Lines in the preamble (the body starts on the next). */
   lines: number;
-}
-
-/** Where the cache may look: the job's scope and the UTC day, both set by the compile service. */
-export interface PreambleScope {
-  /** `account:<id>`, `anonymous:<ip>` or `gallery` (public gallery renders share one pool). */
-  scope: string;
-  /** YYYY-MM-DD (UTC): a preamble may capture the date. */
-  day: string;
 }
 
 /** The preamble of `source`, or null when no line begins with \begin{document} (not cacheable). */

@@ -2,7 +2,8 @@
 // machines. At most `concurrency` run; at most `queueLimit` wait; beyond that the caller
 // gets QueueFullError (503 server_busy at the door) at once rather than an unbounded wait.
 import { QueueFullError } from './errors.js';
-import type { TexJob, TexResult, TexRunner } from './runner.js';
+import type { JobRunner, TexJob, TexResult } from './job.js';
+import { sandboxUid } from './sandboxed.js';
 
 export interface JobQueue {
   run(job: TexJob): Promise<TexResult>;
@@ -30,10 +31,9 @@ export class LocalJobQueue implements JobQueue {
   private readonly waiting: Array<(slot: number) => void> = [];
 
   constructor(
-    private readonly runner: TexRunner,
+    private readonly runner: JobRunner,
     private readonly concurrency: number,
     private readonly queueLimit: number,
-    private readonly asRoot = process.getuid?.() === 0,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
   }
@@ -53,7 +53,7 @@ export class LocalJobQueue implements JobQueue {
   async run(job: TexJob): Promise<TexResult> {
     const slot = await this.acquire();
     try {
-      return await this.runner.run(job, this.asRoot ? slotUid(slot) : undefined);
+      return await this.runner.run(job, sandboxUid(slotUid(slot)));
     } finally {
       this.releaseSlot(slot);
     }

@@ -1,36 +1,37 @@
-// Runs one TeX job in a sandboxed workspace: the engine as many passes as the document needs
-// (bibtex/biber/makeindex in between), the page count from the PDF, then the workspace is
-// deleted whatever happened. The source is written only into the workspace, never logged.
+// Runs one TeX job in one sandbox (a session, see session.ts): the engine as many passes as
+// the document needs (bibtex/biber/makeindex in between), each command under the job's
+// limits, deadline and a disk watch; then the PDF's pages and active content (one qpdf), and
+// the workspace is deleted whatever happened. The source is written only into the
+// workspace, never logged. Which sandbox a job gets is the pool's (pool.ts); whether it runs
+// with a cached preamble format is the preamble cache's (preamble-cache.ts).
 import { createHash } from 'node:crypto';
-import { chmod, lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { lchown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JobFileNameError } from './errors.js';
-import type { Compiler } from './compilers.js';
-import { buildFormat, FORMAT_CAP, FORMAT_FIRST_LINE } from './format-build.js';
-import type { FormatCache, FormatEntry } from './format-cache.js';
-import type { Formats } from './formats.js';
-import { LUA_INIT } from './luainit.js';
+import {
+  engineArgs,
+  FORMAT,
+  FORMAT_ENGINE,
+  formatEngineArgs,
+  MEMORY_BYTES,
+  PROCESSES,
+  WARM_CPU_SECONDS,
+  type JobRunner,
+  type TexJob,
+  type TexResult,
+} from './job.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
-import { preambleKey, refusal, splitPreamble, texliveIdentity, type PreambleScope } from './preamble.js';
-import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
-import { Session, type Exec } from './session.js';
-import { ownerFolder, sweepWorkRoot } from './sweep.js';
-import { collectWarnings, type TexWarning } from './warnings.js';
-import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
+import { SandboxPool, type PoolOptions } from './pool.js';
+import type { ProcessLimits } from './sandbox.js';
+import type { Exec, Session } from './session.js';
+import { collectWarnings } from './warnings.js';
+import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, MAIN, WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
 
-export const MAIN = 'main';
 const MAX_PASSES = 5;
 /** Files biblatex writes for biber (and reads back only to compare): biber's own key decides. */
 const HELPER_CONTROL_FILES = /\.(bcf|run\.xml)$/;
-/** Address space per process: enough for lualatex with large OpenType fonts. */
-const MEMORY_BYTES = 4 * 1024 ** 3;
-/** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
-const PROCESSES = 32;
 const WATCH_MS = 250;
-/** CPU seconds a warm engine gets on top of the job's, for loading its format ahead of time. */
-const WARM_CPU_SECONDS = 2;
 /** Helper files (aux, bcf, idx, fls, blg) read back for the rerun logic. */
 const HELPER_CAP = 64 * 1024 * 1024;
 /** Files hashed between passes; larger ones count as unchanged. */
@@ -38,121 +39,11 @@ const SNAPSHOT_CAP = 16 * 1024 * 1024;
 /** qpdf's JSON view of the PDF (objects without stream data), written and scanned in the sandbox. */
 const INSPECT_CAP = 64 * 1024 * 1024;
 const INSPECT_SCAN = '.quire-pdf-scan';
-/**
- * A cached preamble format in a job's workspace: a dot name no job file can have and TeX
- * (openout_any=p) cannot write. The warm engine that loads it is named FORMAT_ENGINE.
- */
-const FORMAT = '.quire-pre';
-const FORMAT_ENGINE = 'pdflatex+preamble';
-/** A format build's wall clock, CPU per command, and the workspace it may fill. */
-const BUILD_MS = 60_000;
-const BUILD_CPU_SECONDS = 30;
-const BUILD_DISK = 512 * 1024 * 1024;
-/** How long the TeX Live identity in the preamble keys is trusted before it is read again. */
-const TEXLIVE_REFRESH_MS = 10 * 60 * 1000;
 
-export interface TexJob {
-  source: string;
-  compiler: Compiler;
-  /** `blob`: where these exact bytes already are in the shared blob store (a stored asset), so a remote worker can fetch them instead of receiving a copy. */
-  files?: ReadonlyArray<{ name: string; data: Buffer; blob?: string }>;
-  timeoutMs: number;
-  /** Largest file (the PDF included) the job may write. */
-  maxFileBytes: number;
-  /** When the PDF has more pages, deliver only the first `keepPages` (a preview). */
-  keepPages?: number;
-  signal?: AbortSignal;
-  /** Where the preamble cache may look (pdflatex only); without it the job never uses or builds a format. */
-  preamble?: PreambleScope;
-}
+export type RunnerOptions = PoolOptions;
 
-/**
- * `unmeasurable`: TeX wrote a PDF but its pages and size could not be read back.
- * `refused`: the job left something other than the plain files a TeX run writes (a link, a
- * FIFO, a directory, a hard link, thousands of files) where the service reads; see `problem`.
- * `active_content`: the PDF carries JavaScript, a Launch action or a script URI; see `problem`.
- */
-export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable' | 'refused' | 'active_content';
-
-export interface TexResult {
-  outcome: TexOutcome;
-  /** The PDF when outcome is ok: the whole document, or its first `keepPages` pages. */
-  pdf?: Buffer;
-  /** Pages in `pdf`. */
-  pages?: number;
-  /** Pages of the whole document. */
-  totalPages?: number;
-  /** TeX's transcript (main.log), plus the output of a failing helper. */
-  log: string;
-  passes: number;
-  durationMs: number;
-  /** With file_too_large: the file that hit the cap. */
-  file?: string;
-  /** With refused and active_content: what was wrong, in words for the caller. */
-  problem?: string;
-  /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
-  warnings?: TexWarning[];
-}
-
-export interface RunnerOptions {
-  /** Parent of the per-job workspaces; job uids must be able to traverse it. */
-  workRoot: string;
-  isolate: boolean;
-  /** Inflates (once, when the runner starts) the engines' formats; see formats.ts. */
-  formats?: () => Promise<Formats>;
-  /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
-  luaCache?: () => Promise<string>;
-  /** Keep a started sandbox ready for the next job (default true). */
-  warm?: boolean;
-  /**
-   * Run lualatex with LUA_INIT (default true). Only tests turn it off, to attack the
-   * host-side reads with the links and renames a document could make without it.
-   */
-  hardenLua?: boolean;
-  /** Start each warm sandbox's likely engine ahead of time (default true; needs `warm`). */
-  warmEngines?: boolean;
-  /** The preamble cache (see preamble.ts, format-cache.ts, format-build.ts); none: off. */
-  preambles?: FormatCache;
-  /** Told how each format build ended (tests, logs). */
-  onFormatBuild?: (outcome: { admitted: boolean; reason?: string }) => void;
-}
-
-/**
- * Engine flags: no shell escape, no interaction, stop at the first error, record files.
- * `fmt`: the engine's flag for an inflated copy of its format (formats.ts), when there is one.
- */
-export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] = []): string[] {
-  const common = [...fmt, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
-  if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
-  // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
-  if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
-  return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
-}
-
-/**
- * The same engine, flags and first action as engineArgs, started ahead of time (see session.ts):
- * in errorstop mode it loads its format, then waits on the terminal for one line, after which
- * it switches to nonstopmode and reads main.tex exactly as a cold run does. The line is read
- * into a macro that is then undefined again, so the document sees no trace of it.
- */
-export function warmEngineArgs(compiler: Compiler, fmt: string[] = []): string[] {
-  const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
-  const common = [...fmt, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
-  if (compiler !== 'lualatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
-  return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
-}
-
-/**
- * pdflatex with a cached preamble format (see format-build.ts), started like a warm engine:
- * in errorstop mode it loads the format and waits for one terminal line, opening no file of
- * the job meanwhile; then it switches to nonstopmode, opens main.tex and skips its preamble.
- * Started ahead of time the driver gives the line; `fed` is the same pass started the
- * ordinary way, its line given at once.
- */
-export function formatEngineArgs(fed: boolean): string[] {
-  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-progname=pdflatex', '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`, FORMAT_FIRST_LINE];
-  return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv] : argv;
-}
+/** One command in a sandbox of the runner, under the limits it was opened with. */
+export type SandboxRun = (argv: string[]) => Promise<Exec>;
 
 /**
  * A document that reads back what its first pass writes (contents, lists, cross-references)
@@ -164,23 +55,6 @@ export function rerunLikely(sources: string[]): boolean {
   const helpers = /\\(?:cite|nocite|bibliography|printbibliography|addbibresource|makeindex|printindex|makeglossaries)/;
   return sources.some((text) => reads.test(text)) && !sources.some((text) => helpers.test(text));
 }
-
-/** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
-const TEX_ENV: Record<string, string> = {
-  openin_any: 'p',
-  openout_any: 'p',
-  shell_escape: 'f',
-  max_print_line: '10000',
-  error_line: '254',
-  half_error_line: '238',
-  LC_ALL: 'C.UTF-8',
-  TEXMFVAR: '/tmp/texmf-var',
-  TEXMFCACHE: '/tmp/texmf-var',
-  TEXMFHOME: '/tmp/texmf',
-};
-
-/** Without the sandbox there is no private /tmp: TeX's variable tree goes into the workspace. */
-const HOST_TEXMFVAR = '.texmf-var';
 
 class Killed extends Error {
   constructor(
@@ -213,76 +87,35 @@ function workspaceOf(session: Session): Workspace {
   return new Workspace(session.dir, session.uid ?? process.getuid?.() ?? 0);
 }
 
-export class TexRunner {
-  private luaCache: Promise<string | undefined> | null = null;
-  private luaCacheDir: string | undefined;
-  /** The inflated formats, once prepared (none: the engines load TeX Live's own). */
-  private formats: Formats | undefined;
-  private rootReady: Promise<string[]> | null = null;
-  /** This process's folder under the work root, holding its workspaces. */
-  private folder: string | undefined;
-  /** A warm sandbox per uid, started when the previous job on that uid ended. */
-  private readonly spare = new Map<string, Promise<Session>>();
-  /** The engine of each uid's last job: its next sandbox starts that engine ahead of time. */
-  private readonly likely = new Map<string, Compiler>();
-  private closed = false;
-  private readonly closing = new Set<Promise<void>>();
-  /** Jobs running now: a format build waits for a quieter moment. */
-  private active = 0;
-  /** The format build under way (at most one), and its sandbox. */
-  private building: Promise<void> | null = null;
-  private buildSession: Session | null = null;
-  private texliveId: { at: number; id: Promise<{ id: string; baseBytes: number } | null> } | null = null;
+export class TexRunner implements JobRunner {
+  private readonly pool: SandboxPool;
 
-  constructor(private readonly options: RunnerOptions) {}
+  constructor(private readonly options: RunnerOptions) {
+    this.pool = new SandboxPool(options);
+  }
+
+  start(): Promise<string[]> {
+    return this.pool.start();
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
 
   /**
-   * Runs a job as `uid` (an unprivileged id when the service runs as root). A pdflatex job
-   * whose preamble has a verified format in its scope runs with it; a failure that might be
-   * the format's runs again cold. A delivered job whose preamble had none may have one built.
+   * Runs a job as `uid` (an unprivileged id when the service runs as root), in the uid's warm
+   * sandbox when it has one. `format`: a preamble format the job's first pass starts from
+   * (see preamble-cache.ts).
    */
-  async run(job: TexJob, uid?: number): Promise<TexResult> {
-    const cached = await this.preambleLookup(job);
-    this.active++;
-    let result: TexResult;
-    try {
-      if (cached?.entry) {
-        const started = performance.now();
-        const withFormat = await this.runOnce(job, uid, cached.entry).catch(() => null);
-        if (withFormat && !this.doubtful(withFormat, cached.lines)) return withFormat;
-        // The cold run gets what is left of the job's time (at least a second).
-        const spent = performance.now() - started;
-        const cold = await this.runOnce({ ...job, timeoutMs: Math.max(1000, job.timeoutMs - spent) }, uid);
-        if (cold.outcome === 'ok' || !withFormat) {
-          // The format did what a cold run would not: it goes, and is not built again.
-          this.options.preambles!.refuse(cached.key);
-          this.options.preambles!.stats.rejections++;
-        }
-        return { ...cold, durationMs: Math.round(performance.now() - started) };
-      }
-      result = await this.runOnce(job, uid);
-    } finally {
-      this.active--;
-    }
-    if (cached && result.outcome === 'ok') this.scheduleBuild(job, cached.key, uid);
-    return result;
-  }
-
-  /** Resolves when no format build is under way (tests). */
-  async formatsIdle(): Promise<void> {
-    while (this.building) await this.building;
-  }
-
-  private async runOnce(job: TexJob, uid: number | undefined, format?: FormatEntry): Promise<TexResult> {
+  async run(job: TexJob, uid?: number, format?: Buffer): Promise<TexResult> {
     const started = performance.now();
-    this.likely.set(String(uid), job.compiler);
-    const session = await this.session(uid, job.compiler === 'lualatex');
+    const session = await this.pool.take(uid, job.compiler);
     const state = { passes: 0 };
     let stopped = true;
     try {
       await this.prepare(session, job, format);
       // The job's first pass starts warm with the format (the slot's warm engine has the base one).
-      if (format) await session.startEngine(FORMAT_ENGINE, this.command(session, formatEngineArgs(false)));
+      if (format) await session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
       const result = await this.compile(session, job, state, format !== undefined);
       stopped = false;
       return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started) };
@@ -300,184 +133,46 @@ export class TexRunner {
         ...(err.problem ? { problem: err.problem } : {}),
       };
     } finally {
-      // A finished job's sandbox is torn down off the caller's path (the uid's next sandbox
-      // waits for it); a stopped job's is gone, every process of it, before we answer.
-      const closing = session.close(stopped).catch(() => {});
-      this.closing.add(closing);
-      void closing.then(() => this.closing.delete(closing));
-      this.warm(uid, closing);
-      if (stopped) await closing;
+      await this.pool.release(session, uid, stopped);
     }
   }
 
   /**
-   * Prepares the work root and sweeps the workspaces of services that died (customer source)
-   * before any job runs; resolves to the swept folders. The server calls it when it starts
-   * serving; the first job calls it otherwise. Runs once.
+   * `work` in a new sandbox on `uid` holding a copy of `job` (no warm engine, no deadline of
+   * its own; a format build): each command under `limits`, the workspace as a whole capped at
+   * `diskBytes` (past it, the command's promise rejects). `signal` kills the sandbox.
    */
-  start(): Promise<string[]> {
-    this.rootReady ??= (async () => {
-      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
-      await mkdir(this.options.workRoot, { recursive: true });
-      await chmod(this.options.workRoot, 0o711);
-      const swept = await sweepWorkRoot(this.options.workRoot);
-      this.folder = await ownerFolder(this.options.workRoot);
-      this.formats = await this.options.formats?.().catch(() => undefined);
-      return swept;
-    })();
-    return this.rootReady;
-  }
-
-  /** Ends the warm sandboxes and any format build (service shutdown). */
-  async close(): Promise<void> {
-    this.closed = true;
-    this.buildSession?.kill();
-    const spares = [...this.spare.values()];
-    this.spare.clear();
-    await Promise.all([...spares.map((s) => s.then((session) => session.close()).catch(() => {})), ...this.closing, this.formatsIdle()]);
-  }
-
-  /**
-   * The job's preamble key and, on a hit, its format. Null when the job cannot use the
-   * cache: not pdflatex, no scope, no \begin{document} line, a refused preamble, or an
-   * unknown TeX Live.
-   */
-  private async preambleLookup(job: TexJob): Promise<{ key: string; lines: number; entry?: FormatEntry } | null> {
-    const formats = this.options.preambles;
-    if (!formats?.enabled || job.compiler !== 'pdflatex' || !job.preamble) return null;
-    const split = splitPreamble(job.source);
-    if (!split || refusal(split.preamble) !== null) return null;
-    const texlive = await this.texlive();
-    if (texlive === null) return null;
-    const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive: texlive.id });
-    const entry = formats.lookup(key, job.files ?? []);
-    return { key, lines: split.lines, ...(entry ? { entry } : {}) };
-  }
-
-  /** The TeX Live identity in every key, read again every TEXLIVE_REFRESH_MS. */
-  private texlive(): Promise<{ id: string; baseBytes: number } | null> {
-    if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
-      this.texliveId = { at: performance.now(), id: texliveIdentity().catch(() => null) };
-    }
-    return this.texliveId.id;
-  }
-
-  /**
-   * A run with a format is trusted when it delivered, or when it stopped on an error TeX
-   * placed on a body line of main.tex (past the preamble the format replaced). Anything else
-   * (no transcript, an error elsewhere, a refused or unmeasurable output) runs again cold.
-   */
-  private doubtful(result: TexResult, preambleLines: number): boolean {
-    if (result.outcome === 'ok' || result.outcome === 'timeout') return false;
-    if (result.outcome !== 'failed') return true;
-    const at = /^\.\/main\.tex:(\d+): /m.exec(result.log);
-    return !at || Number(at[1]) <= preambleLines;
-  }
-
-  /**
-   * Builds the job's preamble format off the request path: one build at a time, none while
-   * the machine is busy with jobs or the runner closes, in a fresh sandbox as the same uid
-   * holding a copy of the job (see format-build.ts). Only a verified format is kept.
-   */
-  private scheduleBuild(job: TexJob, key: string, uid: number | undefined): void {
-    const formats = this.options.preambles!;
-    if (this.closed || this.building || this.active >= availableParallelism() || formats.has(key) || formats.isRefused(key)) return;
-    const report = (admitted: boolean, reason?: string) => {
-      if (!admitted) {
-        formats.stats.rejections++;
-        // A rejected preamble is not built again (a shutdown's kill is no verdict).
-        if (!this.closed) formats.refuse(key);
-      }
-      this.options.onFormatBuild?.({ admitted, ...(reason ? { reason } : {}) });
-    };
-    formats.stats.builds++;
-    this.building = this.build(job, uid)
-      .then((outcome) => ('entry' in outcome && !this.closed && formats.admit(key, outcome.entry) ? report(true) : report(false, 'rejected' in outcome ? outcome.rejected : 'not kept')))
-      .catch((err: Error) => report(false, err.message))
-      .finally(() => (this.building = null));
-  }
-
-  private async build(job: TexJob, uid: number | undefined): Promise<Awaited<ReturnType<typeof buildFormat>>> {
-    const session = await this.open(uid);
-    this.buildSession = session;
-    const timer = setTimeout(() => session.kill(), BUILD_MS);
+  async isolated<T>(
+    job: TexJob,
+    uid: number | undefined,
+    limits: ProcessLimits,
+    diskBytes: number,
+    signal: AbortSignal,
+    work: (run: SandboxRun, workspace: Workspace) => Promise<T>,
+  ): Promise<T> {
+    const session = await this.pool.open(uid);
+    const kill = () => session.kill();
+    signal.addEventListener('abort', kill, { once: true });
+    if (signal.aborted) kill();
     try {
       await this.prepare(session, job);
       const workspace = workspaceOf(session);
-      const limits: ProcessLimits = { cpuSeconds: BUILD_CPU_SECONDS, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
-      const run = async (argv: string[]) => {
-        const result = await session.run(this.command(session, argv, limits));
+      return await work(async (argv) => {
+        const result = await session.run(this.pool.command(session, argv, limits));
         const { total, overflow } = await measure(workspace);
-        if (overflow || total > BUILD_DISK) throw new Error('the build filled its workspace');
+        if (overflow || total > diskBytes) throw new Error('the build filled its workspace');
         return result;
-      };
-      const texlive = await this.texlive();
-      if (!texlive) return { rejected: 'TeX Live unknown' };
-      return await buildFormat(run, workspace, { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes });
+      }, workspace);
     } finally {
-      clearTimeout(timer);
-      this.buildSession = null;
+      signal.removeEventListener('abort', kill);
       await session.close();
     }
   }
 
-  /** The prepared font cache, or undefined when it cannot be built (lualatex then builds its own). */
-  private preparedLuaCache(): Promise<string | undefined> {
-    this.luaCache ??= (this.options.luaCache ? this.options.luaCache().catch(() => undefined) : Promise.resolve(undefined)).then(
-      (dir) => (this.luaCacheDir = dir),
-    );
-    return this.luaCache;
-  }
-
-  private open(uid: number | undefined, after?: Promise<void>, engine?: Compiler): Promise<Session> {
-    return Promise.all([this.start(), after]).then(async () => {
-      const session = await Session.open(this.folder!, uid, {
-        isolate: this.options.isolate,
-        env: this.options.isolate
-          ? TEX_ENV
-          : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
-        ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
-        ...(this.formats ? { formats: this.formats.dir } : {}),
-      });
-      if (engine) await session.startEngine(engine, this.command(session, warmEngineArgs(engine, this.fmt(session, engine))));
-      return session;
-    });
-  }
-
-  /**
-   * The engine a uid's next sandbox starts ahead of time: its last job's (pdflatex first).
-   * lualatex only when its hardening runs and its font cache is ready: a warm engine must
-   * start exactly as the cold one would.
-   */
-  private warmEngine(uid: number | undefined): Compiler | undefined {
-    if (this.options.warmEngines === false) return undefined;
-    const engine = this.likely.get(String(uid)) ?? 'pdflatex';
-    if (engine === 'lualatex' && (this.options.hardenLua === false || this.luaCache === null)) return 'pdflatex';
-    return engine;
-  }
-
-  private warm(uid: number | undefined, after: Promise<void>): void {
-    if (this.closed || this.options.warm === false) return;
-    const spare = this.open(uid, after, this.warmEngine(uid));
-    spare.catch(() => {});
-    this.spare.set(String(uid), spare);
-  }
-
-  private async session(uid: number | undefined, lua: boolean): Promise<Session> {
-    if (lua) await this.preparedLuaCache();
-    const spare = this.spare.get(String(uid));
-    this.spare.delete(String(uid));
-    const session = await spare?.catch(() => undefined);
-    const usable = session?.alive && (!lua || session.luaCache !== undefined || !this.luaCacheDir);
-    if (session && usable) return session;
-    if (session) await session.close();
-    return this.open(uid);
-  }
-
-  private async prepare(session: Session, job: TexJob, format?: FormatEntry): Promise<void> {
+  private async prepare(session: Session, job: TexJob, format?: Buffer): Promise<void> {
     const dir = session.dir;
     await writeFile(join(dir, `${MAIN}.tex`), job.source);
-    if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format.fmt, { flag: 'wx' });
+    if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format, { flag: 'wx' });
     for (const file of job.files ?? []) {
       // Plain names with at most one folder (chapters/intro.tex), none of the job's own files (main.*, preview.pdf).
       if (!/^(?:[A-Za-z0-9_-]+\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
@@ -511,7 +206,7 @@ export class TexRunner {
       // pass of a document that will likely need a second, that one starts meanwhile.
       const warm = session.engine === (format ? FORMAT_ENGINE : job.compiler);
       const again = warm && state.passes === 1 && rerunLikely(sources);
-      const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.fmt(session, job.compiler));
+      const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
       const pass = await this.exec(session, workspace, job, deadline, argv, undefined, warm, again);
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
@@ -646,28 +341,6 @@ export class TexRunner {
     return false;
   }
 
-  /** `-fmt` for the inflated format of `compiler`, as the session sees it (none when not prepared). */
-  private fmt(session: Session, compiler: Compiler): string[] {
-    if (!session.formats || !this.formats?.compilers.has(compiler)) return [];
-    // -progname keeps kpathsea's search paths (and the recorder's file) those of the usual command.
-    return [`-fmt=${this.options.isolate ? SANDBOX_FORMATS : session.formats}/${compiler}`, `-progname=${compiler}`];
-  }
-
-  /**
-   * `argv` under `limits`. Without them (a warm engine), CPU time and file size stay as the
-   * sandbox's (unlimited) until the job's first pass lowers them: raising a limit needs a
-   * privilege the sandbox does not have, and lowering it twice would race with this prlimit.
-   */
-  private command(session: Session, argv: string[], limits?: ProcessLimits): string[] {
-    const limited = limits
-      ? [...prlimit(limits), ...argv]
-      : ['prlimit', `--as=${MEMORY_BYTES}`, `--nproc=${PROCESSES}`, '--core=0', '--', ...argv];
-    if (argv[0] !== 'lualatex' || session.luaCache === undefined) return limited;
-    // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
-    const target = this.options.isolate ? TEX_ENV.TEXMFVAR! : HOST_TEXMFVAR;
-    return ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', session.luaCache, target, ...limited];
-  }
-
   /**
    * One command in the job's sandbox, under the job's limits, its deadline and a disk watch.
    * `fileBytes` raises the file size cap for our own outputs (qpdf's JSON).
@@ -690,7 +363,7 @@ export class TexRunner {
       memoryBytes: MEMORY_BYTES,
       processes: PROCESSES,
     };
-    const command = this.command(session, argv, limits);
+    const command = this.pool.command(session, argv, limits);
 
     let killed: Killed | null = null;
     const kill = (reason: Killed) => {

@@ -46,6 +46,8 @@ export interface SandboxSpec {
   formats?: string;
   /** false runs without bubblewrap (QUIRE_SANDBOX=off): limits still apply, isolation does not. */
   isolate: boolean;
+  /** The unprivileged uid (and gid) it runs as, when the service is root (see sandboxUid); none: as the service. */
+  uid?: number | undefined;
 }
 
 export interface Command {

@@ -6,17 +6,18 @@
 // reaches TeX through main.tex, and every command's output goes to a file first, the
 // answer carrying its length: nothing a document prints can be mistaken for an answer.
 //
-// A warm engine (see warmEngineArgs in runner.ts) is a TeX process the driver starts in the
+// A warm engine (see warmEngineArgs in job.ts) is a TeX process the driver starts in the
 // background while the sandbox waits: it loads its format, then blocks reading its first
 // terminal line from a pipe only the driver holds. The job's first pass ("quire-go") lowers
 // its limits to the job's with prlimit --pid, writes that line, and waits for it like any
 // command. Any other command kills an unused warm engine first, so a warm engine serves at
 // most one pass of the one job this sandbox exists for.
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chown, mkdir, readFile, readdir } from 'node:fs/promises';
+import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { SANDBOX_LUA_CACHE, sandboxed, type SandboxSpec } from './sandbox.js';
+import { SANDBOX_LUA_CACHE, type SandboxSpec } from './sandbox.js';
+import { gone, killSandboxed, startSandboxed } from './sandboxed.js';
 import { removeWorkspace } from './workspace.js';
 
 /** Output of a command kept for the caller (qpdf's answer, a helper's complaint). */
@@ -116,23 +117,13 @@ export class Session {
   }
 
   /** Starts a sandbox over a new, empty workspace under `root`. */
-  static async open(root: string, uid: number | undefined, spec: Omit<SandboxSpec, 'workspace'>): Promise<Session> {
+  static async open(root: string, uid: number | undefined, spec: Omit<SandboxSpec, 'workspace' | 'uid'>): Promise<Session> {
     const dir = join(root, randomUUID());
     await mkdir(dir, { mode: 0o700 });
     if (uid !== undefined) await chown(dir, uid, uid);
     const out = spec.isolate ? '/tmp/.quire-out' : join(dir, '.quire-out');
-    const { file, args, cwd, env } = sandboxed({ ...spec, workspace: dir, env: { ...spec.env, QUIRE_OUT: out } }, [
-      'sh',
-      '-c',
-      DRIVER,
-    ]);
-    const child = spawn(file, args, {
-      cwd,
-      env: env ?? {},
-      stdio: ['pipe', 'pipe', 'pipe'],
-      detached: true,
-      ...(uid !== undefined ? { uid, gid: uid } : {}),
-    });
+    const env = { ...spec.env, QUIRE_OUT: out };
+    const child = startSandboxed({ ...spec, workspace: dir, env, uid }, ['sh', '-c', DRIVER]);
     // A warm sandbox waiting for work must not keep the process alive.
     child.unref();
     const luaCache = spec.luaCache === undefined ? undefined : spec.isolate ? SANDBOX_LUA_CACHE : spec.luaCache;
@@ -201,11 +192,7 @@ export class Session {
   kill(): void {
     if (this.killed) return;
     this.killed = true;
-    try {
-      process.kill(-this.child.pid!, 'SIGKILL');
-    } catch {
-      /* already gone */
-    }
+    killSandboxed(this.child);
   }
 
   /**
@@ -227,22 +214,4 @@ export class Session {
     if (this.killed || stopped) await gone(this.uid);
     await removeWorkspace(this.dir);
   }
-}
-
-/** True while a live (non-zombie) process runs as `uid`. */
-async function anyProcessOf(uid: number): Promise<boolean> {
-  for (const pid of await readdir('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    const owner = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    if (owner === String(uid) && /^State:\s+[^Z]/m.test(status)) return true;
-  }
-  return false;
-}
-
-/** After a kill: wait (briefly) until the kernel has taken down every process of the job's uid. */
-export async function gone(uid: number | undefined): Promise<void> {
-  if (uid === undefined) return;
-  const until = performance.now() + 2000;
-  while (performance.now() < until && (await anyProcessOf(uid))) await new Promise((r) => setTimeout(r, 10));
 }

@@ -11,6 +11,9 @@ const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY, O_DIRECTORY } = constants;
 const FILE_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
 const DIR_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_DIRECTORY;
 
+/** The job's name in its workspace: main.tex, main.log, main.pdf. */
+export const MAIN = 'main';
+
 /** Deepest directory a walk enters, and most entries it looks at. */
 export const WALK_DEPTH = 8;
 export const WALK_ENTRIES = 10_000;

@@ -20,7 +20,8 @@ import { ServiceError } from '../../src/errors.js';
 import { LocalBlobStore } from '../../src/storage/blobs.js';
 import { domainQueue } from '../../src/compile/tex-queue.js';
 import { LocalJobQueue, type JobQueue } from '../../src/tex/queue.js';
-import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+import type { TexJob } from '../../src/tex/job.js';
+import { TexRunner } from '../../src/tex/runner.js';
 
 const REDIS_URL = process.env.QUIRE_TEST_REDIS ?? 'redis://127.0.0.1:6379';
 const MB = 1024 * 1024;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/clock.js';
-import type { TexJob } from '../../src/tex/runner.js';
+import type { TexJob } from '../../src/tex/job.js';
 import { createAccount, HELLO, testApp } from '../helpers.js';
 
 test('compiles carry the account scope and the UTC day; public gallery renders the gallery pool', async () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../../src/clock.js';
 import { ResultCache, resultKey } from '../../src/compile/result-cache.js';
-import type { TexResult } from '../../src/tex/runner.js';
+import type { TexResult } from '../../src/tex/job.js';
 import { createAccount, HELLO, testApp } from '../helpers.js';
 
 const path = (url: string) => new URL(url).pathname + new URL(url).search;

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ensureCatalog } from '../../src/tex/diagnosis/catalog.js';
 import { analyzeLog, missingCharacters, type Diagnosis } from '../../src/tex/diagnosis/index.js';
-import type { TexResult, TexRunner } from '../../src/tex/runner.js';
+import type { TexResult } from '../../src/tex/job.js';
+import type { TexRunner } from '../../src/tex/runner.js';
 import { applyFix, compile, corpusRunner, loadCorpus, pool } from './corpus.js';
 
 const corpus = loadCorpus();

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Compiler } from '../../src/quota/plans.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { TexRunner, type TexResult } from '../../src/tex/runner.js';
+import type { TexResult } from '../../src/tex/job.js';
+import { TexRunner } from '../../src/tex/runner.js';
 import { probeSandbox } from '../../src/tex/sandbox.js';
 import type { Diagnosis } from '../../src/tex/diagnosis/index.js';
 

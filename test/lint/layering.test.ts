@@ -3,10 +3,14 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
+import { readdirSync } from 'node:fs';
 import { ESLint } from 'eslint';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const eslint = new ESLint({ cwd: root });
+// The folder lists as the config declares them (a specifier TypeScript does not resolve: the config is plain JS).
+const configPath: string = new URL('../../eslint.config.js', import.meta.url).href;
+const { DOMAIN, DOORS, WIRE } = (await import(configPath)) as Record<'DOMAIN' | 'DOORS' | 'WIRE', string[]>;
 
 /** Messages of the layering rule for `code` linted as if it were the file `filePath`. */
 async function layering(code: string, filePath: string) {
@@ -26,7 +30,7 @@ describe('layering lint rule', () => {
     assert.equal(messages.length, 1);
     assert.equal(messages[0]!.severity, 2);
     assert.equal(messages[0]!.line, 1);
-    assert.match(messages[0]!.message, /^src\/quota\/x must not import src\/http\/errors: domain modules never import http\/, mcp\/ or cli\//);
+    assert.match(messages[0]!.message, /^src\/quota\/x must not import src\/http\/errors: domain modules never import http\/, mcp\/, cli\/ or wire\//);
   });
 
   test('type-only imports, re-exports and dynamic imports of a door are errors too', async () => {
@@ -94,5 +98,37 @@ describe('layering lint rule', () => {
     const code = "import { ServiceError } from '../errors.js';\nexport const e = ServiceError;\n";
     assert.equal((await layering(code, 'src/tex/queue.ts')).length, 1);
     assert.equal((await layering(code, 'src/tex/runner.ts')).length, 1);
+  });
+
+  test('a door importing another door is an error, at any depth and by any import form', async () => {
+    const cases: Array<[string, string]> = [
+      ["import { mcpTools } from '../mcp/index.js';\nexport const t = mcpTools;\n", 'src/http/x.ts'],
+      ["import type { App } from '../../http/types.js';\nexport type A = App;\n", 'src/mcp/tools/x.ts'],
+      ["export { buildHttpApp } from '../http/app.js';\n", 'src/cli/x.ts'],
+      ["export const load = () => import('../cli/quire.js');\n", 'src/mcp/x.ts'],
+    ];
+    for (const [code, file] of cases) {
+      const messages = await layering(code, file);
+      assert.equal(messages.length, 1, `${file}: ${code}`);
+      assert.match(messages[0]!.message, /a door never imports another door/);
+    }
+  });
+
+  test('the doors share wire/, which imports no door; the domain never imports wire/', async () => {
+    const shared = "import { ErrorBody } from '../wire/schemas.js';\nexport const b = ErrorBody;\n";
+    assert.deepEqual(await layering(shared, 'src/http/x.ts'), []);
+    assert.deepEqual(await layering(shared, 'src/mcp/x.ts'), []);
+    assert.equal((await layering(shared, 'src/compile/x.ts')).length, 1);
+    const up = "import { errorHandler } from '../http/errors.js';\nexport const h = errorHandler;\n";
+    const messages = await layering(up, 'src/wire/x.ts');
+    assert.equal(messages.length, 1);
+    assert.match(messages[0]!.message, /wire\/ is shared by the doors/);
+  });
+
+  test('every folder of src/ is a domain folder, a door or wire/', () => {
+    const root = fileURLToPath(new URL('../../src', import.meta.url));
+    const folders = readdirSync(root, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => `src/${entry.name}`);
+    const known = new Set([...DOMAIN, ...DOORS, ...WIRE]);
+    assert.deepEqual(folders.filter((folder) => !known.has(folder)), []);
   });
 });

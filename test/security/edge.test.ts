@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { inspectJson, MAX_JSON_DEPTH } from '../../src/http/edge.js';
+import { inspectJson, MAX_JSON_DEPTH } from '../../src/wire/json-safety.js';
 import { MAX_URL_LENGTH } from '../../src/http/hardening.js';
 import { deriveSchema, MAX_DATA_DEPTH } from '../../src/templates/schema.js';
 import { createAccount, DB_KINDS, HELLO, testApp, type TestAccount, type TestApp } from '../helpers.js';

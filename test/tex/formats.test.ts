@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { prepareFormats, type Formats } from '../../src/tex/formats.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+import type { TexJob } from '../../src/tex/job.js';
+import { TexRunner } from '../../src/tex/runner.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
 const MB = 1024 * 1024;

@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+import type { TexJob } from '../../src/tex/job.js';
+import { TexRunner } from '../../src/tex/runner.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 2 : undefined;
 const MB = 1024 * 1024;

@@ -1,4 +1,4 @@
-// The preamble cache (preamble.ts, format-cache.ts, format-build.ts, runner.ts) with real TeX:
+// The preamble cache (preamble.ts, format-cache.ts, format-build.ts, preamble-cache.ts) with real TeX:
 // a run with a cached format gives the pages of a cold run for every gallery template and for
 // test documents (a body error on the same line), formats never cross accounts, a preamble
 // reading a file only one account has cannot reach another, a preamble that writes a file is
@@ -15,7 +15,9 @@ import { normaliseData } from '../../src/gallery/validate.js';
 import { renderInThread } from '../../src/templates/liquid.js';
 import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
-import { TexRunner, type TexJob, type TexResult } from '../../src/tex/runner.js';
+import type { TexJob, TexResult } from '../../src/tex/job.js';
+import { PreambleCache } from '../../src/tex/preamble-cache.js';
+import { TexRunner } from '../../src/tex/runner.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
@@ -53,7 +55,7 @@ const heavy = (body: string) => `${HEAVY}\\begin{document}\n\\tableofcontents\n\
 describe('preamble cache', () => {
   let workRoot: string;
   let cold: TexRunner;
-  let cached: TexRunner;
+  let cached: PreambleCache;
   let formats: FormatCache;
   const builds: Array<{ admitted: boolean; reason?: string }> = [];
   const job = (source: string, scope: string, extra: Partial<TexJob> = {}): TexJob => ({
@@ -75,7 +77,7 @@ describe('preamble cache', () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-preamble-'));
     formats = new FormatCache(512 * MB);
     cold = new TexRunner({ workRoot, isolate: true });
-    cached = new TexRunner({ workRoot, isolate: true, preambles: formats, onFormatBuild: (outcome) => builds.push(outcome) });
+    cached = new PreambleCache(new TexRunner({ workRoot, isolate: true }), { formats, onFormatBuild: (outcome) => builds.push(outcome) });
   });
   after(async () => {
     await Promise.all([cold.close(), cached.close()]);

@@ -10,7 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import { leftovers, text } from './support.js';
 import { JobFileNameError } from '../../src/tex/errors.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { TexRunner, type TexJob } from '../../src/tex/runner.js';
+import type { TexJob } from '../../src/tex/job.js';
+import { TexRunner } from '../../src/tex/runner.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { probeSandbox } from '../../src/tex/sandbox.js';
 

@@ -9,7 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { leftovers, text } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { rerunLikely, TexRunner, type TexJob } from '../../src/tex/runner.js';
+import type { TexJob } from '../../src/tex/job.js';
+import { rerunLikely, TexRunner } from '../../src/tex/runner.js';
 import { Session } from '../../src/tex/session.js';
 
 // Below the slot uid range and the runner test's uid.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { after, before, describe, it } from 'node:test';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app.js';
 import type { App } from '../../src/http/types.js';
 import { freePort, launchBrowser, SHOTS } from '../browser.js';
 import { createAccount, testServices, type TestServices } from '../helpers.js';

@@ -3,7 +3,7 @@ import { paidPlansPhrase } from '../../quota/prose.js';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Asset } from '../../assets/library.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../../assets/schemas.js';
-import { assetNameField } from '../../http/edge.js';
+import { assetNameField } from '../../wire/json-safety.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../../quota/plans.js';
 import type { ContentBlock } from '../results.js';
 import { accountOf, defineTool } from '../tool.js';

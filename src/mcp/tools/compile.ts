@@ -1,7 +1,7 @@
 // compile: POST /api/v1/compile as a tool, through the same service call and quota.
 import { Type } from '@sinclair/typebox';
 import { CompileRequestBody, CompileSuccessBody } from '../../compile/schemas.js';
-import { COMPILE_ASSET_NAMES } from '../../http/edge.js';
+import { COMPILE_ASSET_NAMES } from '../../wire/json-safety.js';
 import { ASSET_EXTENSIONS, COMPILERS, PLANS, type Compiler } from '../../quota/plans.js';
 import { pdfText } from '../results.js';
 import { callerOf, defineTool } from '../tool.js';

@@ -1,7 +1,7 @@
 // Saved templates as tools: the V1 API (list, get, save, delete) and the V2 render.
 import { paidPlansPhrase } from '../../quota/prose.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { IdParam } from '../../http/schemas.js';
+import { IdParam } from '../../wire/schemas.js';
 import { TEMPLATE_DESCRIPTION_MAX, TEMPLATE_INSTRUCTIONS_MAX, TEMPLATE_NAME_MAX } from '../../quota/plans.js';
 import {
   RenderBody,

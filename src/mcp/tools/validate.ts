@@ -1,7 +1,7 @@
 // validate: POST /api/v1/validate as a tool, and with `template` POST /api/v2/templates/{id}/validate.
 import { Type } from '@sinclair/typebox';
 import { TemplateValidateBody, ValidateBody, ValidateResponse } from '../../compile/validate-schemas.js';
-import { COMPILE_ASSET_NAMES } from '../../http/edge.js';
+import { COMPILE_ASSET_NAMES } from '../../wire/json-safety.js';
 import { callerOf, defineTool } from '../tool.js';
 import { CompileArguments } from './compile.js';
 

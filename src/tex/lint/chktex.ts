@@ -1,10 +1,10 @@
 // chktex (Debian's chktex) over one source, inside the same bubblewrap sandbox TeX runs in:
 // the free style and syntax warnings of POST /api/v1/validate, each with its line and column.
-import { spawn } from 'node:child_process';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sandboxed, type ProcessLimits } from '../sandbox.js';
+import type { ProcessLimits } from '../sandbox.js';
+import { runSandboxed, sandboxUid } from '../sandboxed.js';
 
 export interface ChktexWarning {
   line: number;
@@ -41,54 +41,18 @@ export function parseChktex(output: string): ChktexWarning[] {
 /** Runs chktex on `source`; rejects when it cannot run (not installed, killed at the timeout). */
 export async function runChktex(source: string, options: { isolate: boolean; timeoutMs?: number }): Promise<ChktexWarning[]> {
   const workspace = await mkdtemp(join(tmpdir(), 'quire-chktex-'));
-  const uid = process.getuid?.() === 0 ? CHKTEX_UID : undefined;
+  const uid = sandboxUid(CHKTEX_UID);
+  const timeoutMs = options.timeoutMs ?? CHKTEX_TIMEOUT_MS;
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
-    const command = sandboxed({ workspace, env: {}, limits: LIMITS, isolate: options.isolate }, ['chktex', '-q', '-v0', '-I0', '-f', FORMAT]);
-    const output = await run(command, source, options.timeoutMs ?? CHKTEX_TIMEOUT_MS, uid);
-    return parseChktex(output);
+    const spec = { workspace, env: {}, limits: LIMITS, isolate: options.isolate, uid };
+    const result = await runSandboxed(spec, ['chktex', '-q', '-v0', '-I0', '-f', FORMAT], { stdin: source, timeoutMs, maxOutput: MAX_OUTPUT_BYTES });
+    if (result.killed === 'timeout') throw new Error(`chktex took longer than ${timeoutMs / 1000} s`);
+    // chktex exits 0 (nothing found), 2 (warnings) or 3 (errors); 1 is a failure to run. Output
+    // past the cap is cut: the warnings read so far are kept.
+    if (result.code === 1 || (result.code === null && result.killed !== 'output')) throw new Error(`chktex could not run: ${result.stderr.slice(0, 200)}`);
+    return parseChktex(result.stdout.toString('utf8'));
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
-}
-
-function run(command: ReturnType<typeof sandboxed>, input: string, timeoutMs: number, uid: number | undefined): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command.file, command.args, {
-      cwd: command.cwd,
-      env: command.env ?? { PATH: '/usr/bin:/bin' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(uid !== undefined ? { uid, gid: uid } : {}),
-      detached: true, // its own process group, so a timeout kills everything it started
-    });
-    let out = '';
-    let killed: string | undefined;
-    const kill = (why: string) => {
-      killed ??= why;
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => kill(`chktex took longer than ${timeoutMs / 1000} s`), timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      if (out.length > MAX_OUTPUT_BYTES) kill('chktex wrote too much');
-    });
-    child.stderr.resume();
-    child.stdin.on('error', () => {}); // chktex may exit before reading everything
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      // chktex exits 0 (nothing found), 2 (warnings) or 3 (errors); 1 is a failure to run.
-      if (killed && killed !== 'chktex wrote too much') return reject(new Error(killed));
-      if (code === 1) return reject(new Error('chktex could not run'));
-      resolve(out);
-    });
-    child.stdin.end(input);
-  });
 }

@@ -1,0 +1,129 @@
+// The TeX job contract at the bottom of tex/: what a caller hands over (TexJob), what it gets
+// back (TexResult), the limits every command of a job runs under, the engines' command lines,
+// and the one seam every layer of job running implements (JobRunner): the runner, the
+// preamble cache around it, and the queues above them.
+import type { Compiler } from './compilers.js';
+import { LUA_INIT } from './luainit.js';
+import type { TexWarning } from './warnings.js';
+import { MAIN } from './workspace.js';
+
+/** Where the preamble cache may look: the job's scope and the UTC day, both set by the compile service. */
+export interface PreambleScope {
+  /** `account:<id>`, `anonymous:<ip>` or `gallery` (public gallery renders share one pool). */
+  scope: string;
+  /** YYYY-MM-DD (UTC): a preamble may capture the date. */
+  day: string;
+}
+
+export interface TexJob {
+  source: string;
+  compiler: Compiler;
+  /** `blob`: where these exact bytes already are in the shared blob store (a stored asset), so a remote worker can fetch them instead of receiving a copy. */
+  files?: ReadonlyArray<{ name: string; data: Buffer; blob?: string }>;
+  timeoutMs: number;
+  /** Largest file (the PDF included) the job may write. */
+  maxFileBytes: number;
+  /** When the PDF has more pages, deliver only the first `keepPages` (a preview). */
+  keepPages?: number;
+  signal?: AbortSignal;
+  /** Where the preamble cache may look (pdflatex only); without it the job never uses or builds a format. */
+  preamble?: PreambleScope;
+}
+
+/**
+ * `unmeasurable`: TeX wrote a PDF but its pages and size could not be read back.
+ * `refused`: the job left something other than the plain files a TeX run writes (a link, a
+ * FIFO, a directory, a hard link, thousands of files) where the service reads; see `problem`.
+ * `active_content`: the PDF carries JavaScript, a Launch action or a script URI; see `problem`.
+ */
+export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable' | 'refused' | 'active_content';
+
+export interface TexResult {
+  outcome: TexOutcome;
+  /** The PDF when outcome is ok: the whole document, or its first `keepPages` pages. */
+  pdf?: Buffer;
+  /** Pages in `pdf`. */
+  pages?: number;
+  /** Pages of the whole document. */
+  totalPages?: number;
+  /** TeX's transcript (main.log), plus the output of a failing helper. */
+  log: string;
+  passes: number;
+  durationMs: number;
+  /** With file_too_large: the file that hit the cap. */
+  file?: string;
+  /** With refused and active_content: what was wrong, in words for the caller. */
+  problem?: string;
+  /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
+  warnings?: TexWarning[];
+}
+
+/** Runs TeX jobs: the runner itself, or a layer around it (the preamble cache). */
+export interface JobRunner {
+  /** Runs `job` as `uid` (an unprivileged id when the service runs as root). */
+  run(job: TexJob, uid?: number): Promise<TexResult>;
+  /**
+   * Prepares the work root and sweeps the workspaces of services that died, before any job
+   * runs; resolves to the swept folders. Runs once.
+   */
+  start(): Promise<string[]>;
+  /** Ends the warm sandboxes and any work in the background (service shutdown). */
+  close(): Promise<void>;
+}
+
+/** Address space per process: enough for lualatex with large OpenType fonts. */
+export const MEMORY_BYTES = 4 * 1024 ** 3;
+/** Processes per job (xelatex spawns xdvipdfmx; the rest spawn nothing). */
+export const PROCESSES = 32;
+/** CPU seconds a warm engine gets on top of the job's, for loading its format ahead of time. */
+export const WARM_CPU_SECONDS = 2;
+
+/**
+ * A cached preamble format in a job's workspace: a dot name no job file can have and TeX
+ * (openout_any=p) cannot write. The warm engine that loads it is named FORMAT_ENGINE.
+ */
+export const FORMAT = '.quire-pre';
+export const FORMAT_ENGINE = 'pdflatex+preamble';
+
+/**
+ * A job's first line with a preamble format (see format-build.ts): wait for a terminal line,
+ * then open main.tex and skip its preamble.
+ */
+export const FORMAT_FIRST_LINE = String.raw`\read16 to\x \let\x\undefined\nonstopmode\csname MYLATEX@quirescan\expandafter\expandafter\expandafter\endcsname\csname @@input\endcsname ${MAIN}.tex `;
+
+/**
+ * Engine flags: no shell escape, no interaction, stop at the first error, record files.
+ * `fmt`: the engine's flag for an inflated copy of its format (formats.ts), when there is one.
+ */
+export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] = []): string[] {
+  const common = [...fmt, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
+  if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
+  // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
+  if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
+  return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
+}
+
+/**
+ * The same engine, flags and first action as engineArgs, started ahead of time (see session.ts):
+ * in errorstop mode it loads its format, then waits on the terminal for one line, after which
+ * it switches to nonstopmode and reads main.tex exactly as a cold run does. The line is read
+ * into a macro that is then undefined again, so the document sees no trace of it.
+ */
+export function warmEngineArgs(compiler: Compiler, fmt: string[] = []): string[] {
+  const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
+  const common = [...fmt, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  if (compiler !== 'lualatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
+  return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
+}
+
+/**
+ * pdflatex with a cached preamble format (see format-build.ts), started like a warm engine:
+ * in errorstop mode it loads the format and waits for one terminal line, opening no file of
+ * the job meanwhile; then it switches to nonstopmode, opens main.tex and skips its preamble.
+ * Started ahead of time the driver gives the line; `fed` is the same pass started the
+ * ordinary way, its line given at once.
+ */
+export function formatEngineArgs(fed: boolean): string[] {
+  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-progname=pdflatex', '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`, FORMAT_FIRST_LINE];
+  return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv] : argv;
+}

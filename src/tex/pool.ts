@@ -1,0 +1,178 @@
+// The warm sandbox per slot. Starting bubblewrap costs tens of milliseconds, as much as a
+// small TeX run: when a job on a uid ends, that uid's next sandbox starts at once, its likely
+// engine loading its format ahead of time (see session.ts). The pool also holds what every
+// sandbox of this process mounts or copies: its folder under the work root (swept once),
+// the inflated formats and the lualatex font cache.
+import { chmod, mkdir } from 'node:fs/promises';
+import type { Compiler } from './compilers.js';
+import type { Formats } from './formats.js';
+import { MEMORY_BYTES, PROCESSES, warmEngineArgs } from './job.js';
+import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
+import { Session } from './session.js';
+import { ownerFolder, sweepWorkRoot } from './sweep.js';
+
+export interface PoolOptions {
+  /** Parent of the per-job workspaces; job uids must be able to traverse it. */
+  workRoot: string;
+  isolate: boolean;
+  /** Inflates (once, when the pool starts) the engines' formats; see formats.ts. */
+  formats?: () => Promise<Formats>;
+  /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
+  luaCache?: () => Promise<string>;
+  /** Keep a started sandbox ready for the next job (default true). */
+  warm?: boolean;
+  /**
+   * Run lualatex with LUA_INIT (default true). Only tests turn it off, to attack the
+   * host-side reads with the links and renames a document could make without it.
+   */
+  hardenLua?: boolean;
+  /** Start each warm sandbox's likely engine ahead of time (default true; needs `warm`). */
+  warmEngines?: boolean;
+}
+
+/** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */
+const TEX_ENV: Record<string, string> = {
+  openin_any: 'p',
+  openout_any: 'p',
+  shell_escape: 'f',
+  max_print_line: '10000',
+  error_line: '254',
+  half_error_line: '238',
+  LC_ALL: 'C.UTF-8',
+  TEXMFVAR: '/tmp/texmf-var',
+  TEXMFCACHE: '/tmp/texmf-var',
+  TEXMFHOME: '/tmp/texmf',
+};
+
+/** Without the sandbox there is no private /tmp: TeX's variable tree goes into the workspace. */
+const HOST_TEXMFVAR = '.texmf-var';
+
+export class SandboxPool {
+  private luaCache: Promise<string | undefined> | null = null;
+  private luaCacheDir: string | undefined;
+  /** The inflated formats, once prepared (none: the engines load TeX Live's own). */
+  private formats: Formats | undefined;
+  private rootReady: Promise<string[]> | null = null;
+  /** This process's folder under the work root, holding its workspaces. */
+  private folder: string | undefined;
+  /** A warm sandbox per uid, started when the previous job on that uid ended. */
+  private readonly spare = new Map<string, Promise<Session>>();
+  /** The engine of each uid's last job: its next sandbox starts that engine ahead of time. */
+  private readonly likely = new Map<string, Compiler>();
+  private closed = false;
+  private readonly closing = new Set<Promise<void>>();
+
+  constructor(private readonly options: PoolOptions) {}
+
+  /**
+   * Prepares the work root and sweeps the workspaces of services that died (customer source)
+   * before any job runs; resolves to the swept folders. The server calls it when it starts
+   * serving; the first sandbox calls it otherwise. Runs once.
+   */
+  start(): Promise<string[]> {
+    this.rootReady ??= (async () => {
+      // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
+      await mkdir(this.options.workRoot, { recursive: true });
+      await chmod(this.options.workRoot, 0o711);
+      const swept = await sweepWorkRoot(this.options.workRoot);
+      this.folder = await ownerFolder(this.options.workRoot);
+      this.formats = await this.options.formats?.().catch(() => undefined);
+      return swept;
+    })();
+    return this.rootReady;
+  }
+
+  /** Ends the warm sandboxes, and waits for the sandboxes of ended jobs to be torn down. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const spares = [...this.spare.values()];
+    this.spare.clear();
+    await Promise.all([...spares.map((s) => s.then((session) => session.close()).catch(() => {})), ...this.closing]);
+  }
+
+  /** The sandbox for a job of `compiler` on `uid`: the uid's warm one when it suits, otherwise a new one. */
+  async take(uid: number | undefined, compiler: Compiler): Promise<Session> {
+    this.likely.set(String(uid), compiler);
+    const lua = compiler === 'lualatex';
+    if (lua) await this.preparedLuaCache();
+    const spare = this.spare.get(String(uid));
+    this.spare.delete(String(uid));
+    const session = await spare?.catch(() => undefined);
+    const usable = session?.alive && (!lua || session.luaCache !== undefined || !this.luaCacheDir);
+    if (session && usable) return session;
+    if (session) await session.close();
+    return this.open(uid);
+  }
+
+  /**
+   * Ends a job's sandbox and starts the uid's next. A finished job's is torn down off the
+   * caller's path (the next waits for it); a stopped job's (`stopped`) is gone, every process
+   * of it, when the returned promise resolves.
+   */
+  release(session: Session, uid: number | undefined, stopped: boolean): Promise<void> {
+    const closing = session.close(stopped).catch(() => {});
+    this.closing.add(closing);
+    void closing.then(() => this.closing.delete(closing));
+    if (!this.closed && this.options.warm !== false) {
+      const spare = this.open(uid, closing, this.warmEngine(uid));
+      spare.catch(() => {});
+      this.spare.set(String(uid), spare);
+    }
+    return stopped ? closing : Promise.resolve();
+  }
+
+  /** A new sandbox on `uid` (after `after`), with `engine` started ahead of time when given. */
+  open(uid: number | undefined, after?: Promise<void>, engine?: Compiler): Promise<Session> {
+    return Promise.all([this.start(), after]).then(async () => {
+      const session = await Session.open(this.folder!, uid, {
+        isolate: this.options.isolate,
+        env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
+        ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
+        ...(this.formats ? { formats: this.formats.dir } : {}),
+      });
+      if (engine) await session.startEngine(engine, this.command(session, warmEngineArgs(engine, this.fmt(session, engine))));
+      return session;
+    });
+  }
+
+  /** `-fmt` for the inflated format of `compiler`, as the session sees it (none when not prepared). */
+  fmt(session: Session, compiler: Compiler): string[] {
+    if (!session.formats || !this.formats?.compilers.has(compiler)) return [];
+    // -progname keeps kpathsea's search paths (and the recorder's file) those of the usual command.
+    return [`-fmt=${this.options.isolate ? SANDBOX_FORMATS : session.formats}/${compiler}`, `-progname=${compiler}`];
+  }
+
+  /**
+   * `argv` as the session runs it, under `limits`. Without them (a warm engine), CPU time and
+   * file size stay as the sandbox's (unlimited) until the job's first pass lowers them:
+   * raising a limit needs a privilege the sandbox does not have, and lowering it twice would
+   * race with this prlimit.
+   */
+  command(session: Session, argv: string[], limits?: ProcessLimits): string[] {
+    const limited = limits ? [...prlimit(limits), ...argv] : ['prlimit', `--as=${MEMORY_BYTES}`, `--nproc=${PROCESSES}`, '--core=0', '--', ...argv];
+    if (argv[0] !== 'lualatex' || session.luaCache === undefined) return limited;
+    // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
+    const target = this.options.isolate ? TEX_ENV.TEXMFVAR! : HOST_TEXMFVAR;
+    return ['sh', '-c', 'test -d "$1" || cp -r "$0" "$1"; shift; exec "$@"', session.luaCache, target, ...limited];
+  }
+
+  /** The prepared font cache, or undefined when it cannot be built (lualatex then builds its own). */
+  private preparedLuaCache(): Promise<string | undefined> {
+    this.luaCache ??= (this.options.luaCache ? this.options.luaCache().catch(() => undefined) : Promise.resolve(undefined)).then(
+      (dir) => (this.luaCacheDir = dir),
+    );
+    return this.luaCache;
+  }
+
+  /**
+   * The engine a uid's next sandbox starts ahead of time: its last job's (pdflatex first).
+   * lualatex only when its hardening runs and its font cache is ready: a warm engine must
+   * start exactly as the cold one would.
+   */
+  private warmEngine(uid: number | undefined): Compiler | undefined {
+    if (this.options.warmEngines === false) return undefined;
+    const engine = this.likely.get(String(uid)) ?? 'pdflatex';
+    if (engine === 'lualatex' && (this.options.hardenLua === false || this.luaCache === null)) return 'pdflatex';
+    return engine;
+  }
+}

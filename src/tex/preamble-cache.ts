@@ -1,0 +1,173 @@
+// The preamble cache as a layer around the runner (the way compile/tex-queue.ts wraps the
+// queue): a pdflatex job whose preamble has a verified format in its scope runs with it, and
+// a failure that might be the format's runs again cold; a delivered job whose preamble had
+// none may have one built, off the request path, when the machine is quiet. What a key is
+// and what is refused: preamble.ts; the store: format-cache.ts; the build: format-build.ts.
+import { availableParallelism } from 'node:os';
+import { buildFormat, FORMAT_CAP, type BuildOutcome } from './format-build.js';
+import type { FormatCache } from './format-cache.js';
+import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from './job.js';
+import { preambleKey, refusal, splitPreamble, texliveIdentity } from './preamble.js';
+import type { TexRunner } from './runner.js';
+
+/** A format build's wall clock, CPU per command, and the workspace it may fill. */
+const BUILD_MS = 60_000;
+const BUILD_CPU_SECONDS = 30;
+const BUILD_DISK = 512 * 1024 * 1024;
+/** How long the TeX Live identity in the preamble keys is trusted before it is read again. */
+const TEXLIVE_REFRESH_MS = 10 * 60 * 1000;
+
+/** What the cache needs of the runner beneath it: runs with a format, and a sandbox for a build. */
+export type FormatRunner = Pick<TexRunner, 'run' | 'isolated' | 'start' | 'close'>;
+
+export interface PreambleCacheOptions {
+  /** The store; with no bytes to spend (maxBytes 0) every job passes straight through. */
+  formats: FormatCache;
+  /** Told how each format build ended (tests, logs). */
+  onFormatBuild?: (outcome: { admitted: boolean; reason?: string }) => void;
+}
+
+interface Lookup {
+  key: string;
+  /** Lines of the preamble: an error on a later line of main.tex is the body's. */
+  lines: number;
+  fmt?: Buffer;
+}
+
+export class PreambleCache implements JobRunner {
+  /** Jobs running now: a format build waits for a quieter moment. */
+  private active = 0;
+  private closed = false;
+  /** The format build under way (at most one), and how to stop it. */
+  private building: Promise<void> | null = null;
+  private stopBuild: AbortController | null = null;
+  private texliveId: { at: number; id: Promise<{ id: string; baseBytes: number } | null> } | null = null;
+
+  constructor(
+    private readonly runner: FormatRunner,
+    private readonly options: PreambleCacheOptions,
+  ) {}
+
+  start(): Promise<string[]> {
+    return this.runner.start();
+  }
+
+  /** Ends the runner and any format build (service shutdown). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopBuild?.abort();
+    await Promise.all([this.runner.close(), this.formatsIdle()]);
+  }
+
+  /** Resolves when no format build is under way (tests). */
+  async formatsIdle(): Promise<void> {
+    while (this.building) await this.building;
+  }
+
+  async run(job: TexJob, uid?: number): Promise<TexResult> {
+    const cached = await this.lookup(job);
+    this.active++;
+    let result: TexResult;
+    try {
+      if (cached?.fmt) return await this.runWithFormat(job, uid, cached);
+      result = await this.runner.run(job, uid);
+    } finally {
+      this.active--;
+    }
+    if (cached && result.outcome === 'ok') this.scheduleBuild(job, cached.key, uid);
+    return result;
+  }
+
+  /** The job with its format; when the outcome may be the format's, again cold. */
+  private async runWithFormat(job: TexJob, uid: number | undefined, cached: Lookup): Promise<TexResult> {
+    const started = performance.now();
+    const withFormat = await this.runner.run(job, uid, cached.fmt).catch(() => null);
+    if (withFormat && !this.doubtful(withFormat, cached.lines)) return withFormat;
+    // The cold run gets what is left of the job's time (at least a second).
+    const spent = performance.now() - started;
+    const cold = await this.runner.run({ ...job, timeoutMs: Math.max(1000, job.timeoutMs - spent) }, uid);
+    if (cold.outcome === 'ok' || !withFormat) {
+      // The format did what a cold run would not: it goes, and is not built again.
+      this.options.formats.refuse(cached.key);
+      this.options.formats.stats.rejections++;
+    }
+    return { ...cold, durationMs: Math.round(performance.now() - started) };
+  }
+
+  /**
+   * The job's preamble key and, on a hit, its format. Null when the job cannot use the
+   * cache: not pdflatex, no scope, no \begin{document} line, a refused preamble, or an
+   * unknown TeX Live.
+   */
+  private async lookup(job: TexJob): Promise<Lookup | null> {
+    const formats = this.options.formats;
+    if (!formats.enabled || job.compiler !== 'pdflatex' || !job.preamble) return null;
+    const split = splitPreamble(job.source);
+    if (!split || refusal(split.preamble) !== null) return null;
+    const texlive = await this.texlive();
+    if (texlive === null) return null;
+    const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive: texlive.id });
+    const entry = formats.lookup(key, job.files ?? []);
+    return { key, lines: split.lines, ...(entry ? { fmt: entry.fmt } : {}) };
+  }
+
+  /** The TeX Live identity in every key, read again every TEXLIVE_REFRESH_MS. */
+  private texlive(): Promise<{ id: string; baseBytes: number } | null> {
+    if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
+      this.texliveId = { at: performance.now(), id: texliveIdentity().catch(() => null) };
+    }
+    return this.texliveId.id;
+  }
+
+  /**
+   * A run with a format is trusted when it delivered, or when it stopped on an error TeX
+   * placed on a body line of main.tex (past the preamble the format replaced). Anything else
+   * (no transcript, an error elsewhere, a refused or unmeasurable output) runs again cold.
+   */
+  private doubtful(result: TexResult, preambleLines: number): boolean {
+    if (result.outcome === 'ok' || result.outcome === 'timeout') return false;
+    if (result.outcome !== 'failed') return true;
+    const at = /^\.\/main\.tex:(\d+): /m.exec(result.log);
+    return !at || Number(at[1]) <= preambleLines;
+  }
+
+  /**
+   * Builds the job's preamble format off the request path: one build at a time, none while
+   * the machine is busy with jobs or the cache closes, in a fresh sandbox as the same uid
+   * holding a copy of the job (see format-build.ts). Only a verified format is kept.
+   */
+  private scheduleBuild(job: TexJob, key: string, uid: number | undefined): void {
+    const formats = this.options.formats;
+    if (this.closed || this.building || this.active >= availableParallelism() || formats.has(key) || formats.isRefused(key)) return;
+    const report = (admitted: boolean, reason?: string) => {
+      if (!admitted) {
+        formats.stats.rejections++;
+        // A rejected preamble is not built again (a shutdown's kill is no verdict).
+        if (!this.closed) formats.refuse(key);
+      }
+      this.options.onFormatBuild?.({ admitted, ...(reason ? { reason } : {}) });
+    };
+    formats.stats.builds++;
+    this.building = this.build(job, uid)
+      .then((outcome) => ('entry' in outcome && !this.closed && formats.admit(key, outcome.entry) ? report(true) : report(false, 'rejected' in outcome ? outcome.rejected : 'not kept')))
+      .catch((err: Error) => report(false, err.message))
+      .finally(() => (this.building = null));
+  }
+
+  private async build(job: TexJob, uid: number | undefined): Promise<BuildOutcome> {
+    const texlive = await this.texlive();
+    if (!texlive) return { rejected: 'TeX Live unknown' };
+    const stop = new AbortController();
+    this.stopBuild = stop;
+    if (this.closed) stop.abort();
+    const timer = setTimeout(() => stop.abort(), BUILD_MS);
+    try {
+      const limits = { cpuSeconds: BUILD_CPU_SECONDS, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
+      const input = { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes };
+      return await this.runner.isolated(job, uid, limits, BUILD_DISK, stop.signal, (run, workspace) => buildFormat(run, workspace, input));
+    } finally {
+      clearTimeout(timer);
+      this.stopBuild = null;
+    }
+  }
+}

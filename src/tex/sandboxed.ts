@@ -1,0 +1,121 @@
+// Every sandboxed process starts here: the command line of sandbox.ts (bubblewrap, prlimit),
+// spawned as the spec's unprivileged uid in a process group of its own, so that one kill (a
+// timeout, output past its cap, a stopped job) takes down everything the command started.
+// runSandboxed runs one command to its end (SVG conversion, the PDF merge); startSandboxed
+// keeps one running for a TeX session, whose driver speaks over stdin and stdout.
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { sandboxed, type SandboxSpec } from './sandbox.js';
+
+/** stderr kept for the caller's error message. */
+const STDERR_CAP = 64 * 1024;
+/** How long a kill is waited for (the kernel tearing down a PID namespace). */
+const GONE_MS = 2000;
+
+/**
+ * The uid a sandboxed process runs as: `uid` when the service is root (it drops to that
+ * unprivileged id), none otherwise (the service has no other id to give).
+ */
+export function sandboxUid(uid: number): number | undefined {
+  return process.getuid?.() === 0 ? uid : undefined;
+}
+
+/** Starts `argv` in the sandbox of `spec`, its stdin, stdout and stderr piped to us. */
+export function startSandboxed(spec: SandboxSpec, argv: string[]): ChildProcessWithoutNullStreams {
+  const { file, args, cwd, env } = sandboxed(spec, argv);
+  return spawn(file, args, {
+    ...(cwd !== undefined ? { cwd } : {}),
+    env: env ?? {},
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+    ...(spec.uid !== undefined ? { uid: spec.uid, gid: spec.uid } : {}),
+  });
+}
+
+/** Kills every process of a sandboxed command: its process group, and with bwrap its PID namespace. */
+export function killSandboxed(child: ChildProcess): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+export interface RunOptions {
+  stdin?: string | Buffer;
+  timeoutMs: number;
+  /** Most bytes of stdout taken: a command that writes more is killed. */
+  maxOutput: number;
+}
+
+export interface RunResult {
+  /** Exit code; null when a signal ended the command. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  /** The head of stderr (STDERR_CAP bytes). */
+  stderr: string;
+  /** Why we killed it, when we did (the first reason). */
+  killed?: 'timeout' | 'output';
+}
+
+/**
+ * Runs `argv` in the sandbox of `spec` to its end, killing it at `timeoutMs` or when its
+ * stdout passes `maxOutput`. Rejects only when the command cannot be started.
+ */
+export function runSandboxed(spec: SandboxSpec, argv: string[], options: RunOptions): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = startSandboxed(spec, argv);
+    const stdout: Buffer[] = [];
+    let size = 0;
+    let stderr = Buffer.alloc(0);
+    let killed: RunResult['killed'];
+    const kill = (why: NonNullable<RunResult['killed']>) => {
+      killed ??= why;
+      killSandboxed(child);
+    };
+    const timer = setTimeout(() => kill('timeout'), options.timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > options.maxOutput) kill('output');
+      else stdout.push(chunk);
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < STDERR_CAP) stderr = Buffer.concat([stderr, chunk.subarray(0, STDERR_CAP - stderr.length)]);
+    });
+    // The command may exit before it read all of its input.
+    child.stdin.on('error', () => {});
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const result: RunResult = { code, signal, stdout: Buffer.concat(stdout), stderr: stderr.toString('utf8') };
+      resolve(killed ? { ...result, killed } : result);
+    });
+    child.stdin.end(options.stdin);
+  });
+}
+
+/** True while a live (non-zombie) process runs as `uid`. */
+async function anyProcessOf(uid: number): Promise<boolean> {
+  for (const pid of await readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+    const owner = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+    if (owner === String(uid) && /^State:\s+[^Z]/m.test(status)) return true;
+  }
+  return false;
+}
+
+/**
+ * After a kill: waits (briefly) until the kernel has taken down every process of `uid`. Only
+ * for a uid that is the killed command's alone (a TeX slot's): another command of a shared
+ * uid would hold the wait.
+ */
+export async function gone(uid: number | undefined): Promise<void> {
+  if (uid === undefined) return;
+  const until = performance.now() + GONE_MS;
+  while (performance.now() < until && (await anyProcessOf(uid))) await new Promise((r) => setTimeout(r, 10));
+}
