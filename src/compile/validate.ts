@@ -37,6 +37,8 @@ export function refusalFinding(kind: 'request' | 'template', err: ServiceError):
   return { kind, severity: 'error', code: err.code, message: err.message, ...line, details };
 }
 
+const rank = (f: Finding) => (f.severity === 'error' ? 0 : 1);
+
 export class ValidateService {
   constructor(private readonly deps: ValidateDeps) {}
 
@@ -101,6 +103,8 @@ export class ValidateService {
     if (loadsChecked) checked.push('packages');
     await this.files(texts, new Set([...project.files.map((f) => f.name), ...assetNames]), findings);
     checked.push('files');
+    // Errors first (what must change for the compile to succeed), each kind in source order.
+    findings.sort((a, b) => rank(a) - rank(b) || (a.line ?? 0) - (b.line ?? 0));
     return { valid: !findings.some((f) => f.severity === 'error'), findings, checked };
   }
 

@@ -27,7 +27,8 @@ export const validateTool = defineTool({
     placeholder_engine: Type.Optional(Type.Unsafe<'liquid'>({ type: 'string', enum: ['liquid'], description: ValidateBody.properties.placeholder_engine.description })),
     ...TemplateFields,
   }),
-  argumentSchema: Type.Object({ ...ValidateBody.properties, ...TemplateFields }, { additionalProperties: true }),
+  // latex is optional here: a call with `template` checks data instead (the service requires latex otherwise).
+  argumentSchema: Type.Object({ ...ValidateBody.properties, latex: Type.Optional(ValidateBody.properties.latex), ...TemplateFields }, { additionalProperties: true }),
   outputSchema: ValidateResponse,
   auth: 'optional',
   assetNames: COMPILE_ASSET_NAMES,
@@ -38,7 +39,7 @@ export const validateTool = defineTool({
     if (template !== undefined) {
       return context.services.templateValidate.validate(callerOf(context), String(template), { data, ...(version !== undefined ? { version } : {}) });
     }
-    return context.services.validate.validate(callerOf(context), request);
+    return context.services.validate.validate(callerOf(context), { ...request, latex: request.latex });
   },
   summarize: (body) => {
     if (body.findings.length === 0) return `No problems found (checked: ${body.checked.join(', ')}).`;
