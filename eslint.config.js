@@ -31,12 +31,19 @@ const doorRules = DOORS.map((door) => ({
   forbid: DOORS.filter((other) => other !== door),
   why: 'a door never imports another door: shared wire helpers live in wire/, and src/app.ts assembles the doors',
 }));
+/** What queue/ may use besides tex/: the blob store and the storage faults its transport meets. */
+const BELOW_QUEUE = ['src/queue', 'src/tex', 'src/storage'];
 
 export const layers = [
   {
     from: DOMAIN,
     forbid: [...DOORS, ...WIRE],
     why: 'domain modules never import http/, mcp/, cli/ or wire/; the doors call the domain, not the reverse',
+  },
+  {
+    from: ['src/queue'],
+    forbid: [...DOMAIN.filter((area) => !BELOW_QUEUE.includes(area)), ...DOORS, 'src/services.ts', 'src/server.ts'],
+    why: 'queue/ sits between compile/ and tex/: it runs TeX jobs for the domain and knows nothing of compiles, accounts or quota',
   },
   {
     from: WIRE,
@@ -52,7 +59,7 @@ export const layers = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'test-output/', 'public/build/'] },
+  { ignores: ['dist/', 'clients/typescript/dist/', 'node_modules/', 'data/', 'test-output/', 'public/build/'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -49,4 +49,4 @@ fi
 
 # The index of what each installed package defines (package suggestions, docs/diagnosis.md):
 # built once per TeX Live (a few seconds) into ~/.cache/quire, then only read.
-node --input-type=module -e "const m = await import('./dist/src/tex/diagnosis/catalog.js'); if (!(await m.ensureCatalog())) console.error('quire setup: TeX Live index not built');"
+node --input-type=module -e "const m = await import('./dist/src/tex/diagnosis/catalog.js'); if (!(await m.ensureCatalog((await import('./dist/src/config.js')).texIndexDir()))) console.error('quire setup: TeX Live index not built');"

@@ -1,7 +1,7 @@
 // Every setting the service reads from its environment, validated once at start.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export interface Config {
@@ -44,6 +44,10 @@ export interface Config {
   resultCacheBytes: number;
   /** Preamble cache budget in bytes of dumped formats (see tex/format-cache.ts); 0 turns it off. */
   preambleCacheBytes: number;
+  /** Where the TeX Live index behind package suggestions is cached (see tex/diagnosis/catalog.ts). */
+  texIndexDir: string;
+  /** Diagnosis probe compiles (see compile/probe-budget.ts): runs per caller per minute, CPU seconds per run, node CPU seconds per minute. */
+  probes: { perCallerPerMinute: number; cpuSecondsPerProbe: number; reserveCpuSecondsPerMinute: number };
   /** `open` lets anyone create a Free account at /signup. */
   signup: 'open' | 'closed';
   /** Browser origins allowed to call /mcp (`*`: any); a request without Origin always passes. */
@@ -134,6 +138,29 @@ function loadSecret(env: Env, dataDir: string): string {
   return secret;
 }
 
+/**
+ * QUIRE_TEX_INDEX_DIR, else $XDG_CACHE_HOME/quire, else ~/.cache/quire: machine-wide, because
+ * the index depends only on the TeX Live installed, not on a data dir.
+ */
+export function texIndexDir(env: Env = process.env): string {
+  if (env.QUIRE_TEX_INDEX_DIR) return resolve(env.QUIRE_TEX_INDEX_DIR);
+  const xdg = env.XDG_CACHE_HOME;
+  try {
+    return join(xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.cache'), 'quire');
+  } catch {
+    return join(tmpdir(), 'quire-cache');
+  }
+}
+
+/** The diagnosis probe budget (compile/probe-budget.ts, docs/diagnosis.md). */
+export function probeSettings(env: Env = process.env): Config['probes'] {
+  return {
+    perCallerPerMinute: integer(env, 'QUIRE_PROBES_PER_MINUTE', 6, 0, 10_000),
+    cpuSecondsPerProbe: integer(env, 'QUIRE_PROBE_CPU_SECONDS', 3, 1, 60),
+    reserveCpuSecondsPerMinute: integer(env, 'QUIRE_PROBE_CPU_PER_MINUTE', 60, 0, 100_000),
+  };
+}
+
 /** The bucket from QUIRE_S3_BUCKET; endpoint and region from the standard AWS variables. */
 function s3Settings(env: Env): Config['s3'] {
   const bucket = env.QUIRE_S3_BUCKET;
@@ -219,6 +246,8 @@ export function loadConfig(env: Env = process.env): Config {
     resultCacheEntries: integer(env, 'QUIRE_RESULT_CACHE_ENTRIES', 256, 0, 1_000_000),
     resultCacheBytes: integer(env, 'QUIRE_RESULT_CACHE_MB', 128, 0, 1_000_000) * 1024 * 1024,
     preambleCacheBytes: integer(env, 'QUIRE_PREAMBLE_CACHE_MB', 256, 0, 1_000_000) * 1024 * 1024,
+    texIndexDir: texIndexDir(env),
+    probes: probeSettings(env),
     signup,
     mcpAllowedOrigins: mcpOrigins(env.QUIRE_MCP_ALLOWED_ORIGINS, baseUrl),
     logLevel: env.LOG_LEVEL || 'info',

@@ -91,6 +91,13 @@ interface AssetProblem {
   file?: string;
   name?: string;
 }
+/** What was wrong with a `project_zip`: `reason`, and the `entry` or `limit` involved. */
+interface ZipProblem {
+  reason: string;
+  entry?: string;
+  limit?: number;
+  candidates?: string[];
+}
 interface LiquidProblem {
   line?: number;
   hint?: string;
@@ -209,6 +216,7 @@ export const CATALOGUE = {
   too_many_assets: entry<CountLimit>({ status: 422, message: 'This compile names more assets than the plan allows.', retryable: false, advice: null }),
   invalid_asset_filename: entry<AssetProblem>({ status: 422, message: 'An asset name breaks the asset name rule.', retryable: false, advice: null }),
   invalid_asset_format: entry<AssetProblem>({ status: 422, message: 'An asset is not in an allowed format.', retryable: false, advice: null }),
+  invalid_project_zip: entry<ZipProblem>({ status: 422, message: 'The project zip is refused.', retryable: false, advice: null }),
   invalid_asset_encoding: entry<{ asset: string }>({ status: 422, message: 'An asset is not valid base64.', retryable: false, advice: null }),
   asset_not_found: entry<{ asset: string | undefined; missing: string[] }>({ status: 422, message: "A stored asset is not in this account's library.", retryable: false, advice: null }),
   asset_name_collision: entry<{ asset: string }>({ status: 422, message: 'An asset is both sent inline and named in "use_stored_assets".', retryable: false, advice: null }),
@@ -352,7 +360,16 @@ export function adviceFor(code: string): string | undefined {
  */
 export function retryAfterHeader(details: ErrorDetails): ErrorHeaders {
   const seconds = details.retry_after_seconds;
-  return typeof seconds === 'number' && details.retryable !== false ? { 'retry-after': String(seconds) } : {};
+  return typeof seconds === 'number' && details.retryable !== false ? { [RETRY_AFTER]: String(seconds) } : {};
+}
+
+/** The header retryAfterHeader sets; the OpenAPI document names it for the codes that may carry it. */
+export const RETRY_AFTER = 'retry-after';
+
+/** Whether an error of `code` may carry Retry-After: a retryable refusal of a slot, a window or a store (a 500 or 504 does not). */
+export function mayRetryAfter(code: ErrorCode): boolean {
+  const { retryable, status } = CATALOGUE[code];
+  return retryable !== false && status !== 500 && status !== 504;
 }
 
 export class ServiceError extends Error {

@@ -13,11 +13,11 @@ import { AssetService } from './assets/library.js';
 import { LibraryAssetResolver } from './assets/resolver.js';
 import { SignupService } from './accounts/signup.js';
 import { UsageService } from './accounts/usage.js';
-import { BullJobQueue } from './compile/bullmq-queue.js';
+import { BullTexQueue } from './queue/bullmq.js';
 import { PdfStore } from './compile/pdfs.js';
 import { ResultCache } from './compile/result-cache.js';
 import { CompileService } from './compile/service.js';
-import { domainQueue } from './compile/tex-queue.js';
+import { domainQueue } from './queue/domain.js';
 import { SqlPreviewStore } from './quota/previews.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -27,6 +27,7 @@ import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
 import { renderPool } from './templates/render-pool.js';
+import { BatchService } from './templates/batch.js';
 import { TemplateService } from './templates/service.js';
 import { TemplateVersionService } from './templates/version-service.js';
 import { TemplateValidateService } from './templates/validate-service.js';
@@ -36,7 +37,8 @@ import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/engines.js';
 import { prepareFormats } from './tex/formats.js';
 import { prepareLuaCache } from './tex/luacache.js';
-import { LocalJobQueue, type JobQueue } from './tex/queue.js';
+import { LocalTexPool } from './queue/local-pool.js';
+import type { TexQueue } from './queue/queue.js';
 import { FormatCache } from './tex/format-cache.js';
 import { localRunner } from './tex/local-runner.js';
 import { IdempotencyStore } from './idempotency/store.js';
@@ -59,8 +61,8 @@ export interface Services {
   engines: EngineReport;
   accounts: AccountService;
   usage: UsageService;
-  /** TeX jobs: a bounded local pool, or `quire worker` processes behind BullMQ (QUIRE_QUEUE). */
-  jobs: JobQueue;
+  /** TeX jobs (compiles, batch merges): a bounded local pool, or `quire worker` processes behind BullMQ (QUIRE_QUEUE). */
+  texQueue: TexQueue;
   pdfs: PdfStore;
   compile: CompileService;
   /** The stored asset library (also resolves the assets of each compile). */
@@ -73,6 +75,8 @@ export interface Services {
   /** Free checks of a compile request, and of render data against a template (docs/api.md, "Validate"). */
   validate: ValidateService;
   templateValidate: TemplateValidateService;
+  /** Batch render of a V2 template, as an async job. */
+  batches: BatchService;
   /** The public template gallery (list, detail, render, previews). */
   gallery: GalleryService;
   /** Async jobs and their webhook deliveries (docs/async-and-webhooks.md). */
@@ -89,7 +93,7 @@ export interface ServiceOptions {
   clock?: Clock;
   log?: Logger;
   /** Replace parts (a failing store, a fake engine report) in tests. */
-  overrides?: Partial<Pick<Services, 'blobs' | 'counters' | 'engines' | 'jobs'>>;
+  overrides?: Partial<Pick<Services, 'blobs' | 'counters' | 'engines' | 'texQueue'>>;
 }
 
 /** Opens the stores and builds the services, and starts them: what the server and tests use. */
@@ -115,21 +119,21 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const metrics = new Metrics();
   const formats = new FormatCache(config.preambleCacheBytes);
   metrics.watchPreambleCache(formats);
-  const jobs = domainQueue(options.overrides?.jobs ?? compileQueue(config, blobs, log, formats));
-  cleanups.push(() => jobs.close());
+  const texQueue = domainQueue(options.overrides?.texQueue ?? compileQueue(config, blobs, log, formats));
+  cleanups.push(() => texQueue.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
   cleanups.push(() => pdfs.stopJanitor());
   const assets = new AssetService(db, blobs, clock, config);
   const previews = new SqlPreviewStore(db.kysely, counters);
   const results = new ResultCache({ maxEntries: config.resultCacheEntries, maxBytes: config.resultCacheBytes });
-  const compile = new CompileService({ config, clock, log, counters, metrics, jobs, pdfs, previews, results, assets: new LibraryAssetResolver(assets, config) });
+  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, assets: new LibraryAssetResolver(assets, config) });
   const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({
     templates: loadCatalog(),
     baseUrl: config.baseUrl,
     compiler: compile,
-    jobs,
+    texQueue,
     blobs,
     clock,
   });
@@ -141,6 +145,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const deliveries = new Deliveries(jobStore, webhookSecrets, callbackPolicy, clock, log);
   const asyncJobs = new JobService(jobStore, deliveries, callbackPolicy, clock, log, config.baseUrl, JOB_STALE_MS[db.dialect]);
   cleanups.push(() => asyncJobs.close());
+  const batches = new BatchService({ config, clock, log, pdfs, blobs, templates, asyncJobs, texQueue });
   let sweepKeys: NodeJS.Timeout | undefined;
   cleanups.push(() => clearInterval(sweepKeys));
 
@@ -159,7 +164,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     }, 60 * 60 * 1000);
     sweepKeys.unref();
     // Job workspaces (customer source) a killed predecessor left behind go before we serve.
-    const swept = (await jobs.start?.()) ?? [];
+    const swept = (await texQueue.start?.()) ?? [];
     // Liquid renders in worker threads; start them now so the first render does not wait.
     renderPool().warm();
     return { swept };
@@ -176,7 +181,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     engines,
     accounts,
     usage,
-    jobs,
+    texQueue,
     pdfs,
     compile,
     assets,
@@ -185,6 +190,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     templateVersions: new TemplateVersionService(templates),
     validate: new ValidateService({ config, clock, counters, assets: () => compile.assets }),
     templateValidate: new TemplateValidateService(templates, { counters, clock, perMinute: () => config.validatePerMinute }),
+    batches,
     gallery,
     asyncJobs,
     webhookSecrets,
@@ -217,8 +223,8 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 }
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
-export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes)): LocalJobQueue {
-  return new LocalJobQueue(
+export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes)): LocalTexPool {
+  return new LocalTexPool(
     localRunner(
       {
         // Outside the (private) data dir: the unprivileged job uids must reach their workspace
@@ -232,11 +238,12 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
     ),
     config.compileConcurrency,
     config.compileQueueLimit,
+    config.sandbox,
   );
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */
-function compileQueue(config: Config, blobs: BlobStore, log: Logger, formats: FormatCache): JobQueue {
+function compileQueue(config: Config, blobs: BlobStore, log: Logger, formats: FormatCache): TexQueue {
   if (config.queue === 'local') return localCompilePool(config, formats);
-  return new BullJobQueue({ redisUrl: config.redisUrl!, redisPrefix: config.redisPrefix, blobs, queueLimit: config.compileQueueLimit, log });
+  return new BullTexQueue({ redisUrl: config.redisUrl!, redisPrefix: config.redisPrefix, blobs, queueLimit: config.compileQueueLimit, log });
 }

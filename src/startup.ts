@@ -2,7 +2,7 @@
 // configuration, and a TeX sandbox that works unless the operator explicitly turned it off.
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { SLOT_UID_BASE } from './tex/queue.js';
+import { SLOT_UID_BASE } from './queue/local-pool.js';
 import { probeSandbox } from './tex/sandbox.js';
 
 /** The configuration, or exit 2 with the reason. */

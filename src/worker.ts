@@ -1,9 +1,9 @@
 // `quire worker`: a compile worker for QUIRE_QUEUE=bullmq. Same configuration as the API
 // nodes; it runs the sandboxed TeX pool (QUIRE_COMPILE_CONCURRENCY jobs at once) and nothing
 // else: no HTTP, no database. SIGTERM lets running jobs finish, then exits.
-import { startCompileWorker } from './compile/remote-worker.js';
+import { startCompileWorker } from './queue/worker.js';
 import { createLogger } from './log.js';
-import { domainQueue } from './compile/tex-queue.js';
+import { domainQueue } from './queue/domain.js';
 import { blobStore, localCompilePool } from './services.js';
 import { configOrExit, requireSandbox } from './startup.js';
 

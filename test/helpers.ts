@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import pino from 'pino';
 import type { Clock } from '../src/clock.js';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, texIndexDir } from '../src/config.js';
 import { buildApp } from '../src/app.js';
 import type { App } from '../src/http/types.js';
 import type { PlanName } from '../src/quota/plans.js';
@@ -74,6 +74,8 @@ export async function testServices(options: TestServicesOptions = {}): Promise<T
     LOG_LEVEL: 'silent',
     // No background preamble-format builds in app tests (test/tex/preamble.test.ts covers the cache).
     QUIRE_PREAMBLE_CACHE_MB: '0',
+    // The machine's TeX Live index cache, wherever this machine keeps it.
+    QUIRE_TEX_INDEX_DIR: texIndexDir(process.env),
     ...options.env,
   });
   const services = await createServices(config, {

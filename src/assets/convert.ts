@@ -1,8 +1,10 @@
-// SVG in a document without shell escape: each SVG asset is converted to PDF here, with
-// rsvg-convert inside the same bubblewrap sandbox TeX runs in (no network, nothing of the
-// host visible, CPU/memory capped, killed at a timeout), reading stdin and writing stdout.
-// The job then gets `name.svg.pdf` beside `name.svg` plus a graphics.cfg that teaches
-// graphicx to use it, so \includegraphics{name.svg} and \includegraphics{name} just work.
+// SVG and EPS in a document without shell escape: each SVG asset is converted to PDF here
+// with rsvg-convert, each EPS/PS with Ghostscript (-dSAFER), inside the same bubblewrap
+// sandbox TeX runs in (no network, nothing of the host visible, CPU/memory capped, killed at
+// a timeout), reading stdin and writing stdout. The job then gets `name.svg.pdf` beside
+// `name.svg` (`name-eps-converted-to.pdf` beside `name.eps`, epstopdf's own name, so a
+// document that loads epstopdf finds it too) plus a graphics.cfg that teaches graphicx to
+// use it, so \includegraphics{name.svg} and \includegraphics{name} just work on every engine.
 import { execFile } from 'node:child_process';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,32 +28,53 @@ export function convertedName(svgName: string): string {
   return `${svgName}.pdf`;
 }
 
-function refused(name: string, why: string): ServiceError {
-  return errors.invalid_asset_format(`Asset ${quoteName(name)}: the SVG could not be converted to PDF (${why}).`, {
+/** epstopdf's name for the PDF of `figures/fig1.eps`: `figures/fig1-eps-converted-to.pdf`. */
+export function convertedPostScriptName(name: string): string {
+  const dot = name.lastIndexOf('.');
+  return `${name.slice(0, dot)}-${name.slice(dot + 1)}-converted-to.pdf`;
+}
+
+type Kind = 'SVG' | 'PostScript';
+
+function refused(name: string, kind: Kind, why: string): ServiceError {
+  return errors.invalid_asset_format(`Asset ${quoteName(name)}: the ${kind} could not be converted to PDF (${why}).`, {
     asset: name,
-    expected_format: 'svg',
+    expected_format: kind === 'SVG' ? 'svg' : 'postscript',
   });
 }
 
-export async function convertSvg(name: string, svg: string, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
-  const workspace = await mkdtemp(join(tmpdir(), 'quire-svg-'));
+export function convertSvg(name: string, svg: string, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
+  return convert(name, 'SVG', ['rsvg-convert', '--format=pdf'], svg, options);
+}
+
+/**
+ * EPS or PS to PDF with Ghostscript: -dSAFER (no file access beyond its own), -dEPSCrop (the
+ * figure's bounding box is the page), messages to stderr so stdout is only the PDF.
+ */
+export function convertPostScript(name: string, data: Buffer, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
+  const gs = ['gs', '-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dEPSCrop', '-sstdout=%stderr', '-sDEVICE=pdfwrite', '-sOutputFile=-', '-'];
+  return convert(name, 'PostScript', gs, data, options);
+}
+
+async function convert(name: string, kind: Kind, argv: string[], input: string | Buffer, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
+  const workspace = await mkdtemp(join(tmpdir(), 'quire-convert-'));
   const uid = sandboxUid(CONVERTER_UID);
   const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
     const spec = { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate, uid };
-    const result = await runSandboxed(spec, ['rsvg-convert', '--format=pdf'], { stdin: svg, timeoutMs, maxOutput: MAX_OUTPUT_BYTES }).catch((err: Error) => {
-      throw errors.internal_error(`The SVG converter could not be started: ${err.message}`);
+    const result = await runSandboxed(spec, argv, { stdin: input, timeoutMs, maxOutput: MAX_OUTPUT_BYTES }).catch((err: Error) => {
+      throw errors.internal_error(`The ${kind} converter could not be started: ${err.message}`);
     });
-    if (result.killed === 'timeout') throw refused(name, `it took longer than ${timeoutMs / 1000} s`);
-    if (result.killed === 'output') throw refused(name, 'the PDF would be too large');
+    if (result.killed === 'timeout') throw refused(name, kind, `it took longer than ${timeoutMs / 1000} s`);
+    if (result.killed === 'output') throw refused(name, kind, 'the PDF would be too large');
     const pdf = result.stdout;
     if (result.code !== 0 || !pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
       const detail = result.stderr
         .split('\n')
         .map((line) => line.trim())
-        .filter((line) => line && !line.startsWith('Fontconfig'))[0];
-      throw refused(name, detail ?? (result.signal ? `killed by ${result.signal}` : `exit code ${result.code}`));
+        .filter((line) => line && !line.startsWith('Fontconfig') && !line.startsWith('GPL Ghostscript'))[0];
+      throw refused(name, kind, detail ?? (result.signal ? `killed by ${result.signal}` : `exit code ${result.code}`));
     }
     return pdf;
   } finally {
@@ -60,8 +83,8 @@ export async function convertSvg(name: string, svg: string, options: { isolate: 
 }
 
 // Loaded by graphics.sty from the job directory before the system's own graphics.cfg (the
-// working directory comes first in TEXINPUTS); it defines the SVG rule and then carries on
-// with the system file's driver selection, appended below.
+// working directory comes first in TEXINPUTS); it defines the SVG and EPS rules and then
+// carries on with the system file's driver selection, appended below.
 const SVG_RULE = String.raw`% Quire: SVG assets arrive converted to PDF as <name>.svg.pdf (see the Quire docs, docs/api.md, "SVG").
 % Graphics type "quiresvg" reads and includes that PDF with the engine's own PDF code;
 % it switches \Gin@ext to .svg.pdf first because xetex.def reads \Gin@base\Gin@ext.
@@ -74,10 +97,24 @@ const SVG_RULE = String.raw`% Quire: SVG assets arrive converted to PDF as <name
 \def\Gread@quiresvg#1{\quire@pdfext\Gread@pdf{\Gin@base\Gin@ext}}
 \def\Ginclude@quiresvg#1{\quire@pdfext\Ginclude@pdf{\Gin@base\Gin@ext}}
 \def\quire@svgrule#1{{quiresvg}{\Gin@ext}{#1}}
+% EPS and PS arrive as <name>-eps-converted-to.pdf (epstopdf's name), on every engine.
+% Only a PostScript extension is rewritten: xetex.def reads the file again after the rule ran.
+\edef\quire@eps{\detokenize{.eps}}\edef\quire@EPS{\detokenize{.EPS}}\edef\quire@ps{\detokenize{.ps}}\edef\quire@PS{\detokenize{.PS}}
+\def\quire@toconverted{\edef\Gin@ext{-\expandafter\@gobble\quire@ext-converted-to.pdf}}
+\def\quire@epsext{\edef\quire@ext{\detokenize\expandafter{\Gin@ext}}%
+  \ifx\quire@ext\quire@eps\quire@toconverted\fi\ifx\quire@ext\quire@EPS\quire@toconverted\fi
+  \ifx\quire@ext\quire@ps\quire@toconverted\fi\ifx\quire@ext\quire@PS\quire@toconverted\fi}
+\def\Gread@quireeps#1{\quire@epsext\Gread@pdf{\Gin@base\Gin@ext}}
+\def\Ginclude@quireeps#1{\quire@epsext\Ginclude@pdf{\Gin@base\Gin@ext}}
+\def\quire@epsrule#1{{quireeps}{\Gin@ext}{#1}}
 \AddToHook{package/graphics/after}{%
   \expandafter\let\csname Gin@rule@.svg\endcsname\quire@svgrule
   \expandafter\let\csname Gin@rule@.SVG\endcsname\quire@svgrule
-  \g@addto@macro\Gin@extensions{,.svg,.SVG}}
+  \expandafter\let\csname Gin@rule@.eps\endcsname\quire@epsrule
+  \expandafter\let\csname Gin@rule@.EPS\endcsname\quire@epsrule
+  \expandafter\let\csname Gin@rule@.ps\endcsname\quire@epsrule
+  \expandafter\let\csname Gin@rule@.PS\endcsname\quire@epsrule
+  \g@addto@macro\Gin@extensions{,.svg,.SVG,.eps,.EPS,.ps}}
 `;
 
 // The driver selection of TeX Live's graphics.cfg (CC0), used when the system copy is not found.

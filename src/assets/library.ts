@@ -14,7 +14,7 @@ import { limitsOf } from '../quota/plans.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { lockAccount, type Db } from '../storage/db.js';
 import type { AssetRow, Database } from '../storage/schema.js';
-import { convertSvg } from './convert.js';
+import { convertPostScript, convertSvg } from './convert.js';
 import type { AssetBody, AssetListBody, AssetWithContentBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from './schemas.js';
 import { CONTENT_TYPES, quoteName, sanitisedSvg, validateAsset, type AssetFormat } from './validate.js';
 
@@ -46,6 +46,10 @@ const CONTENT_TYPE_ALIASES: Record<AssetFormat, string[]> = {
   jpeg: ['image/jpeg', 'image/jpg', 'image/pjpeg'],
   pdf: ['application/pdf'],
   svg: ['image/svg+xml'],
+  postscript: ['application/postscript', 'application/eps', 'image/eps', 'image/x-eps'],
+  otf: ['font/otf', 'application/font-sfnt', 'application/x-font-opentype', 'application/vnd.ms-opentype'],
+  ttf: ['font/ttf', 'application/font-sfnt', 'application/x-font-ttf', 'application/x-font-truetype'],
+  ttc: ['font/collection', 'application/font-sfnt'],
 };
 
 export class AssetService {
@@ -105,6 +109,7 @@ export class AssetService {
     const contentType = this.contentType(name, format, input.content_type as string | null | undefined);
     // An SVG the converter cannot read is refused now, not at its first compile.
     if (format === 'svg') await convertSvg(name, sanitisedSvg(name, data), { isolate: this.config.sandbox });
+    if (format === 'postscript') await convertPostScript(name, data, { isolate: this.config.sandbox });
 
     const sha256 = createHash('sha256').update(data).digest('hex');
     const limits = limitsOf(account.plan);

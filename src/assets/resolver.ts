@@ -1,16 +1,33 @@
-// Assets of one compile (SPEC §2.1): inline `assets` (file name → base64) and
+// Assets of one compile (SPEC §2.1): inline `assets` (file name → base64), the binary files
+// of `files` (project paths such as figures/plot.png, the same rules per path segment) and
 // `use_stored_assets` (names in the account's library), validated, merged and checked
 // against the plan's per-document limits before any quota is reserved. Returns the files
-// the job workspace gets; each SVG also brings its converted PDF and the graphics.cfg hook.
+// the job workspace gets; each SVG and EPS also brings its converted PDF and the
+// graphics.cfg hook.
 import { tierOf, type Caller } from '../accounts/caller.js';
 import type { Config } from '../config.js';
 import { errors, type ServiceError, invalidField } from '../errors.js';
 import { links, openSignupUrl } from '../links.js';
-import type { AssetResolver, NextStep, ResolvedAssets } from '../compile/types.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
-import { convertedName, convertSvg, svgGraphicsConfig } from './convert.js';
+import { convertedName, convertedPostScriptName, convertPostScript, convertSvg, svgGraphicsConfig } from './convert.js';
 import { blobKey, type AssetService } from './library.js';
 import { checkContent, checkName, decodeBase64, quoteName, sanitisedSvg, type AssetFormat } from './validate.js';
+
+export interface ResolvedAssets {
+  /** `blob`: the key of a stored asset's bytes in the blob store (see TexJob.files). */
+  files: Array<{ name: string; data: Buffer; blob?: string }>;
+  ephemeral: string[];
+  stored: string[];
+}
+
+/** What the compile pipeline asks of the asset library (declared here: compile/ imports assets/, never the reverse). */
+export interface AssetResolver {
+  /**
+   * Validates inline `assets`, the binary files of `files` (paths such as figures/plot.png)
+   * and `use_stored_assets`, and returns the files to place in the job. Throws ServiceError.
+   */
+  forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown; binary?: Array<{ name: string; base64: unknown }> }): Promise<ResolvedAssets>;
+}
 
 interface Pending {
   name: string;
@@ -40,12 +57,16 @@ export class LibraryAssetResolver implements AssetResolver {
     return links(this.config).upgradeUrl;
   }
 
-  async forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown }): Promise<ResolvedAssets> {
+  async forCompile(
+    caller: Caller,
+    input: { assets?: unknown; use_stored_assets?: unknown; binary?: Array<{ name: string; base64: unknown }> },
+  ): Promise<ResolvedAssets> {
     const wantsInline = !isEmpty(input.assets);
     const wantsStored = !isEmpty(input.use_stored_assets);
-    if (!wantsInline && !wantsStored) return { files: [], ephemeral: [], stored: [] };
+    const binary = input.binary ?? [];
+    if (!wantsInline && !wantsStored && binary.length === 0) return { files: [], ephemeral: [], stored: [] };
 
-    const sent = [...(wantsInline ? ['assets'] : []), ...(wantsStored ? ['use_stored_assets'] : [])];
+    const sent = [...(wantsInline ? ['assets'] : []), ...(wantsStored ? ['use_stored_assets'] : []), ...(binary.length > 0 ? ['files'] : [])];
     if (caller.kind !== 'account') throw this.anonymous(sent);
     const tier = tierOf(caller);
     const limits = limitsOf(tier);
@@ -63,9 +84,17 @@ export class LibraryAssetResolver implements AssetResolver {
     }
     if (wantsStored) this.library.libraryOwner(caller);
 
-    const inlineMap = (wantsInline ? input.assets : {}) as Record<string, unknown>;
+    const inlineMap = { ...((wantsInline ? input.assets : {}) as Record<string, unknown>) };
+    const assetNames = Object.keys(inlineMap);
+    const formats = new Map(assetNames.map((name) => [name, checkName(name)]));
+    for (const file of binary) {
+      formats.set(file.name, checkName(file.name, true));
+      if (file.name in inlineMap) {
+        throw errors.asset_name_collision(`${quoteName(file.name)} is sent both in "assets" and in "files"; keep only one.`, { asset: file.name });
+      }
+      inlineMap[file.name] = file.base64;
+    }
     const inlineNames = Object.keys(inlineMap);
-    const formats = new Map(inlineNames.map((name) => [name, checkName(name)]));
 
     const inlineLower = new Set(inlineNames.map((name) => name.toLowerCase()));
     const clash = requested.find((name) => inlineLower.has(name.toLowerCase()));
@@ -111,12 +140,22 @@ export class LibraryAssetResolver implements AssetResolver {
     }
 
     const files: ResolvedAssets['files'] = [...inline, ...stored].map(({ name, data, blob }) => ({ name, data, ...(blob ? { blob } : {}) }));
-    const svgs = [...inline, ...stored].filter((file) => file.format === 'svg');
-    for (const svg of svgs) {
-      const pdf = await convertSvg(svg.name, sanitisedSvg(svg.name, svg.data), { isolate: this.config.sandbox });
-      files.push({ name: convertedName(svg.name), data: pdf });
+    const isolate = this.config.sandbox;
+    const sentNames = new Set(files.map((file) => file.name.toLowerCase()));
+    let converted = 0;
+    for (const file of [...inline, ...stored]) {
+      if (file.format === 'svg') {
+        files.push({ name: convertedName(file.name), data: await convertSvg(file.name, sanitisedSvg(file.name, file.data), { isolate }) });
+        converted++;
+      } else if (file.format === 'postscript') {
+        // Conversion also proves the file parses, so a PDF the author sent along is not enough.
+        const pdf = await convertPostScript(file.name, file.data, { isolate });
+        const name = convertedPostScriptName(file.name);
+        if (!sentNames.has(name.toLowerCase())) files.push({ name, data: pdf });
+        converted++;
+      }
     }
-    if (svgs.length > 0) files.push({ name: 'graphics.cfg', data: Buffer.from(await svgGraphicsConfig()) });
+    if (converted > 0) files.push({ name: 'graphics.cfg', data: Buffer.from(await svgGraphicsConfig()) });
 
     return {
       files,
@@ -155,7 +194,7 @@ export class LibraryAssetResolver implements AssetResolver {
   private anonymous(sent: string[]): ServiceError {
     const signupUrl = openSignupUrl(this.config);
     const open = signupUrl !== undefined;
-    const next_step: NextStep = {
+    const next_step = {
       action: open ? 'obtain_api_key' : 'retry_without_assets',
       ...(open ? { signup_url: signupUrl, card_required: false } : {}),
       env_var: 'QUIRE_API_KEY',

@@ -1,12 +1,14 @@
-// The asset rules of SPEC §2.1, shared by inline compile assets and the stored library:
-// a safe file name, an allowed extension, strict base64, and bytes that really are the
-// format the extension claims (a renamed file is refused).
+// The asset rules of SPEC §2.1, shared by inline compile assets, binary project files and the
+// stored library: a safe file name (each segment of a project path), an allowed extension,
+// strict base64, and bytes that really are the format the extension claims (a renamed file
+// is refused; a font must also have a sound sfnt table directory).
 import { errors, type ServiceError } from '../errors.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
 import { MAIN } from '../tex/workspace.js';
+import { checkFont, FONT_LABEL } from './font.js';
 import { checkSvg } from './svg.js';
 
-export type AssetFormat = 'png' | 'jpeg' | 'pdf' | 'svg';
+export type AssetFormat = 'png' | 'jpeg' | 'pdf' | 'svg' | 'postscript' | 'otf' | 'ttf' | 'ttc';
 
 const FORMAT_OF_EXTENSION: Record<(typeof ASSET_EXTENSIONS)[number], AssetFormat> = {
   png: 'png',
@@ -14,6 +16,11 @@ const FORMAT_OF_EXTENSION: Record<(typeof ASSET_EXTENSIONS)[number], AssetFormat
   jpeg: 'jpeg',
   pdf: 'pdf',
   svg: 'svg',
+  eps: 'postscript',
+  ps: 'postscript',
+  otf: 'otf',
+  ttf: 'ttf',
+  ttc: 'ttc',
 };
 
 export const CONTENT_TYPES: Record<AssetFormat, string> = {
@@ -21,7 +28,18 @@ export const CONTENT_TYPES: Record<AssetFormat, string> = {
   jpeg: 'image/jpeg',
   pdf: 'application/pdf',
   svg: 'image/svg+xml',
+  postscript: 'application/postscript',
+  otf: 'font/otf',
+  ttf: 'font/ttf',
+  ttc: 'font/collection',
 };
+
+/** The asset format a file name's extension stands for, or null (any case). */
+export function formatOfName(name: string): AssetFormat | null {
+  const dot = name.lastIndexOf('.');
+  if (dot < 0) return null;
+  return FORMAT_OF_EXTENSION[name.slice(dot + 1).toLowerCase() as keyof typeof FORMAT_OF_EXTENSION] ?? null;
+}
 
 /** Letters, digits, `_` and `-`, then exactly one extension of the same characters. */
 const NAME = /^[A-Za-z0-9_-]+\.[A-Za-z0-9]+$/;
@@ -57,14 +75,42 @@ export function checkFileNameRules(name: string, fail: (why: string, details?: R
   }
 }
 
-/** Checks the name rules and returns the format its extension stands for. */
-export function checkName(name: string): AssetFormat {
-  checkFileNameRules(name, (why, details) => badName(name, why, details));
+/** Folders a project path may hold (chapters/part1/sections/a/intro.tex is the deepest). */
+export const PATH_FOLDERS_MAX = 4;
+const FOLDER = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * The name rules of a project path ("figures/plot.png"): relative, "/" between segments, at
+ * most PATH_FOLDERS_MAX folders, every folder of letters, digits, "_" and "-" and the file
+ * name under checkFileNameRules. Inline assets, `files` and zip entries all pass here.
+ */
+export function checkPathRules(path: string, fail: (why: string, details?: Record<string, unknown>) => ServiceError): void {
+  if (path.includes('\0')) throw fail('the path contains a null byte.');
+  if (path.includes('\\')) throw fail('the path contains a backslash; separate folders with "/" (e.g. "figures/plot.png").');
+  if (path.startsWith('/')) throw fail('absolute paths are not allowed; use a path relative to main.tex such as "chapters/intro.tex".');
+  const parts = path.split('/');
+  if (parts.length - 1 > PATH_FOLDERS_MAX) {
+    throw fail(`the path is ${parts.length - 1} folders deep; the limit is ${PATH_FOLDERS_MAX} (e.g. "chapters/part1/intro.tex").`, { limit: PATH_FOLDERS_MAX });
+  }
+  for (const folder of parts.slice(0, -1)) {
+    if (folder === '..' || folder === '.' || folder.startsWith('.')) throw fail('a folder name is "..", "." or starts with a dot.');
+    if (!FOLDER.test(folder) || folder.length > ASSET_NAME_MAX) {
+      throw fail(`a folder name may hold only letters, digits, "_" and "-" (at most ${ASSET_NAME_MAX} characters).`);
+    }
+  }
+  checkFileNameRules(parts.at(-1)!, fail);
+}
+
+/** Checks the name rules (a bare name, or a project path with `paths`) and returns the format its extension stands for. */
+export function checkName(name: string, paths = false): AssetFormat {
+  const fail = (why: string, details?: Record<string, unknown>) => badName(name, why, details);
+  if (paths) checkPathRules(name, fail);
+  else checkFileNameRules(name, fail);
   if (name.toLowerCase() === `${MAIN}.pdf`) {
     throw badName(name, `"${MAIN}.pdf" is the name of the compiled document itself; rename the asset.`);
   }
   const extension = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
-  const format = FORMAT_OF_EXTENSION[extension as keyof typeof FORMAT_OF_EXTENSION];
+  const format = formatOfName(name);
   if (!format) {
     throw errors.invalid_asset_format(
       `Asset ${quoteName(name)}: the extension ".${extension}" is not allowed; use one of ${ASSET_EXTENSIONS.map((e) => `.${e}`).join(', ')}.`,
@@ -112,6 +158,12 @@ export function sniff(data: Buffer): AssetFormat | null {
   if (data.length >= 4 && data[0] === 0xff && data[1] === 0xd8 && data[2] === 0xff) return 'jpeg';
   if (data.toString('latin1', 0, 5) === '%PDF-') return 'pdf';
   if (looksLikeXml(data) && /<([A-Za-z_][\w.-]*:)?svg[\s>/]/.test(data.toString('utf8', 0, 4096))) return 'svg';
+  // PostScript text ("%!PS-Adobe-3.0 EPSF-3.0", "%!PS"), or a DOS EPS binary header.
+  if (data.toString('latin1', 0, 2) === '%!' || (data.length >= 4 && data.readUInt32BE(0) === 0xc5d0d3c6)) return 'postscript';
+  const tag = data.toString('latin1', 0, 4);
+  if (tag === 'OTTO') return 'otf';
+  if (tag === 'true' || (data.length >= 4 && data.readUInt32BE(0) === 0x00010000)) return 'ttf';
+  if (tag === 'ttcf') return 'ttc';
   return null;
 }
 
@@ -119,13 +171,18 @@ function looksLikeXml(data: Buffer): boolean {
   return data.toString('utf8', 0, Math.min(data.length, 64)).replace(/^\uFEFF/, '').trimStart().startsWith('<');
 }
 
-const FORMAT_LABEL: Record<AssetFormat, string> = { png: 'PNG', jpeg: 'JPEG', pdf: 'PDF', svg: 'SVG' };
+const FORMAT_LABEL: Record<AssetFormat, string> = { png: 'PNG', jpeg: 'JPEG', pdf: 'PDF', svg: 'SVG', postscript: 'PostScript', ...FONT_LABEL };
+
+/** OpenType outlines in a .ttf or TrueType ones in a .otf are both fonts: engines read either. */
+function sameKind(format: AssetFormat, actual: AssetFormat | null): boolean {
+  return actual === format || (actual !== null && format in FONT_LABEL && actual in FONT_LABEL && actual !== 'ttc' && format !== 'ttc');
+}
 
 /** Refuses bytes that are not what the extension says; SVG must also pass the XML check. */
 export function checkContent(name: string, format: AssetFormat, data: Buffer): void {
   const actual = sniff(data);
   // Text that merely starts like XML gets the precise reason from the SVG check below.
-  if (actual !== format && !(format === 'svg' && actual === null && looksLikeXml(data))) {
+  if (!sameKind(format, actual) && !(format === 'svg' && actual === null && looksLikeXml(data))) {
     const seen = actual ? `${FORMAT_LABEL[actual]} data` : 'data of no allowed format';
     throw errors.invalid_asset_format(
       `Asset ${quoteName(name)}: the name says ${FORMAT_LABEL[format]} but the content is ${seen}; the file may have been renamed.`,
@@ -133,6 +190,12 @@ export function checkContent(name: string, format: AssetFormat, data: Buffer): v
     );
   }
   if (format === 'svg') sanitisedSvg(name, data);
+  if (format in FONT_LABEL) {
+    const problem = checkFont(data);
+    if (problem) {
+      throw errors.invalid_asset_format(`Asset ${quoteName(name)}: the font does not parse (${problem}).`, { asset: name, expected_format: format });
+    }
+  }
 }
 
 /** The SVG text to hand the converter (DOCTYPE removed), or invalid_asset_format naming why. */
@@ -148,8 +211,8 @@ export function sanitisedSvg(name: string, data: Buffer): string {
 }
 
 /** Name, encoding and content in one go: the decoded bytes. */
-export function validateAsset(name: string, base64: unknown): { format: AssetFormat; data: Buffer } {
-  const format = checkName(name);
+export function validateAsset(name: string, base64: unknown, paths = false): { format: AssetFormat; data: Buffer } {
+  const format = checkName(name, paths);
   const data = decodeBase64(name, base64);
   checkContent(name, format, data);
   return { format, data };

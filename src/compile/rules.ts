@@ -1,6 +1,7 @@
 // Request rules checked before anything costs a slot (SPEC §2.1, §7.1).
 import { errors, invalidField } from '../errors.js';
 import { checkProjectFiles, type ProjectFiles } from './files.js';
+import { expandProjectZip } from './project-zip.js';
 import { SIZE_PREVIEW_MAX_BYTES, isCompiler, limitsOf, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 
 export const LATEX_MARKERS = ['\\documentclass', '\\begin{document}', '\\input{', '\\include{'];
@@ -14,6 +15,8 @@ export interface CompileRequest {
   bytes: number;
   /** The project's other text files (`files`), for the job's workspace. */
   files: ProjectFiles['files'];
+  /** The binary files of `files`, for the asset resolver. */
+  binary: ProjectFiles['binary'];
   /** Over the plan's source limit but within the hard cap: compile as a size preview. */
   sizePreview: boolean;
 }
@@ -23,11 +26,17 @@ export interface CompileRequest {
  * a source over the plan limit (but within the hard cap) passes as a size preview.
  */
 export function checkRequest(
-  input: { latex: unknown; compiler?: unknown; files?: unknown },
+  input: { latex?: unknown; compiler?: unknown; files?: unknown; project_zip?: unknown },
   tier: Tier,
   upgradeUrl: string,
   previews = false,
 ): CompileRequest {
+  if (input.project_zip !== undefined && input.project_zip !== null) {
+    if (input.latex !== undefined || input.files !== undefined) {
+      throw errors.invalid_project_zip('project_zip: send either project_zip or latex (with files), not both.', { reason: 'project_zip replaces latex and files' });
+    }
+    input = { ...input, ...expandProjectZip(input.project_zip) };
+  }
   const { latex, compiler = 'pdflatex' } = input;
   if (latex === undefined || latex === null) throw invalidField('latex', 'required', 'is required');
   if (typeof latex !== 'string') throw invalidField('latex', 'type', 'must be a string');
@@ -77,5 +86,5 @@ export function checkRequest(
       },
     );
   }
-  return { latex, compiler, bytes, files: project.files, sizePreview };
+  return { latex, compiler, bytes, files: project.files, binary: project.binary, sizePreview };
 }

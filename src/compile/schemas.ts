@@ -1,23 +1,55 @@
 // Wire schemas of compile (SPEC §2.1–2.3), shared by the HTTP route and the MCP tool.
 // Field types are loose on purpose where SPEC names its own error code for a bad value
 // (the service checks them), so a schema never pre-empts that code with validation_failed.
+import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
+import { COMPILERS } from '../tex/compilers.js';
+import { DiagnosisBody } from '../tex/diagnosis/diagnosis.js';
 import { TexWarningBody } from '../tex/warnings.js';
 
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
-  latex: Type.Unknown({ description: 'Complete LaTeX source (string). Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
-  compiler: Type.Optional(
-    Type.Unknown({ description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] }),
+  // Optional in the schema only because project_zip may replace it; the service requires one of them.
+  latex: Type.Optional(
+    checkedByService(
+      Type.String({ description: 'Complete LaTeX source, required unless project_zip is sent. Must contain \\documentclass, \\begin{document}, \\input{} or \\include{}.' }),
+    ),
   ),
-  assets: Type.Optional(Type.Unknown({ description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key.' })),
-  use_stored_assets: Type.Optional(Type.Unknown({ description: "Names of assets in the account's library (array of strings). Paid plans." })),
+  compiler: Type.Optional(
+    checkedByService(
+      Type.Union(
+        COMPILERS.map((c) => Type.Literal(c)),
+        { description: 'pdflatex (default), xelatex (any account) or lualatex (Pro, Business)', examples: ['pdflatex'] },
+      ),
+    ),
+  ),
+  assets: Type.Optional(
+    checkedByService(
+      Type.Record(Type.String(), Type.String({ contentEncoding: 'base64' }), {
+        description: 'Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg, eps, ps, otf, ttf, ttc). Needs an API key.',
+      }),
+    ),
+  ),
+  use_stored_assets: Type.Optional(
+    checkedByService(Type.Array(Type.String(), { description: "Names of assets in the account's library. Paid plans." })),
+  ),
   files: Type.Optional(
-    Type.Unknown({
-      description:
-        'Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit.',
-    }),
+    checkedByService(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Object({ base64: Type.String({ contentEncoding: 'base64' }) })]), {
+        description:
+          'Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 4 folders, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md.',
+      }),
+    ),
+  ),
+  project_zip: Type.Optional(
+    checkedByService(
+      Type.String({
+        contentEncoding: 'base64',
+        description:
+          'Extension of SPEC 1.5.0. A whole project as the base64 of a zip, instead of latex and files: main.tex at the top, or the one top-level .tex with \\documentclass, is the main file. Bounded entries, sizes and ratio; no links, absolute or ".." paths. See docs/projects-and-warnings.md.',
+      }),
+    ),
   ),
 };
 
@@ -26,7 +58,11 @@ export const CompileInputBody = Type.Object(CompileFields, { additionalPropertie
 
 export const CompileRequestBody = Type.Object(
   { ...CompileFields, ...AsyncRequestFields },
-  { additionalProperties: true, description: 'CompileRequest' },
+  {
+    additionalProperties: true,
+    description: 'CompileRequest',
+    examples: [{ latex: '\\documentclass{article}\n\\begin{document}\nHello, Quire.\n\\end{document}\n', compiler: 'pdflatex' }],
+  },
 );
 
 export const NextStepBody = Type.Object({
@@ -80,7 +116,7 @@ export const CompileFailureBody = Type.Object(
     log: Type.Optional(Type.String({ description: 'End of the compiler transcript (at most 64 KiB)' })),
     line: Type.Optional(Type.Integer()),
     retryable: Type.Optional(Type.Boolean()),
-    diagnosis: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    diagnosis: Type.Optional(DiagnosisBody),
     agent_hint: Type.Optional(Type.String()),
     plan: Type.Optional(Type.String()),
     usage: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'As in CompileSuccess: the counters after this failure, which cost nothing' })),

@@ -18,14 +18,16 @@ import { graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_D
 import type { PreviewStore } from '../quota/previews.js';
 import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/diagnosis/index.js';
-import { PROBE_BUDGET_MS, type ProbeCompile } from '../tex/diagnosis/probe.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { ProbeCompile } from '../tex/diagnosis/probe.js';
+import { ProbeRefused, WindowProbeBudget, type ProbeBudget } from './probe-budget.js';
+import type { TexQueue } from '../queue/queue.js';
 import type { TexResult } from '../tex/job.js';
 import { signedPdfUrl } from './links.js';
 import type { PdfStore } from './pdfs.js';
 import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
-import type { AccountUsage, AnonymousUsage, AssetResolver, CompileContext, CompileInput, CompileSuccess } from './types.js';
+import type { AccountUsage, AnonymousUsage, CompileContext, CompileInput, CompileSuccess } from './types.js';
+import type { AssetResolver } from '../assets/resolver.js';
 
 /** Log text kept in a failure body: the end of the transcript, where the error is. */
 export const LOG_CAP_BYTES = 64 * 1024;
@@ -33,6 +35,13 @@ export const LOG_CAP_BYTES = 64 * 1024;
 export const PREVIEW_PDF_CEILING = Math.max(...PLAN_NAMES.map((plan) => PLANS[plan].maxPdfBytes));
 const PREVIEW_RETRY_SECONDS = 10;
 const PREVIEW_UNAVAILABLE_RETRY_SECONDS = 60;
+/**
+ * A probe's wall clock: only a safety net. Its CPU time is what bounds it (the probe budget's
+ * grant), so a loaded machine makes a probe slower, never a different verdict.
+ */
+const PROBE_WALL_MS = 20_000;
+/** Less time than this left before the caller's deadline: no probe starts. */
+const PROBE_MIN_WALL_MS = 1_000;
 
 export interface CompileDeps {
   config: Config;
@@ -40,12 +49,14 @@ export interface CompileDeps {
   log: Logger;
   counters: Counters;
   metrics: Metrics;
-  jobs: JobQueue;
+  texQueue: TexQueue;
   pdfs: PdfStore;
   assets: AssetResolver;
   previews: PreviewStore;
   /** Identical requests get the stored result without running TeX (see result-cache.ts). */
   results?: ResultCache;
+  /** What diagnosis probes may run (see probe-budget.ts); by default one per node from the config. */
+  probes?: ProbeBudget;
 }
 
 /** What the plan lets this compile do, decided before TeX runs. */
@@ -70,16 +81,27 @@ export function studioUrl(baseUrl: string, latex: string, compiler: Compiler): s
 
 export class CompileService {
   private readonly quota: CompileQuota;
+  private readonly probes: ProbeBudget;
 
   constructor(private readonly deps: CompileDeps) {
     this.quota = new CompileQuota(deps.counters, deps.clock, deps.config);
+    this.probes = deps.probes ?? new WindowProbeBudget(deps.config.probes, deps.clock);
     // The TeX Live index behind package suggestions: read from its cache (or built) in the background.
-    void ensureCatalog();
+    void ensureCatalog(deps.config.texIndexDir);
   }
 
-  /** Probe compiles that confirm a package suggestion (issue 19): sandboxed jobs, like any compile. */
-  private readonly probe: ProbeCompile = (source, compiler, timeoutMs) =>
-    this.deps.jobs.run({ source, compiler, timeoutMs, maxFileBytes: 16 * 1024 * 1024 });
+  /**
+   * Probe compiles that confirm a package suggestion (issue 19): sandboxed jobs, like any
+   * compile, under the caller's probe budget, bounded by CPU time (and the caller's deadline).
+   */
+  private probeFor(caller: Caller, deadline: number | undefined): ProbeCompile {
+    const who = caller.kind === 'account' ? `account:${caller.account.id}` : `address:${caller.ip}`;
+    return (source, compiler) => {
+      const timeoutMs = Math.min(PROBE_WALL_MS, deadline !== undefined ? deadline - this.deps.clock.ms() : Infinity);
+      if (timeoutMs < PROBE_MIN_WALL_MS) return Promise.reject(new ProbeRefused('caller'));
+      return this.probes.run(who, ({ cpuSeconds }) => this.deps.texQueue.run({ source, compiler, timeoutMs, cpuSeconds, maxFileBytes: 16 * 1024 * 1024 }));
+    };
+  }
 
   /** The asset resolver in use; the asset library replaces the default one. */
   get assets(): AssetResolver {
@@ -107,7 +129,7 @@ export class CompileService {
 
     const previews = caller.kind === 'account' && config.previews;
     const request = checkRequest(input, tier, upgradeUrl, previews);
-    const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets });
+    const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary });
     const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
     let delivered = false;
     try {
@@ -220,7 +242,7 @@ export class CompileService {
       { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, cached: result.passes === 0, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, context.deadline);
+    const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, this.probeFor(caller, context.deadline));
     if (context.deadline !== undefined && clock.ms() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw errors.compilation_timeout('The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
@@ -263,13 +285,13 @@ export class CompileService {
    */
   private async cachedRun(
     caller: Caller,
-    job: Parameters<JobQueue['run']>[0],
+    job: Parameters<TexQueue['run']>[0],
     plan: Plan,
     context: CompileContext,
     assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
   ): Promise<TexResult> {
     const cache = this.deps.results;
-    if (!cache) return this.deps.jobs.run(job);
+    if (!cache) return this.deps.texQueue.run(job);
     const key = resultKey({
       scope: cacheScope(caller, context, assets),
       compiler: job.compiler,
@@ -285,7 +307,7 @@ export class CompileService {
     if (hit) {
       return { ...hit, passes: 0, durationMs: Math.round(this.deps.clock.ms() - started) };
     }
-    const result = await this.deps.jobs.run(job);
+    const result = await this.deps.texQueue.run(job);
     cache.set(key, result);
     return result;
   }
@@ -312,7 +334,7 @@ export class CompileService {
   }
 
   /** The PDF and its page count, or the 422 that explains why there is none. */
-  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string, deadline?: number) {
+  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string, probe: ProbeCompile) {
     const { tier, timeoutSeconds } = plan;
     const { compiler, latex: source } = request;
     const limits = limitsOf(tier);
@@ -361,9 +383,8 @@ export class CompileService {
       });
     }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
-      // A package suggestion is confirmed by a probe compile within a small budget (and the caller's deadline).
-      const budgetMs = Math.min(PROBE_BUDGET_MS, deadline !== undefined ? deadline - this.deps.clock.ms() : Infinity);
-      throw compilationFailed(await diagnose(result.log, compiler, { source, probe: this.probe, budgetMs }), result.log, tier);
+      // A package suggestion the index is unsure of is checked by probe compiles (the caller's probe budget).
+      throw compilationFailed(await diagnose(result.log, compiler, { source, probe }), result.log, tier);
     }
     // xelatex and lualatex leave out glyphs their font lacks and still write a PDF; a document
     // that silently lost text is a failure the caller can fix, so it is reported as one.

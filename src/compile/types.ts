@@ -3,7 +3,6 @@
 // the same SPEC error codes for the same bad input. Wire bodies are declared once, as the
 // TypeBox schemas of schemas.ts; their types here are derived from them.
 import type { Static } from '@sinclair/typebox';
-import type { Caller } from '../accounts/caller.js';
 import type { PlanName } from '../quota/plans.js';
 import type { CompileFailureBody, CompileInputBody, CompileSuccessBody, NextStepBody } from './schemas.js';
 
@@ -17,18 +16,6 @@ export interface CompileContext {
   deadline?: number;
   /** Called once every check passed and the quota slot is reserved (async jobs answer 202 then). */
   onAccepted?: () => void;
-}
-
-export interface ResolvedAssets {
-  /** `blob`: the key of a stored asset's bytes in the blob store (see TexJob.files). */
-  files: Array<{ name: string; data: Buffer; blob?: string }>;
-  ephemeral: string[];
-  stored: string[];
-}
-
-export interface AssetResolver {
-  /** Validates inline `assets` and `use_stored_assets` and returns the files to place in the job. Throws ServiceError. */
-  forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown }): Promise<ResolvedAssets>;
 }
 
 export type NextStep = Static<typeof NextStepBody>;

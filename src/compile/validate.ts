@@ -16,7 +16,7 @@ import { runChktex } from '../tex/lint/chktex.js';
 import { candidateNames, fileUses, installedFiles, missingLoads, type FileUse } from '../tex/lint/loads.js';
 import { checkProjectFiles, type ProjectFiles } from './files.js';
 import { checkRequest } from './rules.js';
-import type { AssetResolver } from './types.js';
+import type { AssetResolver } from '../assets/resolver.js';
 import type { ValidateBody, ValidateFinding, ValidateResponse } from './validate-schemas.js';
 
 type Finding = Static<typeof ValidateFinding>;
@@ -56,7 +56,7 @@ export class ValidateService {
       if (!isServiceError(err) || err.code === 'validation_failed') throw err;
       findings.push(refusalFinding(kind, err));
     };
-    let project: ProjectFiles = { files: [], bytes: 0 };
+    let project: ProjectFiles = { files: [], binary: [], bytes: 0 };
     try {
       project = checkProjectFiles(input.files);
       const request = checkRequest(input, tierOf(caller), links(config).upgradeUrl, caller.kind === 'account' && config.previews);
@@ -77,7 +77,7 @@ export class ValidateService {
     }
     let assetNames: string[] = [];
     try {
-      assetNames = (await this.deps.assets().forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets })).files.map((f) => f.name);
+      assetNames = (await this.deps.assets().forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: project.binary })).files.map((f) => f.name);
     } catch (err) {
       refusal('request', err);
     }

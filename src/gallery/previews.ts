@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { errors } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { TexQueue } from '../queue/queue.js';
 import type { GalleryTemplate } from './catalog.js';
 
 const run = promisify(execFile);
@@ -34,7 +34,7 @@ export class GalleryPreviews {
 
   constructor(
     private readonly blobs: BlobStore,
-    private readonly jobs: Pick<JobQueue, 'run'>,
+    private readonly texQueue: Pick<TexQueue, 'run'>,
     private readonly fill: FillTemplate,
   ) {}
 
@@ -74,7 +74,7 @@ export class GalleryPreviews {
 
   private async make(t: GalleryTemplate, blobKey: string): Promise<Buffer> {
     const latex = await this.fill(t);
-    const result = await this.jobs.run({
+    const result = await this.texQueue.run({
       source: latex,
       compiler: t.compiler,
       timeoutMs: PREVIEW_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 // Wire schemas of the public gallery, shared by the HTTP routes and the MCP tools.
+import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
 import { CompileSuccessBody } from '../compile/schemas.js';
@@ -36,11 +37,18 @@ export const SlugParam = Type.Object({ slug: Type.String({ description: 'Templat
 /** Described loosely on purpose: the service checks it and answers with SPEC's codes. */
 export const PublicRenderRequest = Type.Object(
   {
-    data: Type.Optional(Type.Unknown({ description: 'Required: an object matching the template schema (extra keys are ignored)' })),
-    color: Type.Optional(Type.Unknown({ description: "One of the template's colors; default the template's default" })),
+    data: Type.Optional(
+      checkedByService(
+        Type.Record(Type.String(), Type.Unknown(), { description: 'Required: an object matching the template schema (extra keys are ignored)' }),
+      ),
+    ),
+    color: Type.Optional(checkedByService(Type.String({ description: "One of the template's colors; default the template's default", examples: ['blue'] }))),
     ...AsyncRequestFields,
   },
-  { additionalProperties: true },
+  {
+    additionalProperties: true,
+    examples: [{ data: { customer: { name: 'Ada Lovelace' } }, color: 'blue' }],
+  },
 );
 
 /** The 200 body of a public render: CompileSuccess plus the template and the render's time. */

@@ -10,7 +10,7 @@ import { RENDER_WALL_CLOCK_SECONDS } from '../quota/plans.js';
 import { checkDataSize } from '../templates/data-size.js';
 import { renderTemplate } from '../templates/liquid.js';
 import { RenderPipeline, type RenderCompiler, type TemplateKind } from '../templates/pipeline.js';
-import type { JobQueue } from '../tex/queue.js';
+import type { TexQueue } from '../queue/queue.js';
 import type { GalleryTemplate } from './catalog.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { GalleryPreviews, type PreviewImage } from './previews.js';
@@ -32,7 +32,7 @@ export interface GalleryDeps {
   baseUrl: string;
   compiler: RenderCompiler;
   /** Runs the preview renderings (outside any quota). */
-  jobs: Pick<JobQueue, 'run'>;
+  texQueue: Pick<TexQueue, 'run'>;
   /** Where preview PNGs are kept (under `gallery-previews/`). */
   blobs: BlobStore;
   clock?: Clock;
@@ -60,7 +60,7 @@ export class GalleryService {
     this.bySlug = new Map(deps.templates.map((t) => [t.slug, t]));
     this.baseUrl = deps.baseUrl;
     this.pipeline = new RenderPipeline(deps.clock ?? systemClock, deps.compiler, GALLERY_TEMPLATE, RENDER_WALL_CLOCK_SECONDS * 1000);
-    this.previews = new GalleryPreviews(deps.blobs, deps.jobs, async (t) => {
+    this.previews = new GalleryPreviews(deps.blobs, deps.texQueue, async (t) => {
       return (await this.fill(t, t.sample_data, t.default_color)).latex;
     });
   }

@@ -2,18 +2,19 @@
 import { RotateResponse, SignupRequest, SignupResponse } from '../accounts/schemas.js';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
-import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 export function accountRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/signup',
     {
+      config: { errors: ['signup_closed', 'email_taken', 'rate_limit', 'database_unavailable', 'redis_unavailable'] },
       schema: {
+        operationId: 'signUp',
         summary: 'Create a Free account and its API key (only when QUIRE_SIGNUP=open)',
         tags: ['account'],
         body: SignupRequest,
-        response: { 201: SignupResponse, ...errors(403, 409, 422, 429) },
+        response: { 201: SignupResponse },
       },
     },
     async (req, reply) => {
@@ -27,10 +28,11 @@ export function accountRoutes(app: App, services: Services): void {
     {
       config: { auth: 'required' },
       schema: {
+        operationId: 'rotateApiKey',
         summary: 'Issue a new API key and revoke the current one',
         description: 'Templates and assets belong to the account and survive rotation.',
         tags: ['account'],
-        response: { 200: RotateResponse, ...errors(401) },
+        response: { 200: RotateResponse },
       },
     },
     async (req, reply) => {

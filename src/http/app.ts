@@ -26,6 +26,8 @@ import { accountRoutes } from './account.js';
 import { installIdempotency } from './idempotency.js';
 import { jobRoutes } from './jobs.js';
 import { webhookRoutes } from './webhooks.js';
+import { DOCUMENTED, documentedTypes } from '../documented.js';
+import { installOperationDocs } from './operations.js';
 import type { RpcEndpoint } from '../wire/rpc-endpoint.js';
 
 /** What the HTTP door carries for the other doors: the MCP server answers /mcp's bodies. */
@@ -50,7 +52,8 @@ export async function buildHttpApp(services: Services, doors: OtherDoors): Promi
     clientErrorHandler,
     ajv: {
       // Bodies are taken as sent: no type coercion, no silent removal; report every problem.
-      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true },
+      // DOCUMENTED annotates a field the service checks itself with its type (documented.ts).
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: true, keywords: [DOCUMENTED] },
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -75,8 +78,21 @@ export async function buildHttpApp(services: Services, doors: OtherDoors): Promi
       info: {
         title: 'Quire',
         version: API_VERSION,
-        description: 'Compile LaTeX into PDF over HTTP: templates, assets, a public gallery and an MCP endpoint.',
+        description:
+          'Compile LaTeX into PDF over HTTP: templates, assets, a public gallery and an MCP endpoint. Every error is JSON `{error, message, ...}` with a code of docs/errors.md.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
+      tags: [
+        { name: 'meta', description: 'Health of the service' },
+        { name: 'compile', description: 'LaTeX to PDF, and the signed PDF download' },
+        { name: 'account', description: 'Sign-up, API key and usage' },
+        { name: 'assets', description: 'The stored asset library (paid plans)' },
+        { name: 'templates', description: 'V1 saved templates (raw LaTeX or promoted)' },
+        { name: 'templates v2', description: 'Placeholder (Liquid) templates: create, render, batch' },
+        { name: 'gallery', description: 'The public template gallery (no key needed)' },
+        { name: 'jobs', description: 'Async jobs and the webhook signing secret' },
+        { name: 'mcp', description: 'The MCP endpoint (JSON-RPC 2.0)' },
+      ],
       servers: [{ url: services.config.baseUrl }],
       components: {
         securitySchemes: {
@@ -85,10 +101,12 @@ export async function buildHttpApp(services: Services, doors: OtherDoors): Promi
         },
       },
     },
-    transformObject: (documents) => ('openapiObject' in documents ? markOptionalBodies(documents.openapiObject) : documents.swaggerObject),
+    transformObject: (documents) =>
+      'openapiObject' in documents ? documentedTypes(markOptionalBodies(documents.openapiObject)) : documents.swaggerObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   installCors(app, services.config);
+  installOperationDocs(app);
   installAuth(app, services);
   installIdempotency(app, services);
 

@@ -3,20 +3,24 @@ import type { Services } from '../services.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../assets/schemas.js';
 import { accountOf } from './auth.js';
 import { assetNameField } from '../wire/json-safety.js';
-import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 export function assetRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/assets',
     {
-      config: { auth: 'paid', assetNames: assetNameField('name') },
+      config: {
+        auth: 'paid',
+        assetNames: assetNameField('name'),
+        errors: ['invalid_asset_filename', 'invalid_asset_format', 'invalid_asset_encoding', 'asset_limit_reached', 'storage_quota_exceeded', 'storage_unavailable', 'storage_full'],
+      },
       schema: {
+        operationId: 'saveAsset',
         summary: 'Upload an asset to the library (upsert by name)',
         description: '201 when the name is new, 200 when an asset of that name (any case) is replaced. Paid plans.',
         tags: ['assets'],
         body: SaveAssetBody,
-        response: { 200: SaveAssetResult, 201: SaveAssetResult, ...errors(401, 403, 413, 422, 500) },
+        response: { 200: SaveAssetResult, 201: SaveAssetResult },
       },
     },
     async (req, reply) => {
@@ -30,9 +34,10 @@ export function assetRoutes(app: App, services: Services): void {
     {
       config: { auth: 'paid' },
       schema: {
+        operationId: 'listAssets',
         summary: "List the account's stored assets with totals and limits",
         tags: ['assets'],
-        response: { 200: AssetListBody, ...errors(401, 403) },
+        response: { 200: AssetListBody },
       },
     },
     async (req) => services.assets.list(accountOf(req)),
@@ -41,12 +46,13 @@ export function assetRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/assets/:id_or_name',
     {
-      config: { auth: 'paid', assetNames: assetNameField('id_or_name') },
+      config: { auth: 'paid', assetNames: assetNameField('id_or_name'), errors: ['invalid_asset_filename', 'not_found', 'asset_storage_error', 'storage_unavailable'] },
       schema: {
+        operationId: 'getAsset',
         summary: 'Fetch one asset with its content',
         tags: ['assets'],
         params: AssetIdParam,
-        response: { 200: GetAssetResult, ...errors(401, 403, 404, 500) },
+        response: { 200: GetAssetResult },
       },
     },
     async (req) => services.assets.get(accountOf(req), req.params.id_or_name),
@@ -55,12 +61,13 @@ export function assetRoutes(app: App, services: Services): void {
   app.delete(
     '/api/v1/assets/:id_or_name',
     {
-      config: { auth: 'paid', assetNames: assetNameField('id_or_name') },
+      config: { auth: 'paid', assetNames: assetNameField('id_or_name'), errors: ['invalid_asset_filename', 'not_found', 'storage_unavailable'] },
       schema: {
+        operationId: 'deleteAsset',
         summary: 'Delete an asset; later compiles naming it fail with asset_not_found',
         tags: ['assets'],
         params: AssetIdParam,
-        response: { 204: { type: 'null', description: 'Deleted' }, ...errors(401, 403, 404) },
+        response: { 204: { type: 'null', description: 'Deleted' } },
       },
     },
     async (req, reply) => {

@@ -19,19 +19,8 @@ declare module 'fastify' {
   }
 }
 
-const SECURITY: Record<AuthMode, Array<Record<string, string[]>>> = {
-  required: [{ bearer: [] }, { apiKey: [] }],
-  paid: [{ bearer: [] }, { apiKey: [] }],
-  // `{}` first: the route also works with no credentials.
-  optional: [{}, { bearer: [] }, { apiKey: [] }],
-};
-
 export function installAuth(app: App, services: Services): void {
   app.decorateRequest('caller', null);
-  app.addHook('onRoute', (route) => {
-    const mode = route.config?.auth;
-    if (mode && route.schema) route.schema = { ...route.schema, security: SECURITY[mode] };
-  });
   app.addHook('onRequest', async (req) => {
     const mode = req.routeOptions.config.auth;
     if (!mode) return;

@@ -2,33 +2,44 @@
 import { anonymousTierPhrase } from '../quota/prose.js';
 import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../compile/schemas.js';
 import type { Services } from '../services.js';
-import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
+import { AcceptedResponse, answer, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
 import { COMPILE_ASSET_NAMES } from '../wire/json-safety.js';
-import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
+import type { ErrorCode } from '../errors.js';
+
+/** What the compile service can refuse: its checks, the asset resolver, quota and the TeX run. */
+export const COMPILE_ERRORS: readonly ErrorCode[] = [
+  'not_latex_source', 'latex_too_large', 'compiler_not_available', 'compilation_failed', 'compilation_timeout', 'page_limit_exceeded',
+  'pdf_too_large', 'pdf_size_unknown', 'pdf_active_content', 'server_busy', 'preview_in_progress', 'preview_unavailable',
+  'assets_not_allowed', 'assets_not_available_anonymously', 'assets_too_large', 'too_many_assets', 'invalid_asset_filename',
+  'invalid_asset_format', 'invalid_asset_encoding', 'invalid_stored_assets_shape', 'asset_not_found', 'asset_name_collision',
+  'asset_storage_error', 'anonymous_quota_exhausted', 'anonymous_capacity_exhausted', 'rate_limit',
+  'storage_unavailable', 'storage_full', 'redis_unavailable',
+];
+
+/** What the async door (async.ts) and the job service add when `async: true`. */
+export const ASYNC_ERRORS: readonly ErrorCode[] = ['async_not_available_anonymously', 'invalid_callback_url'];
 
 export function compileRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/compile',
     {
-      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES },
+      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES, errors: [...COMPILE_ERRORS, ...ASYNC_ERRORS] },
       schema: {
+        operationId: 'compile',
         summary: 'Compile LaTeX source into a PDF',
         description:
           `Returns a signed pdf_url. Without credentials the anonymous tier applies (${anonymousTierPhrase()}). Failed or refused compiles cost no quota.`,
         tags: ['compile'],
         body: CompileRequestBody,
-        response: { 200: CompileSuccessBody, 202: AcceptedBody, 422: CompileFailureBody, ...errors(400, 401, 403, 413, 429, 500, 503) },
+        response: { 200: CompileSuccessBody, 202: AcceptedResponse, 422: CompileFailureBody },
       },
     },
     async (req, reply) => {
       const caller = callerOf(req);
-      const { async, callbackUrl, rest } = asyncOf(req.body);
-      if (!async) return services.compile.compile(caller, rest, { via: 'compile' });
-      return acceptAsync(services, reply, caller, 'compile', callbackUrl, (onAccepted) =>
-        services.compile.compile(caller, rest, { via: 'compile', onAccepted }),
-      );
+      const { request, rest } = asyncOf(req.body);
+      return answer(services, reply, caller, 'compile', request, (hooks) => services.compile.compile(caller, rest, { via: 'compile', ...hooks }));
     },
   );
 }

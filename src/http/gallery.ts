@@ -6,11 +6,11 @@ import { Type } from '@sinclair/typebox';
 import { repoRoot } from '../gallery/catalog.js';
 import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, PublicRenderSuccessBody, SlugParam } from '../gallery/schemas.js';
 import type { Services } from '../services.js';
-import { AcceptedBody, acceptAsync, asyncOf } from './async.js';
+import { AcceptedResponse, answer, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
 import { indexPage, notFoundPage, templatePage } from './pages/gallery.js';
-import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
+import { ASYNC_ERRORS, COMPILE_ERRORS } from './compile.js';
 
 const STATIC: Record<string, { type: string; body: Buffer }> = {};
 function staticFile(name: string, type: string): { type: string; body: Buffer } {
@@ -19,6 +19,10 @@ function staticFile(name: string, type: string): { type: string; body: Buffer } 
 }
 
 const HTML = 'text/html; charset=utf-8';
+const PreviewHeaders = {
+  ETag: Type.String({ description: 'Send it back in If-None-Match to get 304' }),
+  'Cache-Control': Type.Literal('public, max-age=86400'),
+};
 const PAGE_CACHE = 'public, max-age=300';
 
 export function galleryRoutes(app: App, services: Services): void {
@@ -28,7 +32,9 @@ export function galleryRoutes(app: App, services: Services): void {
     '/api/v1/public_templates',
     {
       schema: {
+        operationId: 'listPublicTemplates',
         summary: 'List the public gallery templates',
+        security: [],
         tags: ['gallery'],
         response: { 200: GalleryListBody },
       },
@@ -39,11 +45,13 @@ export function galleryRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/public_templates/:slug',
     {
+      config: { errors: ['not_found'] },
       schema: {
+        operationId: 'getPublicTemplate',
         summary: 'One public template with its schema, sample data, instructions and source',
         tags: ['gallery'],
         params: SlugParam,
-        response: { 200: GalleryDetailBody, ...errors(404) },
+        response: { 200: GalleryDetailBody },
       },
     },
     async (req) => gallery.detail(req.params.slug),
@@ -52,8 +60,12 @@ export function galleryRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/public_templates/:slug/render',
     {
-      config: { auth: 'optional' },
+      config: {
+        auth: 'optional',
+        errors: ['not_found', 'invalid_data', 'invalid_data_shape', 'schema_validation_failed', 'invalid_color', 'data_too_large', 'render_failed', 'render_total_timeout', ...COMPILE_ERRORS, ...ASYNC_ERRORS],
+      },
       schema: {
+        operationId: 'renderPublicTemplate',
         summary: 'Render a public template from JSON data into a PDF',
         description:
           'Validates `data` against the template schema before anything compiles (no quota on failure), then compiles exactly as POST /api/v1/compile: anonymous tier without a key, plan limits with one.',
@@ -62,38 +74,43 @@ export function galleryRoutes(app: App, services: Services): void {
         body: PublicRenderRequest,
         response: {
           200: PublicRenderSuccessBody,
-          202: AcceptedBody,
-          ...errors(401, 403, 404, 413, 422, 429, 503, 504),
+          202: AcceptedResponse,
         },
       },
     },
     async (req, reply) => {
       const caller = callerOf(req);
-      const { async, callbackUrl, rest } = asyncOf(req.body);
-      if (!async) return gallery.render(caller, req.params.slug, rest);
-      return acceptAsync(services, reply, caller, 'public_render', callbackUrl, (onAccepted) => gallery.render(caller, req.params.slug, rest, { onAccepted }));
+      const { request, rest } = asyncOf(req.body);
+      return answer(services, reply, caller, 'public_render', request, (hooks) => gallery.render(caller, req.params.slug, rest, hooks));
     },
   );
 
   app.get(
     '/api/v1/public_templates/:slug/preview.png',
     {
+      config: { errors: ['not_found', 'server_busy', 'storage_unavailable', 'storage_full'] },
       schema: {
+        operationId: 'getPublicTemplatePreview',
         summary: 'PNG of the first page (sample data, default color)',
         tags: ['gallery'],
         params: SlugParam,
-        produces: ['image/png'],
+        headers: Type.Object({ 'if-none-match': Type.Optional(Type.String({ description: 'The ETag of a copy you hold' })) }),
         response: {
-          200: Type.Unknown({ description: 'The PNG (image/png), with an ETag' }),
-          304: Type.Null({ description: 'Not modified (If-None-Match matched the ETag)' }),
-          ...errors(404, 503),
+          200: {
+            description: 'The PNG',
+            headers: PreviewHeaders,
+            content: { 'image/png': { schema: Type.String({ format: 'binary', contentMediaType: 'image/png' }) } },
+          },
+          304: { type: 'null', description: 'Not modified (If-None-Match matched the ETag): no body, the copy you hold is current', headers: PreviewHeaders },
         },
       },
     },
     async (req, reply) => {
       const image = await gallery.preview(req.params.slug);
       void reply.header('etag', image.etag).header('cache-control', 'public, max-age=86400');
-      if (req.headers['if-none-match'] === image.etag) return reply.code(304).send(null);
+      // RFC 9110 §15.4.5: a 304 has no body and changes nothing a cache stores. send() without a
+      // payload adds neither Content-Type nor Content-Length; send(null) would serialise "null" as JSON.
+      if (req.headers['if-none-match'] === image.etag) return reply.code(304).send();
       return reply.type('image/png').send(image.png);
     },
   );

@@ -12,6 +12,11 @@ import type { App } from './types.js';
  */
 const EXCLUDED = new Set(['/api/v1/api_key/rotate', '/api/v1/webhooks/secret/rotate', '/mcp']);
 
+/** Whether an account's Idempotency-Key is honoured on this route (operations.ts documents it). */
+export function takesIdempotencyKey(method: string, url: string): boolean {
+  return method === 'POST' && !EXCLUDED.has(url);
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     idempotencyClaim: { accountId: number; key: string } | null;
@@ -29,7 +34,7 @@ export function installIdempotency(app: App, services: Services): void {
   app.addHook('preHandler', async (req, reply) => {
     const key = keyOf(req);
     const route = req.routeOptions.url ?? '';
-    if (req.method !== 'POST' || key === undefined || EXCLUDED.has(route) || req.caller?.kind !== 'account') return;
+    if (key === undefined || !takesIdempotencyKey(req.method, route) || req.caller?.kind !== 'account') return;
     const accountId = req.caller.account.id;
     const print = fingerprint(`http POST ${route} ${JSON.stringify(req.params ?? {})}`, req.body ?? null);
     const claim = await services.idempotency.claim(accountId, key, print);

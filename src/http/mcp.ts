@@ -4,15 +4,41 @@
 // tool error and never an HTTP 401. A browser Origin not allowed (origins.ts) is a 403.
 import { errors as serviceErrors } from '../errors.js';
 import { Type } from '@sinclair/typebox';
+import { checkedByService } from '../documented.js';
 import { checkMcpOrigin } from './origins.js';
 import type { Services } from '../services.js';
 import type { RpcEndpoint } from '../wire/rpc-endpoint.js';
-import { ErrorBody, errors } from '../wire/schemas.js';
+import { ErrorBody } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 // Described, not validated: the handler reads the raw text and answers JSON-RPC errors itself.
-const JsonRpcBody = Type.Unknown({ description: 'A JSON-RPC 2.0 request or notification, or an array of them (batch)' });
-const JsonRpcReply = Type.Unknown({ description: 'A JSON-RPC 2.0 response, or an array of them for a batch' });
+const JsonRpcRequest = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Optional(Type.Union([Type.String(), Type.Integer(), Type.Null()], { description: 'Absent in a notification' })),
+    method: Type.String({ examples: ['tools/call'] }),
+    params: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { description: 'A JSON-RPC 2.0 request or notification' },
+);
+const JsonRpcBody = checkedByService(
+  Type.Union([JsonRpcRequest, Type.Array(JsonRpcRequest, { minItems: 1 })], {
+    description: 'A JSON-RPC 2.0 request or notification, or an array of them (batch)',
+    examples: [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'compile', arguments: { latex: '\\documentclass{article}\\begin{document}Hi\\end{document}' } } }],
+  }),
+);
+const JsonRpcResponse = Type.Object(
+  {
+    jsonrpc: Type.Literal('2.0'),
+    id: Type.Union([Type.String(), Type.Integer(), Type.Null()]),
+    result: Type.Optional(Type.Unknown()),
+    error: Type.Optional(Type.Object({ code: Type.Integer(), message: Type.String(), data: Type.Optional(Type.Unknown()) })),
+  },
+  { description: 'A JSON-RPC 2.0 response: `result` or `error`' },
+);
+const JsonRpcReply = Type.Union([JsonRpcResponse, Type.Array(JsonRpcResponse)], {
+  description: 'A JSON-RPC 2.0 response, or an array of them for a batch',
+});
 const MethodNotAllowed = Type.Object(ErrorBody.properties, {
   additionalProperties: true,
   description: '`method_not_allowed`: send JSON-RPC messages with POST',
@@ -31,7 +57,9 @@ export function mcpRoutes(app: App, services: Services, endpoint: RpcEndpoint): 
     scope.post(
       '/mcp',
       {
+        config: { ownBodyParser: true, errors: ['origin_not_allowed'] },
         schema: {
+          operationId: 'mcp',
           summary: 'MCP endpoint: one JSON-RPC 2.0 request or a batch (auth optional)',
           description:
             'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage. ' +
@@ -39,7 +67,7 @@ export function mcpRoutes(app: App, services: Services, endpoint: RpcEndpoint): 
           tags: ['mcp'],
           security: [{}, { bearer: [] }, { apiKey: [] }],
           body: JsonRpcBody,
-          response: { 200: JsonRpcReply, 202: Type.Null({ description: 'Only notifications: nothing to answer' }), ...errors(403) },
+          response: { 200: JsonRpcReply, 202: { type: 'null', description: 'Only notifications: nothing to answer' } },
         },
       },
       async (req, reply) => {
@@ -58,7 +86,10 @@ export function mcpRoutes(app: App, services: Services, endpoint: RpcEndpoint): 
     scope.get(
       '/mcp',
       {
+        config: { errors: ['method_not_allowed', 'origin_not_allowed'] },
         schema: {
+          operationId: 'openMcpStream',
+          security: [],
           summary: 'Not supported: the endpoint is stateless and streams nothing (SPEC §4.7)',
           tags: ['mcp'],
           response: { 405: MethodNotAllowed },

@@ -48,19 +48,20 @@ export function metaRoutes(app: App, services: Services): void {
     '/health',
     {
       schema: {
+        operationId: 'getHealth',
         summary: 'Service health: database, Redis, blob store, compile queue and each TeX engine',
         tags: ['meta'],
         response: { 200: Health, 503: Health },
       },
     },
     async (_req, reply) => {
-      const { counters, jobs } = services;
+      const { counters, texQueue } = services;
       const redisProbe = services.config.redisUrl && counters.ping ? () => counters.ping!() : null;
       const [database, blobStore, redis, queue] = await Promise.all([
         check(() => pingDb(services.db)),
         check(() => services.blobs.ping()),
         redisProbe ? check(redisProbe) : Promise.resolve(null),
-        check(async () => jobs.ping?.()),
+        check(async () => texQueue.ping?.()),
       ]);
       const enginesUp = Object.values(services.engines).every((e) => e.available);
       const ok = database.ok && blobStore.ok && (redis?.ok ?? true) && queue.ok && enginesUp;
@@ -70,7 +71,7 @@ export function metaRoutes(app: App, services: Services): void {
         database: { ...database, dialect: services.db.dialect },
         blob_store: blobStore,
         ...(redis ? { redis } : {}),
-        queue: { ...queue, ...jobs.stats() },
+        queue: { ...queue, ...texQueue.stats() },
         engines: services.engines,
         sandbox: services.config.sandbox,
       });

@@ -1,11 +1,19 @@
 // GET/HEAD /api/v1/pdfs/{id}: a compiled PDF behind its signed link (no credentials).
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
+import type { FastifyReply } from 'fastify';
 import { verifyPdfLink } from '../compile/links.js';
 import { errors as serviceErrors } from '../errors.js';
 import type { Services } from '../services.js';
-import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
+
+const Pdf = Type.String({ format: 'binary', contentMediaType: 'application/pdf' });
+const PdfHeaders = {
+  'Content-Length': Type.String({ pattern: '^[0-9]+$' }),
+  'Accept-Ranges': Type.Literal('bytes'),
+  'Cache-Control': Type.String({ description: 'private, max-age=<seconds until the link expires>' }),
+  'Content-Disposition': Type.String({ description: 'inline; filename="<id>.pdf"' }),
+};
 
 const Query = Type.Object({
   sig: Type.Optional(Type.String({ description: 'HMAC signature, as given in pdf_url' })),
@@ -34,15 +42,22 @@ export function pdfRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/pdfs/:id',
     {
+      config: { errors: ['invalid_signature', 'link_expired', 'not_found', 'range_not_satisfiable', 'storage_unavailable', 'database_unavailable'] },
       schema: {
+        operationId: 'downloadPdf',
         summary: 'Download a compiled PDF through its signed link',
+        description: 'Answers HEAD too. A `Range: bytes=…` header (one range) gives 206 with that part.',
+        headers: Type.Object({ range: Type.Optional(Type.String({ description: 'One byte range, e.g. bytes=0-1023' })) }),
         tags: ['compile'],
         params: Type.Object({ id: Type.String() }),
         querystring: Query,
         response: {
-          200: Type.Unknown({ description: 'The PDF (application/pdf)' }),
-          206: Type.Unknown({ description: 'The requested byte range of the PDF' }),
-          ...errors(403, 404, 410, 416),
+          200: { description: 'The PDF', headers: PdfHeaders, content: { 'application/pdf': { schema: Pdf } } },
+          206: {
+            description: 'The requested byte range of the PDF',
+            headers: { ...PdfHeaders, 'Content-Range': Type.String({ pattern: '^bytes [0-9]+-[0-9]+/[0-9]+$' }) },
+            content: { 'application/pdf': { schema: Pdf } },
+          },
         },
       },
     },
@@ -78,7 +93,8 @@ export function pdfRoutes(app: App, services: Services): void {
       } else {
         void reply.header('content-length', size);
       }
-      return reply.send(stream);
+      // The reply type follows the JSON schemas; this one sends the PDF's bytes.
+      return (reply as FastifyReply).send(stream);
     },
   );
 }

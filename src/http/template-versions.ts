@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { RestoreResponse, TemplateVersionListResponse, TemplateVersionResponse } from '../templates/version-schemas.js';
 import { accountOf } from './auth.js';
-import { errors, IdParam } from '../wire/schemas.js';
+import { IdParam } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 // Path parameters arrive as text: a version is a positive whole number of at most 9 digits.
@@ -17,13 +17,14 @@ export function templateVersionRoutes(app: App, services: Services): void {
   app.get(
     '/api/v2/templates/:id/versions',
     {
-      config: { auth: 'paid' },
+      config: { auth: 'paid', errors: ['template_not_found'] },
       schema: {
+        operationId: 'listTemplateVersions',
         summary: "List a template's kept versions, newest first",
         description: 'Every saved source of a template (raw or placeholder) is a version; the plan keeps the newest `kept_limit` of them.',
         tags: ['templates v2'],
         params: IdParam,
-        response: { 200: TemplateVersionListResponse, ...errors(401, 403, 404) },
+        response: { 200: TemplateVersionListResponse },
       },
     },
     async (req) => versions.list(accountOf(req), req.params.id),
@@ -32,12 +33,13 @@ export function templateVersionRoutes(app: App, services: Services): void {
   app.get(
     '/api/v2/templates/:id/versions/:version',
     {
-      config: { auth: 'paid' },
+      config: { auth: 'paid', errors: ['template_not_found', 'template_version_not_found'] },
       schema: {
+        operationId: 'getTemplateVersion',
         summary: 'Fetch one kept version with its source, instructions, schema and sample data',
         tags: ['templates v2'],
         params: VersionParams,
-        response: { 200: TemplateVersionResponse, ...errors(401, 403, 404) },
+        response: { 200: TemplateVersionResponse },
       },
     },
     async (req) => versions.get(accountOf(req), req.params.id, Number(req.params.version)),
@@ -46,13 +48,14 @@ export function templateVersionRoutes(app: App, services: Services): void {
   app.post(
     '/api/v2/templates/:id/versions/:version/restore',
     {
-      config: { auth: 'paid' },
+      config: { auth: 'paid', errors: ['template_not_found', 'template_version_not_found', 'template_security_violation', 'liquid_syntax_error'] },
       schema: {
+        operationId: 'restoreTemplateVersion',
         summary: 'Make a kept version the new latest version',
         description: "The version's source and instructions become a new version (latest + 1); the template keeps its kind, name and description.",
         tags: ['templates v2'],
         params: VersionParams,
-        response: { 200: RestoreResponse, ...errors(401, 403, 404, 422) },
+        response: { 200: RestoreResponse },
       },
     },
     async (req) => versions.restore(accountOf(req), req.params.id, Number(req.params.version)),

@@ -2,18 +2,18 @@
 import { UsageBody } from '../accounts/schemas.js';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
-import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 export function usageRoutes(app: App, services: Services): void {
   app.get(
     '/api/v1/usage',
     {
-      config: { auth: 'required' },
+      config: { auth: 'required', errors: ['redis_unavailable'] },
       schema: {
+        operationId: 'getUsage',
         summary: "The account's plan, counters and limits",
         tags: ['account'],
-        response: { 200: UsageBody, ...errors(401) },
+        response: { 200: UsageBody },
       },
     },
     async (req) => services.usage.report(accountOf(req)),

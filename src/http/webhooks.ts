@@ -3,7 +3,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Services } from '../services.js';
 import { accountOf } from './auth.js';
-import { errors } from '../wire/schemas.js';
 import type { App } from './types.js';
 
 const SecretBody = Type.Object({ secret: Type.String({ pattern: '^whsec_', description: 'Standard Webhooks secret; the HMAC key is the base64 after whsec_' }) });
@@ -13,7 +12,7 @@ export function webhookRoutes(app: App, services: Services): void {
     '/api/v1/webhooks/secret',
     {
       config: { auth: 'required' },
-      schema: { summary: 'The webhook signing secret of this account', tags: ['jobs'], response: { 200: SecretBody, ...errors(401) } },
+      schema: { operationId: 'getWebhookSecret', summary: 'The webhook signing secret of this account', tags: ['jobs'], response: { 200: SecretBody } },
     },
     async (req, reply) => reply.header('cache-control', 'no-store').send({ secret: await services.webhookSecrets.get(accountOf(req).account.id) }),
   );
@@ -22,7 +21,12 @@ export function webhookRoutes(app: App, services: Services): void {
     '/api/v1/webhooks/secret/rotate',
     {
       config: { auth: 'required' },
-      schema: { summary: 'Issue a new webhook signing secret (the old one stops at once)', tags: ['jobs'], response: { 200: SecretBody, ...errors(401) } },
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        summary: 'Issue a new webhook signing secret (the old one stops at once)',
+        tags: ['jobs'],
+        response: { 200: SecretBody },
+      },
     },
     async (req, reply) => reply.header('cache-control', 'no-store').send({ secret: await services.webhookSecrets.rotate(accountOf(req).account.id) }),
   );

@@ -10,6 +10,7 @@ import type { Clock } from '../clock.js';
 import { errors, INTERNAL_ERROR_BODY, isServiceError } from '../errors.js';
 import type { JobRow } from '../storage/schema.js';
 import { checkCallbackUrl, type CallbackPolicy } from '../webhooks/address.js';
+import type { AsyncRequest } from './async-fields.js';
 import type { Deliveries } from './deliveries.js';
 import type { AcceptedBody, JobBody } from './schemas.js';
 import type { DeliveryAttempt, JobKind, JobStore } from './store.js';
@@ -30,6 +31,15 @@ export type Job = Static<typeof JobBody>;
 
 /** Work of one async job: calls `accepted` once every synchronous check and the quota reservation passed. */
 export type AsyncWork = (accepted: () => void) => Promise<unknown>;
+
+/** What a door that may answer async passes to the work it runs (the service call's hooks). */
+export interface AsyncHooks {
+  /** Set when the call runs as a job: the service calls it once every check and its reservation passed. */
+  onAccepted?: () => void;
+}
+
+/** A call's answer: its synchronous result, or the job it was accepted as. */
+export type Answer<T> = { accepted: false; body: T } | { accepted: true; job: Accepted };
 
 export interface AsyncOptions {
   kind: JobKind;
@@ -59,6 +69,23 @@ export class JobService {
     }
     const url = callbackUrl === undefined || callbackUrl === null ? null : checkCallbackUrl(callbackUrl, this.policy).toString();
     return { accountId: caller.account.id, callbackUrl: url };
+  }
+
+  /**
+   * The one "answer now, or accept as an async job" branch of compile, render and public
+   * render, for every door. `stored` picks what the job keeps of the work's result (the
+   * synchronous body); by default the result itself.
+   */
+  async answer<T>(
+    caller: Caller,
+    kind: JobKind,
+    request: AsyncRequest,
+    work: (hooks: AsyncHooks) => Promise<T>,
+    stored: (result: T) => unknown = (result) => result,
+  ): Promise<Answer<T>> {
+    if (!request.async) return { accepted: false, body: await work({}) };
+    const job = await this.start(caller, { kind, callbackUrl: request.callbackUrl }, async (onAccepted) => stored(await work({ onAccepted })));
+    return { accepted: true, job };
   }
 
   /** Runs `work` until it is accepted; a refusal before that is thrown, as in the sync call. */

@@ -1,6 +1,5 @@
 // Who may compile now (SPEC §8.1, §8.3). A slot is reserved before TeX starts and committed
 // only when a PDF is delivered; anything refused or failed releases it and costs nothing.
-import type { Caller } from '../accounts/caller.js';
 import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { links, openSignupUrl } from '../links.js';
@@ -10,6 +9,12 @@ import { reserveOrRefuse } from './reserve.js';
 import { graceAllowance, limitsOf, monthlyUse, type PlanName } from './plans.js';
 
 const HOUR_MS = 3600_000;
+
+/**
+ * Who a compile is charged to: the part of accounts/' Caller the quota reads. Declared here so
+ * that quota/ stays below accounts/ (which reads the plan table).
+ */
+export type Payer = { kind: 'anonymous'; ip: string } | { kind: 'account'; account: { id: number; plan: PlanName } };
 
 export interface Ticket {
   /** The compile delivered a PDF: count it. */
@@ -39,7 +44,7 @@ export class CompileQuota {
     private readonly config: Config,
   ) {}
 
-  async reserve(caller: Caller): Promise<Ticket> {
+  async reserve(caller: Payer): Promise<Ticket> {
     return caller.kind === 'anonymous' ? this.reserveAnonymous(caller.ip) : this.reserveAccount(caller.account.id, caller.account.plan);
   }
 

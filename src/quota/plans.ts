@@ -141,8 +141,9 @@ export const TEMPLATE_INSTRUCTIONS_MAX = 50_000;
 export const ASSET_NAME_MAX = 64;
 /** Self-service sign-ups per client IP per hour (not in SPEC; see docs/api.md, "Sign-up"). */
 export const SIGNUPS_PER_IP_PER_HOUR = 5;
-/** Asset files are the images a job can include (SPEC §2.1). */
-export const ASSET_EXTENSIONS = GRAPHICS_EXTENSIONS;
+/** Asset files are the images a job can include (SPEC §2.1) and the fonts xelatex/lualatex load by file name. */
+export const FONT_EXTENSIONS = ['otf', 'ttf', 'ttc'] as const;
+export const ASSET_EXTENSIONS = [...GRAPHICS_EXTENSIONS, ...FONT_EXTENSIONS] as const;
 
 export function limitsOf(tier: Tier): Limits {
   return PLANS[tier];

@@ -15,7 +15,7 @@ import { chooseCompiler } from './validate.js';
 export interface RenderCompiler {
   compile(
     caller: Caller,
-    input: { latex: unknown; compiler?: unknown; use_stored_assets?: unknown },
+    input: { latex?: unknown; compiler?: unknown; use_stored_assets?: unknown },
     context: Pick<CompileContext, 'onAccepted'> & { via: 'render' | 'public_render'; deadline: number },
   ): Promise<CompileSuccess>;
 }

@@ -1,6 +1,7 @@
 // Wire schemas of the template endpoints (V1 raw templates, V2 placeholder templates), shared
 // by the HTTP routes and the MCP tools. Field limits live in src/quota/plans.ts; the service
 // enforces them too, so every door reports the same `fields` list.
+import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { CompileSuccessBody } from '../compile/schemas.js';
@@ -14,9 +15,11 @@ const Instructions = Type.Unsafe<string | null>({
   maxLength: TEMPLATE_INSTRUCTIONS_MAX,
   description: 'Markdown playbook for agents filling the template',
 });
-const Engine = Type.Unknown({
-  description: '`liquid` (placeholder template) or `none` (raw LaTeX); omit to keep the current kind',
-});
+const Engine = checkedByService(
+  Type.Union([Type.Literal('liquid'), Type.Literal('none')], {
+    description: '`liquid` (placeholder template) or `none` (raw LaTeX); omit to keep the current kind',
+  }),
+);
 const Json = Type.Record(Type.String(), Type.Unknown());
 
 export const SaveTemplateBody = Type.Object(
@@ -38,7 +41,16 @@ export const CreateV2Body = Type.Object(
     description: Type.Optional(Description),
     instructions: Type.Optional(Instructions),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        name: 'letter',
+        latex_with_placeholders: '\\documentclass{article}\n\\begin{document}\nDear {{ name }},\n\\end{document}\n',
+        description: 'A one-line letter',
+      },
+    ],
+  },
 );
 export type CreateV2Input = Static<typeof CreateV2Body>;
 
@@ -64,11 +76,13 @@ export const VersionNumber = Type.Integer({ minimum: 1, maximum: 2_147_483_647, 
 
 export const RenderBody = Type.Object(
   {
-    data: Type.Optional(Type.Unknown({ description: 'Object whose keys match the template schema; extra keys are ignored' })),
+    data: Type.Optional(
+      checkedByService(Type.Record(Type.String(), Type.Unknown(), { description: 'Object whose keys match the template schema; extra keys are ignored' })),
+    ),
     version: Type.Optional(VersionNumber),
     ...AsyncRequestFields,
   },
-  { additionalProperties: true },
+  { additionalProperties: true, examples: [{ data: { name: 'Ada Lovelace', amount: 42 } }] },
 );
 
 const TemplateCommon = {

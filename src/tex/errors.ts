@@ -1,5 +1,5 @@
 // The TeX layer's own failures. It knows nothing of HTTP or the error catalogue; the compile
-// domain (compile/tex-queue.ts) turns these into catalogue errors in one place.
+// domain (queue/domain.ts) turns these into catalogue errors in one place.
 
 /** Every slot is busy and the wait queue is full: the caller should retry after a while. */
 export class QueueFullError extends Error {

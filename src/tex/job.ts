@@ -21,6 +21,11 @@ export interface TexJob {
   /** `blob`: where these exact bytes already are in the shared blob store (a stored asset), so a remote worker can fetch them instead of receiving a copy. */
   files?: ReadonlyArray<{ name: string; data: Buffer; blob?: string }>;
   timeoutMs: number;
+  /**
+   * CPU seconds each pass may use; by default the timeout's. Diagnosis probes set it (and a
+   * generous timeout) so that their verdict depends on the work, not on the machine's load.
+   */
+  cpuSeconds?: number;
   /** Largest file (the PDF included) the job may write. */
   maxFileBytes: number;
   /** When the PDF has more pages, deliver only the first `keepPages` (a preview). */

@@ -174,11 +174,11 @@ export class TexRunner implements JobRunner {
     await writeFile(join(dir, `${MAIN}.tex`), job.source);
     if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format, { flag: 'wx' });
     for (const file of job.files ?? []) {
-      // Plain names with at most one folder (chapters/intro.tex), none of the job's own files (main.*, preview.pdf).
-      if (!/^(?:[A-Za-z0-9_-]+\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
+      // Plain names with at most four folders (chapters/part1/intro.tex), none of the job's own files (main.*, preview.pdf).
+      if (!/^(?:[A-Za-z0-9_-]+\/){0,4}[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
         throw new JobFileNameError(file.name);
       }
-      const slash = file.name.indexOf('/');
+      const slash = file.name.lastIndexOf('/');
       if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
       await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
     }
@@ -358,7 +358,7 @@ export class TexRunner implements JobRunner {
     const remaining = deadline - performance.now();
     if (remaining <= 0 || job.signal?.aborted) throw new Killed('timeout');
     const limits: ProcessLimits = {
-      cpuSeconds: Math.ceil(job.timeoutMs / 1000) + 1,
+      cpuSeconds: job.cpuSeconds ?? Math.ceil(job.timeoutMs / 1000) + 1,
       fileBytes: fileBytes ?? job.maxFileBytes,
       memoryBytes: MEMORY_BYTES,
       processes: PROCESSES,

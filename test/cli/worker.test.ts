@@ -1,6 +1,6 @@
 // `quire worker` as an operator runs it: it needs QUIRE_QUEUE=bullmq, refuses to run TeX
 // without a working sandbox, and on SIGTERM finishes and exits 0. Its jobs are exercised in
-// test/compile/bullmq-queue.test.ts and test/scale/cluster.test.ts.
+// test/queue/bullmq.test.ts and test/scale/cluster.test.ts.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -37,6 +37,7 @@ describe('compile failures carry the diagnosis', () => {
     assert.equal(body.diagnosis.error_class, 'undefined_command');
     assert.equal(body.diagnosis.symbol, '\\textcolor');
     assert.equal(body.diagnosis.suggested_package, 'xcolor');
+    assert.equal(body.diagnosis.confidence, 'certain');
     assert.match(body.agent_hint, /xcolor/);
   });
 
@@ -48,9 +49,32 @@ describe('compile failures carry the diagnosis', () => {
     assert.equal(body.diagnosis.error_class, 'undefined_command');
     assert.equal(body.diagnosis.symbol, '\\dddot');
     assert.equal(body.diagnosis.suggested_package, 'amsmath');
+    assert.equal(body.diagnosis.confidence, 'verified');
     assert.equal(body.diagnosis.line, 3);
     assert.equal('verify' in body, false);
-    assert.deepEqual(Object.keys(body.diagnosis).sort(), ['error_class', 'line', 'retryable', 'suggested_fix', 'suggested_package', 'summary', 'symbol']);
+    assert.deepEqual(Object.keys(body.diagnosis).sort(), ['confidence', 'error_class', 'line', 'retryable', 'suggested_fix', 'suggested_package', 'summary', 'symbol']);
+  });
+
+  test('a command in the generated bibliography names its package (\\url from plainurl.bst)', async () => {
+    const latex =
+      '\\documentclass{article}\n\\begin{filecontents*}[overwrite]{refs.bib}\n@book{k, author={Ann Author}, title={A Title}, publisher={P}, year={2020}, url={https://example.org/x}}\n\\end{filecontents*}\n\\begin{document}\nSee \\cite{k}.\n\\bibliographystyle{plainurl}\n\\bibliography{refs}\n\\end{document}\n';
+    const res = await compile({ latex });
+    assert.equal(res.statusCode, 422);
+    const body = res.json();
+    assert.equal(body.diagnosis.error_class, 'undefined_command');
+    assert.equal(body.diagnosis.symbol, '\\url');
+    assert.equal(body.diagnosis.suggested_package, 'url');
+    assert.equal(body.diagnosis.confidence, 'certain');
+  });
+
+  test('OpenAPI and the MCP compile tool show the diagnosis schema with confidence', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    const failure = doc.paths['/api/v1/compile'].post.responses['422'].content['application/json'].schema;
+    assert.deepEqual(failure.properties.diagnosis.properties.confidence.anyOf.map((s: { const?: string; enum?: string[] }) => s.const ?? s.enum?.[0]), ['certain', 'verified', 'unverified']);
+    const list = await t.app.inject({ method: 'POST', url: '/mcp', headers: { ...account.headers, 'content-type': 'application/json' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
+    const tool = list.json().result.tools.find((x: { name: string }) => x.name === 'compile');
+    const error = tool.outputSchema.anyOf.find((s: { properties?: { diagnosis?: unknown } }) => s.properties?.diagnosis);
+    assert.deepEqual(error.properties.diagnosis.properties.confidence.anyOf.map((s: { const?: string; enum?: string[] }) => s.const ?? s.enum?.[0]), ['certain', 'verified', 'unverified']);
   });
 
   test('an unclassifiable failure has no diagnosis but still a log and a line', async () => {
@@ -60,5 +84,26 @@ describe('compile failures carry the diagnosis', () => {
     assert.equal(body.diagnosis, undefined);
     assert.equal(body.line, 3);
     assert.match(body.log, /custom stop/);
+  });
+});
+
+describe('a caller whose probe budget is spent', () => {
+  let t: TestApp;
+  let account: TestAccount;
+  before(async () => {
+    t = await testApp({ env: { QUIRE_PROBES_PER_MINUTE: '0' } });
+    account = await createAccount(t.services, 'starter');
+  });
+  after(() => t.close());
+
+  test('still gets the best-ranked package, marked unverified', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\nA jerk: $\\dddot{x}$.\n\\end{document}\n';
+    const res = await t.app.inject({ method: 'POST', url: '/api/v1/compile', payload: { latex }, headers: account.headers });
+    assert.equal(res.statusCode, 422);
+    const body = res.json();
+    assert.equal(body.diagnosis.symbol, '\\dddot');
+    assert.equal(body.diagnosis.suggested_package, 'amsmath');
+    assert.equal(body.diagnosis.confidence, 'unverified');
+    assert.match(body.diagnosis.suggested_fix, /\\usepackage\{amsmath\}/);
   });
 });

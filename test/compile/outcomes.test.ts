@@ -17,7 +17,7 @@ describe('pdf_size_unknown', () => {
 
   test('422 pdf_size_unknown, retryable, costs no quota, and the retry succeeds', async () => {
     const account = await createAccount(t.services, 'starter');
-    const jobs = t.services.jobs;
+    const jobs = t.services.texQueue;
     const run = jobs.run.bind(jobs);
     jobs.run = async (job) => ({ ...(await run(job)), outcome: 'unmeasurable', pdf: undefined, pages: undefined });
     try {
@@ -38,7 +38,7 @@ describe('pdf_size_unknown', () => {
 
   test('422 pdf_too_large with limit (the compile ceiling) and plan_limit when the whole document is over it', async () => {
     const account = await createAccount(t.services, 'pro');
-    const jobs = t.services.jobs;
+    const jobs = t.services.texQueue;
     const run = jobs.run.bind(jobs);
     let ceiling = 0;
     jobs.run = async (job) => {

@@ -11,7 +11,7 @@ test('compiles carry the account scope and the UTC day; public gallery renders t
   const t = await testApp({ clock });
   try {
     const seen: Array<TexJob['preamble']> = [];
-    const jobs = t.services.jobs;
+    const jobs = t.services.texQueue;
     const run = jobs.run.bind(jobs);
     jobs.run = (job) => {
       seen.push(job.preamble);

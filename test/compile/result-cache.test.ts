@@ -16,7 +16,7 @@ describe('result cache', () => {
     const t = await testApp({ clock });
     try {
       let texRuns = 0;
-      const jobs = t.services.jobs;
+      const jobs = t.services.texQueue;
       const run = jobs.run.bind(jobs);
       jobs.run = (job) => {
         texRuns++;
@@ -69,7 +69,7 @@ describe('result cache', () => {
     const t = await testApp();
     try {
       let texRuns = 0;
-      const jobs = t.services.jobs;
+      const jobs = t.services.texQueue;
       const run = jobs.run.bind(jobs);
       jobs.run = (job) => {
         texRuns++;

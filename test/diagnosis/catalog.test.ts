@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { texIndexDir } from '../../src/config.js';
 import { buildAndCacheCatalog, ensureCatalog, loadCachedCatalog, type TexCatalog } from '../../src/tex/diagnosis/catalog.js';
 import { rankCandidates } from '../../src/tex/diagnosis/candidates.js';
 import { extractDefinitions } from '../../src/tex/diagnosis/extract.js';
@@ -15,6 +16,9 @@ import { analyzeLog, diagnose } from '../../src/tex/diagnosis/index.js';
 import { probeDocument, verifyCandidates, type ProbeCompile } from '../../src/tex/diagnosis/probe.js';
 import type { TexRunner } from '../../src/tex/runner.js';
 import { compile, corpusRunner } from './corpus.js';
+
+/** A probe port whose budget is spent. */
+const refuse: ProbeCompile = () => Promise.reject(new Error('probe budget spent'));
 
 const installed = (file: string) => readFileSync(execFileSync('kpsewhich', [file], { encoding: 'utf8' }).trim(), 'latin1');
 
@@ -55,7 +59,7 @@ describe('definition extractor on installed packages', () => {
 describe('TeX Live index', () => {
   let cat: TexCatalog;
   before(async () => {
-    const loaded = await ensureCatalog();
+    const loaded = await ensureCatalog(texIndexDir());
     assert.ok(loaded, 'the index builds from the installed TeX Live');
     cat = loaded;
   });
@@ -145,12 +149,12 @@ describe('index cache', () => {
 describe('probe verification (real TeX in the sandbox)', () => {
   let runner: TexRunner;
   let probes = 0;
-  const probe: ProbeCompile = async (source, compiler, timeoutMs) => {
+  const probe: ProbeCompile = async (source, compiler) => {
     probes++;
-    return runner.run({ source, compiler, timeoutMs, maxFileBytes: 16 * 1024 * 1024 });
+    return runner.run({ source, compiler, timeoutMs: 30_000, cpuSeconds: 3, maxFileBytes: 16 * 1024 * 1024 });
   };
   before(async () => {
-    await ensureCatalog();
+    await ensureCatalog(texIndexDir());
     runner = await corpusRunner();
   });
   after(() => runner.close());
@@ -167,28 +171,34 @@ describe('probe verification (real TeX in the sandbox)', () => {
 
   it('confirms a candidate that defines the name and rejects one that does not', async () => {
     const v = { kind: 'command' as const, name: 'dddot', line: 3, candidates: ['booktabs', 'amsmath'], needed: true };
-    assert.equal(await verifyCandidates(source, 'pdflatex', v, { probe, budgetMs: 30_000 }), 'amsmath');
-    assert.equal(await verifyCandidates(source, 'pdflatex', { ...v, candidates: ['booktabs'] }, { probe, budgetMs: 30_000 }), null);
-    assert.equal(await verifyCandidates(source, 'pdflatex', v, { probe, budgetMs: 0 }), undefined, 'no budget, no verdict');
+    assert.equal(await verifyCandidates(source, 'pdflatex', v, { probe }), 'amsmath');
+    assert.equal(await verifyCandidates(source, 'pdflatex', { ...v, candidates: ['booktabs'] }, { probe }), null);
+    assert.deepEqual(await verifyCandidates(source, 'pdflatex', v, { probe: refuse }), { failed: [] }, 'no budget, no verdict');
+    let left = 1;
+    const once: ProbeCompile = (s, c) => (left-- > 0 ? probe(s, c) : refuse(s, c));
+    assert.deepEqual(await verifyCandidates(source, 'pdflatex', v, { probe: once }), { failed: ['booktabs'] }, 'the budget ran out after one candidate failed');
   });
 
-  it('diagnose() gives suggested_package only once a probe compile got past the name', async () => {
+  it('diagnose() confirms suggested_package with a probe, and names the best-ranked candidate unverified without one', async () => {
     const result = await compile(runner, source, 'pdflatex');
     assert.equal(result.outcome, 'failed');
     const sync = analyzeLog(result.log, 'pdflatex', { source });
     assert.equal(sync.verify?.needed, true, 'several packages define \\dddot');
     probes = 0;
-    const a = await diagnose(result.log, 'pdflatex', { source, probe, budgetMs: 30_000 });
+    const a = await diagnose(result.log, 'pdflatex', { source, probe });
     assert.ok(probes >= 1);
+    assert.equal(a.diagnosis?.confidence, 'verified');
     assert.equal(a.diagnosis?.error_class, 'undefined_command');
     assert.equal(a.diagnosis?.symbol, '\\dddot');
     assert.equal(a.diagnosis?.suggested_package, 'amsmath');
     assert.equal(a.line, 3);
     assert.equal('verify' in a, false, 'internal data stays internal');
-    const unverified = await diagnose(result.log, 'pdflatex', { source, probe, budgetMs: 0 });
+    const unverified = await diagnose(result.log, 'pdflatex', { source, probe: refuse });
     assert.equal(unverified.diagnosis?.error_class, 'undefined_command');
-    assert.equal(unverified.diagnosis?.suggested_package, undefined);
+    assert.equal(unverified.diagnosis?.suggested_package, 'amsmath');
+    assert.equal(unverified.diagnosis?.confidence, 'unverified');
     assert.match(unverified.diagnosis?.suggested_fix ?? '', /\\usepackage\{amsmath\}/);
+    assert.equal('verify' in unverified, false);
   });
 });
 
@@ -206,7 +216,7 @@ describe('a document without \\begin{document}', () => {
 describe('a loaded package that should define the name (real TeX)', () => {
   let runner: TexRunner;
   before(async () => {
-    await ensureCatalog();
+    await ensureCatalog(texIndexDir());
     runner = await corpusRunner();
   });
   after(() => runner.close());
@@ -216,9 +226,10 @@ describe('a loaded package that should define the name (real TeX)', () => {
     const source = '\\documentclass{article}\n\\usepackage{mathdots}\n\\begin{document}\n$\\dddot{x}$\n\\end{document}\n';
     const result = await compile(runner, source, 'pdflatex');
     assert.equal(analyzeLog(result.log, 'pdflatex', { source }).diagnosis, undefined);
-    const probe: ProbeCompile = (s, compiler, timeoutMs) => runner.run({ source: s, compiler, timeoutMs, maxFileBytes: 16 * 1024 * 1024 });
-    assert.equal((await diagnose(result.log, 'pdflatex', { source, probe, budgetMs: 0 })).diagnosis, undefined, 'no verdict: as without probes');
-    const a = await diagnose(result.log, 'pdflatex', { source, probe, budgetMs: 30_000 });
+    const probe: ProbeCompile = (s, compiler) => runner.run({ source: s, compiler, timeoutMs: 30_000, cpuSeconds: 3, maxFileBytes: 16 * 1024 * 1024 });
+    assert.equal((await diagnose(result.log, 'pdflatex', { source, probe: refuse })).diagnosis, undefined, 'no verdict: as without probes');
+    const a = await diagnose(result.log, 'pdflatex', { source, probe });
+    assert.equal(a.diagnosis?.confidence, 'verified');
     assert.equal(a.diagnosis?.suggested_package, 'amsmath');
     assert.equal(a.diagnosis?.line, 4);
   });

@@ -2,6 +2,7 @@
 // against its label; then applies each package fix the way an agent would and recompiles.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { texIndexDir } from '../../src/config.js';
 import { ensureCatalog } from '../../src/tex/diagnosis/catalog.js';
 import { analyzeLog, missingCharacters, type Diagnosis } from '../../src/tex/diagnosis/index.js';
 import type { TexResult } from '../../src/tex/job.js';
@@ -23,7 +24,7 @@ describe('diagnosis corpus (real TeX)', () => {
 
   before(async () => {
     // The TeX Live index (built or read from its cache), so package suggestions do not depend on timing.
-    await ensureCatalog();
+    await ensureCatalog(texIndexDir());
     runner = await corpusRunner();
     outcomes = await pool(corpus, 2, async (c) => {
       const result = await compile(runner, c.source, c.engine);

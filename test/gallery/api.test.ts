@@ -160,6 +160,13 @@ describe('public gallery API', () => {
       headers: { 'if-none-match': String(first.headers.etag) },
     });
     assert.equal(again.statusCode, 304);
+    // RFC 9110 §15.4.5: a 304 has no body and changes nothing a cache stores (it once sent
+    // Content-Type: application/json and Content-Length: 4, the JSON "null").
+    assert.equal(again.rawPayload.length, 0);
+    assert.equal(again.headers['content-type'], undefined);
+    assert.equal(again.headers['content-length'], undefined);
+    assert.equal(again.headers.etag, first.headers.etag);
+    assert.equal(again.headers['cache-control'], first.headers['cache-control']);
   });
 
   test('an unknown template page is an HTML 404 with the slug escaped', async () => {

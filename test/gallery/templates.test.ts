@@ -58,7 +58,7 @@ describe('gallery templates typeset', () => {
     const problems = validateGalleryData(t.schema, data);
     assert.equal(problems, null, `${t.slug}: data valid (${JSON.stringify(problems)})`);
     const { latex } = await services.gallery.fill(t, data, color);
-    const result = await services.jobs.run({ source: latex, compiler: t.compiler, timeoutMs: 120_000, maxFileBytes: 100 * 1024 * 1024 });
+    const result = await services.texQueue.run({ source: latex, compiler: t.compiler, timeoutMs: 120_000, maxFileBytes: 100 * 1024 * 1024 });
     assert.equal(result.outcome, 'ok', `${t.slug} in ${color}: ${result.log.split('\n').filter((l) => l.startsWith('!') || /:\d+:/.test(l)).slice(0, 5).join(' | ')}`);
     return { pdf: result.pdf!, pages: result.pages!, latex, log: result.log };
   }

@@ -94,10 +94,29 @@ describe('layering lint rule', () => {
     assert.deepEqual(await layering(own, 'src/tex/diagnosis/x.ts'), []);
   });
 
-  test('no tex/ file is exempt: the queue and the runner may not throw catalogue errors', async () => {
+  test('no tex/ file is exempt: the runner and the PDF merge may not throw catalogue errors', async () => {
     const code = "import { ServiceError } from '../errors.js';\nexport const e = ServiceError;\n";
-    assert.equal((await layering(code, 'src/tex/queue.ts')).length, 1);
+    assert.equal((await layering(code, 'src/tex/merge.ts')).length, 1);
     assert.equal((await layering(code, 'src/tex/runner.ts')).length, 1);
+  });
+
+  test('queue/ sits between compile/ and tex/: tex/ never imports it, it imports nothing above it', async () => {
+    const up = await layering("import { domainQueue } from '../queue/domain.js';\nexport const q = domainQueue;\n", 'src/tex/x.ts');
+    assert.equal(up.length, 1);
+    assert.match(up[0]!.message, /tex\/ is the bottom layer/);
+    for (const target of ['../compile/links.js', '../quota/plans.js', '../accounts/caller.js', '../jobs/store.js', '../http/edge.js']) {
+      const messages = await layering(`import * as m from '${target}';\nexport const x = m;\n`, 'src/queue/x.ts');
+      assert.equal(messages.length, 1, target);
+    }
+    const below = [
+      "import { sandboxed } from '../tex/sandbox.js';",
+      "import type { BlobStore } from '../storage/blobs.js';",
+      "import { ServiceError } from '../errors.js';",
+      'export const x: [typeof sandboxed, BlobStore | null, typeof ServiceError] = [sandboxed, null, ServiceError];',
+      '',
+    ].join('\n');
+    assert.deepEqual(await layering(below, 'src/queue/x.ts'), []);
+    assert.deepEqual(await layering("import { domainQueue } from '../queue/domain.js';\nexport const q = domainQueue;\n", 'src/compile/x.ts'), []);
   });
 
   test('a door importing another door is an error, at any depth and by any import form', async () => {

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import type { TSchema } from '@sinclair/typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
+import { DOCUMENTED } from '../../src/documented.js';
 import { AssetListBody, GetAssetResult, SaveAssetResult } from '../../src/assets/schemas.js';
 import { UsageBody } from '../../src/accounts/schemas.js';
 import { CompileFailureBody, CompileSuccessBody } from '../../src/compile/schemas.js';
@@ -78,7 +79,8 @@ describe('wire bodies', () => {
   test('each MCP tool advertises the response schema object of its HTTP route', async () => {
     const responses = new Map<string, Record<number, unknown>>();
     const t = await testApp();
-    const app: App = Fastify({ loggerInstance: t.services.log }).withTypeProvider<TypeBoxTypeProvider>();
+    // Route schemas carry documented types (src/documented.ts): the validator knows the keyword.
+    const app: App = Fastify({ loggerInstance: t.services.log, ajv: { customOptions: { keywords: [DOCUMENTED] } } }).withTypeProvider<TypeBoxTypeProvider>();
     app.addHook('onRoute', (route) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) responses.set(`${method} ${route.url}`, (route.schema?.response ?? {}) as Record<number, unknown>);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { LocalJobQueue, slotUid } from '../../src/tex/queue.js';
+import { LocalTexPool, slotUid } from '../../src/queue/local-pool.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { afterRun, assertNoLeak, capturedLog, luaDocument, makeCanary, type Canary } from './attack.js';
@@ -31,7 +31,7 @@ describe('hostile workspace outputs (host-side reads on their own)', () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-sec-jobs-'));
     const shared = join(tmpdir(), 'quire-jobs');
     const runner = new TexRunner({ workRoot, isolate: true, hardenLua: false, luaCache: () => prepareLuaCache(shared) });
-    t = await testApp({ log: logged.log, overrides: { jobs: new LocalJobQueue(runner, 1, 8) } });
+    t = await testApp({ log: logged.log, overrides: { texQueue: new LocalTexPool(runner, 1, 8) } });
     account = await createAccount(t.services, 'business');
   });
   after(async () => {
@@ -151,7 +151,7 @@ local t = os.clock() while not lfs.attributes("go") and os.clock() - t < 15 do e
     writeFileSync(join(outside, 'keep.txt'), canary.secret);
     const { status } = await compile(luaDocument(`assert(lfs.link(${JSON.stringify(outside)}, "escape", true))`));
     assert.equal(status, 200);
-    await t.services.jobs.close();
+    await t.services.texQueue.close();
     assert.ok(existsSync(join(outside, 'keep.txt')), 'the linked directory survives the cleanup');
     await rm(outside, { recursive: true, force: true });
     // Every workspace of this process is gone.

@@ -2,8 +2,9 @@
 // (arguments `async`, `callback_url`, `idempotency_key`), and the get_job tool. The same
 // JobService and IdempotencyStore as over HTTP; docs/async-and-webhooks.md.
 import { Type } from '@sinclair/typebox';
-import { errors, restore, isServiceError, invalidField, type ErrorCode } from '../../errors.js';
+import { errors, restore, isServiceError, type ErrorCode } from '../../errors.js';
 import { fingerprint } from '../../idempotency/store.js';
+import { asyncRequest } from '../../jobs/async-fields.js';
 import { AcceptedBody, JobBody } from '../../jobs/schemas.js';
 import type { Accepted } from '../../jobs/service.js';
 import { guard } from '../checks.js';
@@ -45,20 +46,10 @@ export function withJobs(tool: Tool): Tool {
     run: async (args, context) => {
       tool.check(args);
       const { async, callback_url, idempotency_key, ...rest } = args;
-      if (async !== undefined && typeof async !== 'boolean') {
-        throw invalidField('async', 'type', 'must be boolean', { lead: 'Arguments are invalid' });
-      }
-      if (callback_url !== undefined && async !== true) {
-        throw invalidField('callback_url', 'dependencies', 'needs async: true', { lead: 'Arguments are invalid' });
-      }
+      const request = asyncRequest(args, 'Arguments are invalid');
       const work = async (): Promise<ToolReply> => {
-        if (async !== true) return tool.run(rest, context);
-        const accepted = await context.services.asyncJobs.start(
-          callerOf(context),
-          { kind, callbackUrl: callback_url },
-          async (onAccepted) => (await tool.run(rest, context, { onAccepted })).body,
-        );
-        return acceptedReply(accepted);
+        const outcome = await context.services.asyncJobs.answer(callerOf(context), kind, request, (hooks) => tool.run(rest, context, hooks), (reply) => reply.body);
+        return outcome.accepted ? acceptedReply(outcome.job) : outcome.body;
       };
       const caller = context.caller;
       if (idempotency_key === undefined || caller?.kind !== 'account') return work();

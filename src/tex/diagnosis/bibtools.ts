@@ -1,7 +1,7 @@
 // A bibliography database the document names but the request did not send. biber says
 // "ERROR - Cannot find 'x.bib'!", bibtex "I couldn't open database file x.bib"; the runner
 // appends that output to the transcript after "<tool> failed:". Both are missing_asset.
-import type { Finding } from './rules.js';
+import type { Finding } from './rules/finding.js';
 import type { Source } from './source.js';
 
 const FAILED = /\n(biber|bibtex) failed:\n([\s\S]*)$/;

@@ -4,7 +4,6 @@
 // loaded index; until it is loaded, diagnosis falls back to the hand-written table.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Compiler } from '../compilers.js';
 import { extractDefinitions } from './extract.js';
@@ -12,7 +11,7 @@ import { PACKAGE_ENGINES } from './packages.js';
 import { fingerprint, listTexFiles, texmfRoots, type TexFile } from './texlive.js';
 
 /** Bump when extraction changes, so cached indexes are rebuilt. */
-export const EXTRACTOR_VERSION = 8;
+export const EXTRACTOR_VERSION = 9;
 
 type Kind = 'command' | 'environment';
 
@@ -286,25 +285,14 @@ export async function buildCatalog(roots = texmfRoots()): Promise<StoredCatalog>
 }
 
 // ---------------------------------------------------------------- cache
-
-/** Machine-wide cache: the index depends only on the TeX Live installed, not on a data dir. */
-export function defaultCacheDir(): string {
-  const fromEnv = process.env.QUIRE_TEX_INDEX_DIR;
-  if (fromEnv) return fromEnv;
-  const xdg = process.env.XDG_CACHE_HOME;
-  try {
-    return join(xdg && xdg.startsWith('/') ? xdg : join(homedir(), '.cache'), 'quire');
-  } catch {
-    return join(tmpdir(), 'quire-cache');
-  }
-}
+// The cache folder is a setting (config.ts, texIndexDir): callers pass it in.
 
 function cachePath(dir: string, print: string): string {
   return join(dir, `texlive-index-${print}.json`);
 }
 
 /** The cached index for the installed TeX Live, or undefined when it was not built yet. */
-export function loadCachedCatalog(dir = defaultCacheDir(), roots = texmfRoots()): TexCatalog | undefined {
+export function loadCachedCatalog(dir: string, roots = texmfRoots()): TexCatalog | undefined {
   try {
     const data = JSON.parse(readFileSync(cachePath(dir, fingerprint(roots, EXTRACTOR_VERSION)), 'utf8')) as StoredCatalog;
     return data.version === EXTRACTOR_VERSION ? new TexCatalog(data) : undefined;
@@ -314,7 +302,7 @@ export function loadCachedCatalog(dir = defaultCacheDir(), roots = texmfRoots())
 }
 
 /** Builds the index and writes it to the cache (atomically); returns it loaded. */
-export async function buildAndCacheCatalog(dir = defaultCacheDir(), roots = texmfRoots()): Promise<TexCatalog> {
+export async function buildAndCacheCatalog(dir: string, roots = texmfRoots()): Promise<TexCatalog> {
   const data = await buildCatalog(roots);
   try {
     mkdirSync(dir, { recursive: true });
@@ -335,24 +323,28 @@ export async function buildAndCacheCatalog(dir = defaultCacheDir(), roots = texm
 let current: TexCatalog | undefined;
 let loading: Promise<TexCatalog | undefined> | undefined;
 
-/**
- * The loaded index, if any. The first call reads the cache synchronously (tens of ms) so that
- * answers do not depend on timing; without a cache it starts the build in the background.
- */
+/** The loaded index, if any (ensureCatalog loads it). */
 export function catalog(): TexCatalog | undefined {
-  if (current || loading) return current;
-  current = loadCachedCatalog();
-  if (!current) void ensureCatalog();
   return current;
 }
 
-/** Loads the index from the cache, or builds it; resolves to undefined when TeX Live is absent. */
-export function ensureCatalog(dir = defaultCacheDir()): Promise<TexCatalog | undefined> {
+/**
+ * Loads the index: from the cache in `dir` at once, synchronously (tens of ms), so that answers
+ * from then on do not depend on timing; without a cache, built in the background. Resolves to
+ * undefined when TeX Live is absent.
+ */
+export function ensureCatalog(dir: string): Promise<TexCatalog | undefined> {
   if (current) return Promise.resolve(current);
-  loading ??= (async () => {
-    const roots = texmfRoots();
-    current = loadCachedCatalog(dir, roots) ?? (await buildAndCacheCatalog(dir, roots));
-    return current.size > 0 ? current : undefined;
-  })().catch(() => undefined);
+  if (loading) return loading;
+  const roots = texmfRoots();
+  current = loadCachedCatalog(dir, roots);
+  loading = current
+    ? Promise.resolve(current.size > 0 ? current : undefined)
+    : buildAndCacheCatalog(dir, roots)
+        .then((built) => {
+          current = built;
+          return built.size > 0 ? built : undefined;
+        })
+        .catch(() => undefined);
   return loading;
 }

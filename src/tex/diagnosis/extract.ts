@@ -49,7 +49,8 @@ const ENVIRONMENT = new RegExp(
   'g',
 );
 const OWN_DEFINER = /\\[A-Za-z]*@[A-Za-z@]*(?:[Dd]ef|[Nn]ew|Declare)[A-Za-z@]*\s*\{\s*\\([A-Za-z]+)\s*\}(?:\s*\{\s*\\([A-Za-z]+)\s*\})?/g;
-const REQUIRE = /\\(?:RequirePackage|usepackage|RequirePackageWithOptions)\s*(?:\[[^\]]*\]\s*)?\{([^}]+)\}/g;
+// Not after \string: `\string\usepackage{bibunits}` is advice in an error message (jurabib), not a load.
+const REQUIRE = /(?<!\\string\s*)\\(?:RequirePackage|usepackage|RequirePackageWithOptions)\s*(?:\[[^\]]*\]\s*)?\{([^}]+)\}/g;
 const LOAD_CLASS = /\\LoadClass(?:WithOptions)?\s*(?:\[[^\]]*\]\s*)?\{([^}]+)\}/;
 const INPUT = /\\(?:input|@input|@@input|InputIfFileExists|file_input:n|file_if_exist_input:n|@obsoletefile\{[^}]*\})\s*\{?\s*([A-Za-z0-9][A-Za-z0-9._-]*)/g;
 

@@ -2,7 +2,7 @@
 // and leave it out of the PDF. This finds those characters and names installed fonts that
 // have them.
 import type { Compiler } from '../compilers.js';
-import type { Finding } from './rules.js';
+import type { Finding } from './rules/finding.js';
 import type { Source } from './source.js';
 import { codepointOf, fontsWithChar } from './unicode.js';
 

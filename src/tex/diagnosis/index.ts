@@ -3,39 +3,15 @@
 // still gets its line and message, and the caller reads the log.
 import type { Compiler } from '../compilers.js';
 import { parseErrors, primaryError, type ErrorBlock } from './log.js';
-import { RULES, RULES_ANYWHERE, verdictKey, type Finding, type Verdicts, type Verification } from './rules.js';
+import type { Diagnosis } from './diagnosis.js';
+import { RULES, RULES_ANYWHERE, RULES_IN_BIBLIOGRAPHY, verdictKey, type Finding, type Verdicts, type Verification } from './rules/index.js';
 import { catalog as loadedCatalog, type TexCatalog } from './catalog.js';
 import { verifyCandidates, type ProbeOptions } from './probe.js';
 import { Source } from './source.js';
 import { missingGlyphs } from './glyphs.js';
 import { missingDatabase } from './bibtools.js';
 
-export const ERROR_CLASSES = [
-  'missing_package',
-  'missing_document_class',
-  'missing_asset',
-  'undefined_command',
-  'undefined_environment',
-  'mismatched_environment',
-  'missing_math_mode',
-  'missing_begin_document',
-  'unsupported_unicode',
-  'unbalanced_braces',
-  'runaway_argument',
-  'fatal_error',
-] as const;
-
-export type ErrorClass = (typeof ERROR_CLASSES)[number];
-
-export interface Diagnosis {
-  error_class: ErrorClass;
-  summary: string;
-  suggested_fix: string;
-  suggested_package?: string;
-  symbol?: string;
-  line?: number;
-  retryable: boolean;
-}
+export { CONFIDENCES, DiagnosisBody, ERROR_CLASSES, type Confidence, type Diagnosis, type ErrorClass } from './diagnosis.js';
 
 export interface LogAnalysis {
   /** Source line of the first real error, when the log names one. */
@@ -78,7 +54,7 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
   const source = options.source === undefined ? undefined : new Source(options.source);
   // An error inside a package or class file is about code the caller did not write: only
   // rules that do not depend on where TeX was can explain it.
-  const rules = primary.file !== undefined && !isMain(primary.file) ? RULES_ANYWHERE : RULES;
+  const rules = primary.file === undefined || isMain(primary.file) ? RULES : isBibliography(primary.file) ? RULES_IN_BIBLIOGRAPHY : RULES_ANYWHERE;
   const catalog = options.catalog === null ? undefined : (options.catalog ?? loadedCatalog());
   for (const rule of rules) {
     const finding = rule({ block: primary, blocks, engine, source, line, catalog, verdicts: options.verdicts, probing: options.probing });
@@ -97,9 +73,11 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
 }
 
 /**
- * analyzeLog, plus a probe compile when the package it would suggest comes from the TeX Live
- * index with more than one candidate (or an unsure definition): suggested_package is then the
- * candidate that got TeX past the failing name, and absent when none did or the budget ran out.
+ * analyzeLog, plus probe compiles when the package it would suggest comes from the TeX Live
+ * index without a clear winner (several candidates, an unsure definition): suggested_package
+ * is then the candidate that got TeX past the failing name (`confidence: "verified"`), absent
+ * when none did, and the best-ranked candidate no probe ruled out (`"unverified"`) when the
+ * probes stopped before an answer (the probe port refused: its budget was spent).
  */
 export async function diagnose(log: string, engine: Compiler, options: AnalyzeOptions & Partial<ProbeOptions> = {}): Promise<LogAnalysis> {
   const canProbe = options.probe !== undefined && options.source !== undefined;
@@ -108,18 +86,12 @@ export async function diagnose(log: string, engine: Compiler, options: AnalyzeOp
   if (!v) return first;
   const { verify: _, ...plain } = first;
   if (!v.needed) return plain;
-  const verdict = options.probe && options.source !== undefined ? await verifyCandidates(options.source, engine, v, { ...options, probe: options.probe }) : undefined;
-  if (verdict === undefined) {
-    // No verdict (no budget, a full queue): what analyzeLog says without probes, and an
-    // unconfirmed package only in the fix text, never as suggested_package.
-    const { verify: unsure, ...sync } = canProbe ? analyzeLog(log, engine, { ...options, probing: false }) : first;
-    if (!unsure?.needed || !sync.diagnosis) return sync;
-    const { suggested_package: __, ...diagnosis } = sync.diagnosis;
-    return { ...sync, diagnosis };
-  }
+  const verdict = options.probe && options.source !== undefined ? await verifyCandidates(options.source, engine, v, { ...options, probe: options.probe }) : { failed: [] };
   const verdicts = new Map(options.verdicts ?? []);
   verdicts.set(verdictKey(v.kind, v.name), verdict);
-  const { verify: ___, ...again } = analyzeLog(log, engine, { ...options, verdicts, probing: true });
+  // Without an answer, a loaded package that should define the name stays unexplained (probing: false).
+  const decided = typeof verdict === 'string' || verdict === null;
+  const { verify: __, ...again } = analyzeLog(log, engine, { ...options, verdicts, probing: decided });
   return again;
 }
 
@@ -155,6 +127,11 @@ function isMain(file: string): boolean {
   return /(^|\/)main\.tex$/.test(file);
 }
 
+/** A bibliography bibtex or biber wrote in the job folder (main.bbl; bibunits' bu1.bbl, multibib's). */
+function isBibliography(file: string): boolean {
+  return /^(\.\/)?[^/]+\.bbl$/.test(file);
+}
+
 function toDiagnosis(finding: Finding, fallbackLine: number | undefined): Diagnosis {
   const diagnosis: Diagnosis = {
     error_class: finding.error_class,
@@ -162,7 +139,10 @@ function toDiagnosis(finding: Finding, fallbackLine: number | undefined): Diagno
     suggested_fix: finding.suggested_fix,
     retryable: finding.retryable ?? true,
   };
-  if (finding.suggested_package !== undefined) diagnosis.suggested_package = finding.suggested_package;
+  if (finding.suggested_package !== undefined) {
+    diagnosis.suggested_package = finding.suggested_package;
+    diagnosis.confidence = finding.confidence ?? 'certain';
+  }
   if (finding.symbol !== undefined) diagnosis.symbol = finding.symbol;
   const line = finding.line ?? fallbackLine;
   if (line !== undefined) diagnosis.line = line;

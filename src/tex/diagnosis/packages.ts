@@ -178,6 +178,12 @@ export const PACKAGES: readonly PackageEntry[] = [
   { package: 'hologo', commands: ['hologo'] },
   { package: 'fontawesome5', commands: ['faIcon', 'faGithub', 'faEnvelope', 'faLinkedin', 'faPhone', 'faTwitter', 'faGlobe', 'faMapMarker', 'faHome', 'faCheck', 'faTimes', 'faStar'] },
   { package: 'glossaries', commands: ['newglossaryentry', 'gls', 'Gls', 'glspl', 'printglossary', 'printglossaries', 'makeglossaries', 'newacronym', 'acrshort', 'acrlong', 'acrfull'] },
+  { package: 'glossaries-extra', commands: ['setabbreviationstyle', 'newabbreviation', 'printunsrtglossary', 'printunsrtglossaries', 'glsxtrshort', 'glsxtrlong', 'glsxtrfull', 'glsxtrnewsymbol', 'glssetcategoryattribute'] },
+  { package: 'makeidx', commands: ['printindex', 'seealso'] },
+  { package: 'multibib', commands: ['newcites'] },
+  // jurabib's own commands; its bibliography style writes the jb… ones into the .bbl.
+  { package: 'jurabib', commands: ['jurabibsetup', 'jbbibargs', 'jbdoitem', 'jbdy', 'bibAnnoteFile'] },
+  { package: 'doi', commands: ['doi'] },
   { package: 'acronym', environments: ['acronym'], commands: ['ac', 'acs', 'acl', 'acf', 'acp'] },
   { package: 'nomencl', commands: ['nomenclature', 'printnomenclature', 'makenomenclature'] },
   { package: 'comment', commands: ['includecomment', 'excludecomment', 'specialcomment'] },

@@ -2,25 +2,28 @@
 // candidate added, then the failing line (inside the environments open around it). A
 // candidate passes when TeX gets past the failing name: the probe compiles, or its first
 // error is a different one, on or after that line. Probes run through a port the caller
-// supplies (the sandboxed job queue), one at a time, within a small total time budget.
+// supplies (the sandboxed job queue under the probe budget, compile/probe-budget.ts), one at
+// a time; the port decides how much CPU time each may use and refuses when the budget is spent.
 import type { Compiler } from '../compilers.js';
 import { parseErrors, primaryError } from './log.js';
-import type { Verification } from './rules.js';
+import type { ProbeVerdict, Verification } from './rules/finding.js';
 import { Source } from './source.js';
 
-/** Runs one probe document; the caller decides where (the sandboxed TeX runner). */
-export type ProbeCompile = (source: string, compiler: Compiler, timeoutMs: number) => Promise<{ outcome: string; log: string }>;
+/**
+ * Runs one probe document; the caller decides where (the sandboxed TeX runner) and with what
+ * CPU time. It throws when it will not run one (the caller's probe budget is spent, the queue
+ * is full): the diagnosis then goes without a verdict.
+ */
+export type ProbeCompile = (source: string, compiler: Compiler) => Promise<{ outcome: string; log: string }>;
 
 export interface ProbeOptions {
   probe: ProbeCompile;
-  /** Total time for all probes of one diagnosis. */
-  budgetMs?: number;
   /** Candidates tried at most. */
   maxCandidates?: number;
 }
 
-export const PROBE_BUDGET_MS = 5000;
-const MAX_CANDIDATES = 3;
+/** Probe runs of one diagnosis at most: the top three candidates. */
+export const MAX_CANDIDATES = 3;
 /** Lines of an enclosing environment copied into the probe before the failing line. */
 const MAX_CONTEXT_LINES = 40;
 
@@ -72,15 +75,21 @@ function braceDepth(text: string): number {
   return depth;
 }
 
-/** The probe got past the failing name. */
-export function probePassed(result: { outcome: string; log: string }, kind: Verification['kind'], name: string, line: number): boolean {
+/**
+ * Whether the probe got past the failing name: `undecided` when the probe itself came out
+ * malformed (TeX stopped at no line: an argument the extract cut off ran to the end of file).
+ */
+export function probePassed(result: { outcome: string; log: string }, kind: Verification['kind'], name: string, line: number): boolean | 'undecided' {
   if (result.outcome === 'ok') return true;
   if (result.outcome !== 'failed') return false;
   const first = primaryError(parseErrors(result.log));
-  if (!first) return false;
+  // A probe body that typesets nothing (a preamble command, \printindex without its .ind)
+  // fails only for want of a page: TeX got past the name.
+  if (!first) return /^No pages of output\./m.test(result.log);
   // An error while loading a package (a conflict the candidate brings) is not getting past.
   if (first.file !== undefined && !/(^|\/)main\.tex$/.test(first.file)) return false;
-  if (first.line === undefined || first.line < line) return false;
+  if (first.line === undefined) return 'undecided';
+  if (first.line < line) return false;
   if (kind === 'environment') return !new RegExp(`Environment ${escape(name)} undefined`).test(first.message);
   if (/^Undefined control sequence/.test(first.message)) {
     const read = first.context[0]?.read ?? '';
@@ -90,29 +99,30 @@ export function probePassed(result: { outcome: string; log: string }, kind: Veri
 }
 
 /**
- * The first of the candidates whose probe passes; null when every tried candidate failed;
- * undefined when the budget ran out before any answer.
+ * The first candidate whose probe passes; null when every one tried failed; { failed } when
+ * the probes stopped before an answer (the port refused, a probe ran out of time) or one
+ * could not tell, with the candidates that had failed.
  */
-export async function verifyCandidates(text: string, engine: Compiler, v: Verification, options: ProbeOptions): Promise<string | null | undefined> {
-  if (v.line === undefined) return undefined;
-  const deadline = performance.now() + (options.budgetMs ?? PROBE_BUDGET_MS);
-  let tried = 0;
+export async function verifyCandidates(text: string, engine: Compiler, v: Verification, options: ProbeOptions): Promise<ProbeVerdict> {
+  const failed: string[] = [];
+  let undecided = false;
+  if (v.line === undefined) return { failed };
   for (const pkg of v.candidates.slice(0, options.maxCandidates ?? MAX_CANDIDATES)) {
     const doc = probeDocument(text, pkg, v.line);
-    if (!doc) return undefined;
-    const remaining = deadline - performance.now();
-    if (remaining < 200) return tried > 0 && tried === v.candidates.length ? null : undefined;
+    if (!doc) return { failed };
     let result;
     try {
-      result = await options.probe(doc.source, engine, remaining);
+      result = await options.probe(doc.source, engine);
     } catch {
-      return undefined; // the queue is full or the runner failed: no verdict
+      return { failed }; // no budget left, a full queue, a runner failure: no verdict
     }
-    if (result.outcome === 'timeout') return undefined;
-    tried++;
-    if (probePassed(result, v.kind, v.name, doc.line)) return pkg;
+    if (result.outcome === 'timeout') return { failed };
+    const passed = probePassed(result, v.kind, v.name, doc.line);
+    if (passed === true) return pkg;
+    if (passed === 'undecided') undecided = true;
+    else failed.push(pkg);
   }
-  return null;
+  return undecided ? { failed } : null;
 }
 
 function escape(text: string): string {

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Compiles every project of the real-project corpus (test/fixtures/projects/real) with latexmk,
+# as an author would, and records the page count (or null where latexmk made no PDF) in
+# expected-<TeX Live year>.json, which test/compile/corpus.test.ts holds the service to. With
+# --image (a TeX image root, issue #22) latexmk runs inside it with bubblewrap; without, on
+# the host's TeX Live.
+# Usage: scripts/corpus-pages.sh [--image IMAGE_ROOT] [PROJECT...]   (named projects update their entries only)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+corpus=$here/test/fixtures/projects/real
+image=
+if [ "${1:-}" = --image ]; then image=$2; shift 2; fi
+inside() {
+  if [ -n "$image" ]; then
+    bwrap --ro-bind "$image" / --bind "$1" /job --chdir /job --dev /dev --proc /proc --tmpfs /tmp \
+      --setenv HOME /tmp --setenv PATH /usr/bin:/bin "${@:2}"
+  else
+    (cd "$1" && "${@:2}")
+  fi
+}
+probe=$(mktemp -d)
+texlive=$(inside "$probe" pdftex --version | head -1 | sed 's/.*(TeX Live \([0-9]*\).*/\1/')
+rmdir "$probe"
+out=$corpus/expected-$texlive.json
+result=$(mktemp)
+if [ $# -gt 0 ] && [ -f "$out" ]; then
+  node -e "console.log(JSON.stringify(require('$out').pages))" > "$result"
+  names=("$@")
+else
+  echo '{}' > "$result"
+  names=()
+  for dir in "$corpus"/*/; do names+=("$(basename "$dir")"); done
+fi
+for name in "${names[@]}"; do
+  engine=$(node -e "console.log(require('$corpus/corpus.json')['$name'].engine)")
+  work=$(mktemp -d)
+  cp -a "$corpus/$name/." "$work"
+  flag=-pdf; [ "$engine" = xelatex ] && flag=-xelatex; [ "$engine" = lualatex ] && flag=-lualatex
+  pages=null
+  if timeout 300 bash -c "$(declare -f inside); image='$image'; inside '$work' latexmk $flag -interaction=nonstopmode -halt-on-error main.tex" > "$work/.latexmk.out" 2>&1; then
+    pages=$(pdfinfo "$work/main.pdf" | awk '/^Pages:/ {print $2}')
+  else
+    echo "$name: latexmk failed: $(grep -m1 '^!' "$work/main.log" 2>/dev/null || tail -1 "$work/.latexmk.out")" >&2
+  fi
+  echo "$name $engine $pages"
+  node -e "const fs=require('fs');const r=JSON.parse(fs.readFileSync('$result'));r['$name']=$pages;fs.writeFileSync('$result',JSON.stringify(r))"
+  rm -rf "$work"
+done
+node -e "const fs=require('fs');const p=JSON.parse(fs.readFileSync('$result'));const s={};for(const k of Object.keys(p).sort())s[k]=p[k];fs.writeFileSync('$out',JSON.stringify({texlive:'$texlive',pages:s},null,1)+'\n')"
+rm -f "$result"

@@ -1,0 +1,79 @@
+// A bounded pool of sandboxed slots in this process, running TeX jobs and PDF merges. At most
+// `concurrency` run; at most `queueLimit` wait; beyond that the caller gets QueueFullError
+// (503 server_busy at the door) at once rather than an unbounded wait.
+import { QueueFullError } from '../tex/errors.js';
+import type { JobRunner, TexJob, TexResult } from '../tex/job.js';
+import { mergePdfs } from '../tex/merge.js';
+import { sandboxUid } from '../tex/sandboxed.js';
+import type { MergeJob, MergeResult, TexQueue } from './queue.js';
+
+/**
+ * Each slot runs as its own unprivileged uid when the service is root, so RLIMIT_NPROC is per
+ * TeX job. The range is offset by the process id so that two services on one host (or parallel
+ * test processes) do not share uids.
+ */
+export const SLOT_UID_BASE = 200_000;
+const MAX_SLOTS = 256;
+export const slotUid = (slot: number) => SLOT_UID_BASE + (process.pid % 1000) * MAX_SLOTS + slot;
+const RETRY_AFTER_SECONDS = 5;
+
+export class LocalTexPool implements TexQueue {
+  private readonly free: number[];
+  private readonly waiting: Array<(slot: number) => void> = [];
+
+  constructor(
+    private readonly runner: JobRunner,
+    private readonly concurrency: number,
+    private readonly queueLimit: number,
+    /** Whether merges run in bubblewrap (QUIRE_SANDBOX); the runner knows its own. */
+    private readonly isolate = true,
+  ) {
+    this.free = Array.from({ length: concurrency }, (_, i) => i);
+  }
+
+  close(): Promise<void> {
+    return this.runner.close();
+  }
+
+  start(): Promise<string[]> {
+    return this.runner.start();
+  }
+
+  stats() {
+    return { running: this.concurrency - this.free.length, waiting: this.waiting.length };
+  }
+
+  run(job: TexJob): Promise<TexResult> {
+    return this.inSlot((slot) => this.runner.run(job, sandboxUid(slotUid(slot))));
+  }
+
+  /** A merge takes a slot like a TeX job, so a batch's merge cannot crowd out compiles. */
+  merge(job: MergeJob): Promise<MergeResult> {
+    return this.inSlot(() => mergePdfs(job.pdfs, { isolate: this.isolate, maxBytes: job.maxBytes }));
+  }
+
+  private async inSlot<T>(work: (slot: number) => Promise<T>): Promise<T> {
+    const slot = await this.acquire();
+    try {
+      return await work(slot);
+    } finally {
+      this.releaseSlot(slot);
+    }
+  }
+
+  private acquire(): Promise<number> {
+    // Least recently used first: the slot that finished longest ago has its sandbox warm.
+    const slot = this.free.shift();
+    if (slot !== undefined) return Promise.resolve(slot);
+    if (this.waiting.length >= this.queueLimit) {
+      return Promise.reject(new QueueFullError(RETRY_AFTER_SECONDS));
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private releaseSlot(slot: number): void {
+    const next = this.waiting.shift();
+    if (next) next(slot);
+    else this.free.push(slot);
+  }
+}

@@ -1,0 +1,93 @@
+// The real-project corpus of issue #22 (test/fixtures/projects/real: CVs, letters, papers, a
+// thesis, slides, a poster, an invoice, TikZ figures, from public repositories; corpus.json
+// names each one's source and licence). Each project goes through the real HTTP route as a
+// user would send it — main.tex as `latex`, text files as strings, figures and fonts as
+// {"base64"} in `files`, the thesis also as a project_zip — and must end as latexmk ended on
+// the same files in the same TeX Live (expected.json, written by scripts/corpus-pages.sh):
+// the same page count where latexmk made a PDF, compilation_failed where it did not.
+// The expectations are per TeX Live year (expected-<year>.json): the file of the TeX Live the
+// service runs is used (the success body's `texlive`, else the host's pdftex).
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { zipSync } from 'fflate';
+import { formatOfName } from '../../src/assets/validate.js';
+import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
+
+const ROOT = join(import.meta.dirname, '..', 'fixtures', 'projects', 'real');
+const corpus = JSON.parse(readFileSync(join(ROOT, 'corpus.json'), 'utf8')) as Record<string, { engine: string; kind: string }>;
+
+/** The TeX Live year the service compiles with: QUIRE_TEXLIVE's first year, else the host's pdftex, else the default image (2026). */
+function texliveYear(): string {
+  if (process.env.QUIRE_TEXLIVE) return process.env.QUIRE_TEXLIVE.split(',')[0]!.trim();
+  try {
+    return /TeX Live (\d{4})/.exec(execFileSync('pdftex', ['--version'], { encoding: 'utf8' }))?.[1] ?? '2026';
+  } catch {
+    return '2026';
+  }
+}
+const expected = JSON.parse(readFileSync(join(ROOT, `expected-${texliveYear()}.json`), 'utf8')) as { texlive: string; pages: Record<string, number | null> };
+
+function filesOf(name: string): Map<string, Buffer> {
+  const dir = join(ROOT, name);
+  const files = new Map<string, Buffer>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) files.set(relative(dir, join(entry.parentPath, entry.name)), readFileSync(join(entry.parentPath, entry.name)));
+  }
+  return files;
+}
+
+function request(name: string): { latex: string; compiler: string; files: Record<string, string | { base64: string }> } {
+  const files: Record<string, string | { base64: string }> = {};
+  let latex = '';
+  for (const [path, data] of filesOf(name)) {
+    if (path === 'main.tex') latex = data.toString('utf8');
+    else files[path] = formatOfName(path) ? { base64: data.toString('base64') } : data.toString('utf8');
+  }
+  return { latex, compiler: corpus[name]!.engine, files };
+}
+
+describe(`real-project corpus against latexmk (TeX Live ${expected.texlive})`, () => {
+  let t: TestApp;
+  let account: TestAccount;
+  before(async () => {
+    t = await testApp();
+    account = await createAccount(t.services, 'business');
+  });
+  after(() => t.close());
+
+  const compile = (payload: object) => t.app.inject({ method: 'POST', url: '/api/v1/compile', payload, headers: account.headers });
+
+  test('every project in corpus.json has an expectation and a folder', () => {
+    assert.deepEqual(Object.keys(expected.pages).sort(), Object.keys(corpus).sort());
+    assert.ok(Object.keys(corpus).length >= 20);
+  });
+
+  for (const name of Object.keys(corpus)) {
+    const pages = expected.pages[name];
+    test(`${name} (${corpus[name]!.kind}, ${corpus[name]!.engine}): ${pages === null || pages === undefined ? 'fails as under latexmk' : `${pages} pages as under latexmk`}`, async () => {
+      const res = await compile(request(name));
+      if (pages === null || pages === undefined) {
+        assert.equal(res.statusCode, 422, res.body.slice(0, 2000));
+        assert.equal(res.json().error, 'compilation_failed');
+      } else {
+        assert.equal(res.statusCode, 200, res.body.slice(0, 4000));
+        assert.equal(res.json().pages, pages);
+      }
+    });
+  }
+
+  test('the thesis as a project_zip gives the same result as its files', async () => {
+    const name = 'cleanthesis';
+    const zip = zipSync(Object.fromEntries([...filesOf(name)].map(([path, data]) => [`thesis-main/${path}`, new Uint8Array(data)])));
+    const res = await compile({ project_zip: Buffer.from(zip).toString('base64'), compiler: corpus[name]!.engine });
+    const pages = expected.pages[name];
+    if (pages === null || pages === undefined) assert.equal(res.json().error, 'compilation_failed');
+    else {
+      assert.equal(res.statusCode, 200, res.body.slice(0, 4000));
+      assert.equal(res.json().pages, pages);
+    }
+  });
+});
