@@ -84,7 +84,6 @@ async function forward(config: McpProxyConfig, line: string, message: Message, s
 
 /** Runs until stdin ends or SIGTERM; resolves to the exit code. */
 export function runStdioProxy(config: McpProxyConfig): Promise<number> {
-  log(`forwarding to ${config.endpoint.href}${config.apiKey ? ' with an API key' : ' without an API key'}`);
   const stop = new AbortController();
   const inFlight = new Set<Promise<void>>();
   return new Promise((resolve) => {
@@ -101,6 +100,8 @@ export function runStdioProxy(config: McpProxyConfig): Promise<number> {
     };
     process.on('SIGTERM', onTerm);
     process.on('SIGINT', onTerm);
+    // Said once the signal handlers are in place: from here on SIGTERM ends it cleanly.
+    log(`forwarding to ${config.endpoint.href}${config.apiKey ? ' with an API key' : ' without an API key'}`);
     input.on('line', (line) => {
       if (line.trim() === '') return;
       let message: Message;

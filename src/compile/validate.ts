@@ -12,6 +12,7 @@ import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { chargeValidate } from '../quota/validate-limit.js';
 import { checkTemplate } from '../templates/liquid.js';
+import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { runChktex } from '../tex/lint/chktex.js';
 import { candidateNames, fileUses, installedFiles, missingLoads, type FileUse } from '../tex/lint/loads.js';
 import { checkProjectFiles, type ProjectFiles } from './files.js';
@@ -36,6 +37,9 @@ export function refusalFinding(kind: 'request' | 'template', err: ServiceError):
   const line = typeof details.line === 'number' ? { line: details.line } : {};
   return { kind, severity: 'error', code: err.code, message: err.message, ...line, details };
 }
+
+/** How long a validate waits for the TeX Live index while it is first built (then `packages` is left out of `checked`). */
+const INDEX_WAIT_MS = 15_000;
 
 const rank = (f: Finding) => (f.severity === 'error' ? 0 : 1);
 
@@ -99,6 +103,8 @@ export class ValidateService {
     } catch {
       // chktex missing or stuck: the other checks still answer, and `checked` says it did not run.
     }
+    // The index is loaded at start (compile service); a server that is still building it waits a little.
+    await Promise.race([ensureCatalog(config.texIndexDir), new Promise((resolve) => setTimeout(resolve, INDEX_WAIT_MS).unref())]);
     const loadsChecked = this.loads(texts, findings);
     if (loadsChecked) checked.push('packages');
     await this.files(texts, new Set([...project.files.map((f) => f.name), ...assetNames]), findings);
