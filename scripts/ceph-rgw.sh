@@ -90,6 +90,9 @@ start() {
   # Two test runs starting at once: the second waits for the first, then reuses its gateway.
   exec 9>"${DIR%/}.lock"
   flock 9
+  # The daemons below are started with the lock's descriptor closed (9>&-): a monitor left
+  # running after a failed start would otherwise hold the lock for ever, and every later start
+  # would wait on it.
   if answers; then print_env; return 0; fi
   install_ceph
   local began=$SECONDS
@@ -107,7 +110,7 @@ start() {
   monmaptool --create --fsid "$(awk '/^fsid/{print $3}' "$CONF")" --addv a "[v1:127.0.0.1:$MON_PORT]" "$DIR/monmap" >/dev/null
   mkdir -p "$DIR/mon/mon.a"
   ceph-mon -c "$CONF" -i a --mkfs --monmap "$DIR/monmap" >/dev/null 2>&1
-  timeout 60 ceph-mon -c "$CONF" -i a 2>>"$DIR/log/start.log"
+  timeout 60 ceph-mon -c "$CONF" -i a 2>>"$DIR/log/start.log" 9>&-
 
   local id
   id=$(ceph_ osd create)
@@ -116,9 +119,9 @@ start() {
   ceph_ osd crush add-bucket node-a host >/dev/null 2>&1
   ceph_ osd crush move node-a root=default >/dev/null 2>&1
   ceph_ osd crush add "osd.$id" 1.0 host=node-a >/dev/null 2>&1
-  timeout 120 ceph-osd -c "$CONF" -i "$id" 2>>"$DIR/log/start.log"
+  timeout 120 ceph-osd -c "$CONF" -i "$id" 2>>"$DIR/log/start.log" 9>&-
 
-  timeout 120 radosgw -c "$CONF" -n client.rgw.a 2>>"$DIR/log/start.log"
+  timeout 120 radosgw -c "$CONF" -n client.rgw.a 2>>"$DIR/log/start.log" 9>&-
   for _ in $(seq 120); do answers && break; sleep 0.5; done
   if ! answers; then
     echo "ceph-rgw: the gateway did not answer on $ENDPOINT; logs in $DIR/log" >&2

@@ -25,7 +25,7 @@ export function compileRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/compile',
     {
-      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES, errors: [...COMPILE_ERRORS, ...ASYNC_ERRORS] },
+      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES, errors: [...COMPILE_ERRORS, 'invalid_project_zip', ...ASYNC_ERRORS] },
       schema: {
         operationId: 'compile',
         summary: 'Compile LaTeX source into a PDF',

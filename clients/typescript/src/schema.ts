@@ -848,23 +848,31 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Complete LaTeX source. Must contain \documentclass, \begin{document}, \input{} or \include{}. */
-                    latex: string;
+                    /** @description Complete LaTeX source, required unless project_zip is sent. Must contain \documentclass, \begin{document}, \input{} or \include{}. */
+                    latex?: string;
                     /**
                      * @description pdflatex (default), xelatex (any account) or lualatex (Pro, Business)
                      * @example pdflatex
                      */
                     compiler?: "pdflatex" | "xelatex" | "lualatex";
-                    /** @description Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg). Needs an API key. */
+                    /** @description Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg, eps, ps, otf, ttf, ttc). Needs an API key. */
                     assets?: {
                         [key: string]: string;
                     };
                     /** @description Names of assets in the account's library. Paid plans. */
                     use_stored_assets?: string[];
-                    /** @description Extension of SPEC 1.5.0. The other text files of a multi-file project: map of relative name (one folder level, e.g. "chapters/intro.tex") to UTF-8 text; .tex .bib .sty .cls .bst .bbx .cbx .cfg .def .csv .dat .txt. Counts toward the source limit. */
+                    /** @description Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 4 folders, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md. */
                     files?: {
-                        [key: string]: string;
+                        [key: string]: string | {
+                            /** Format: byte */
+                            base64: string;
+                        };
                     };
+                    /**
+                     * Format: byte
+                     * @description Extension of SPEC 1.5.0. A whole project as the base64 of a zip, instead of latex and files: main.tex at the top, or the one top-level .tex with \documentclass, is the main file. Bounded entries, sizes and ratio; no links, absolute or ".." paths. See docs/projects-and-warnings.md.
+                     */
+                    project_zip?: string;
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -1103,7 +1111,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_too_large, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_too_large, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -1116,14 +1124,27 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_too_large" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_too_large" | "too_many_assets" | "validation_failed";
                         message: string;
                         /** @description End of the compiler transcript (at most 64 KiB) */
                         log?: string;
                         line?: number;
                         retryable?: boolean;
+                        /** @description Diagnosis: present only when the cause is classified with certainty */
                         diagnosis?: {
-                            [key: string]: unknown;
+                            error_class: "missing_package" | "missing_document_class" | "missing_asset" | "undefined_command" | "undefined_environment" | "mismatched_environment" | "missing_math_mode" | "missing_begin_document" | "unsupported_unicode" | "unbalanced_braces" | "runaway_argument" | "fatal_error";
+                            summary: string;
+                            /** @description The edit that fixes it, in one or two sentences */
+                            suggested_fix: string;
+                            /** @description Add \usepackage{<this>} (or change the misspelt one to it) */
+                            suggested_package?: string;
+                            /** @description Present with suggested_package. certain: no test needed; verified: a probe compile with the package got past the error; unverified: the best-ranked installed package that defines the name, not tested (apply it and compile again). */
+                            confidence?: "certain" | "verified" | "unverified";
+                            /** @description The failing command, environment, package, file or character */
+                            symbol?: string;
+                            /** @description Line of main.tex that needs the edit */
+                            line?: number;
+                            retryable: boolean;
                         };
                         agent_hint?: string;
                         plan?: string;
@@ -7544,6 +7565,22 @@ export interface operations {
                          */
                         error: "method_not_allowed";
                         message: string;
+                        /** @description Diagnosis: present only when the cause is classified with certainty */
+                        diagnosis?: {
+                            error_class: "missing_package" | "missing_document_class" | "missing_asset" | "undefined_command" | "undefined_environment" | "mismatched_environment" | "missing_math_mode" | "missing_begin_document" | "unsupported_unicode" | "unbalanced_braces" | "runaway_argument" | "fatal_error";
+                            summary: string;
+                            /** @description The edit that fixes it, in one or two sentences */
+                            suggested_fix: string;
+                            /** @description Add \usepackage{<this>} (or change the misspelt one to it) */
+                            suggested_package?: string;
+                            /** @description Present with suggested_package. certain: no test needed; verified: a probe compile with the package got past the error; unverified: the best-ranked installed package that defines the name, not tested (apply it and compile again). */
+                            confidence?: "certain" | "verified" | "unverified";
+                            /** @description The failing command, environment, package, file or character */
+                            symbol?: string;
+                            /** @description Line of main.tex that needs the edit */
+                            line?: number;
+                            retryable: boolean;
+                        };
                     } & {
                         [key: string]: unknown;
                     };
