@@ -1,6 +1,7 @@
 // Wire schemas of validate (docs/api.md, "Validate"): the compile request body in, findings
 // out. Shared by POST /api/v1/validate, POST /api/v2/templates/{id}/validate and MCP `validate`.
 import { Type } from '@sinclair/typebox';
+import { checkedByService } from '../documented.js';
 import { CompileInputBody } from './schemas.js';
 
 export const FINDING_KINDS = ['request', 'template', 'chktex', 'missing_package', 'missing_class', 'missing_file', 'data'] as const;
@@ -9,7 +10,11 @@ export const ValidateBody = Type.Object(
   {
     ...CompileInputBody.properties,
     placeholder_engine: Type.Optional(
-      Type.Unknown({ description: '`liquid`: check the source as a placeholder template too (security policy, Liquid syntax)' }),
+      checkedByService(
+        Type.Union([Type.Literal('none'), Type.Literal('liquid')], {
+          description: '`liquid`: check the source as a placeholder template too (security policy, Liquid syntax)',
+        }),
+      ),
     ),
   },
   { additionalProperties: true, description: 'A compile request body (latex, compiler, assets, use_stored_assets, files)' },
@@ -40,7 +45,7 @@ export const ValidateResponse = Type.Object({
 
 export const TemplateValidateBody = Type.Object(
   {
-    data: Type.Optional(Type.Unknown({ description: 'The data a render would send' })),
+    data: Type.Optional(checkedByService(Type.Record(Type.String(), Type.Unknown(), { description: 'The data a render would send' }))),
     version: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A kept version; the latest by default' })),
   },
   { additionalProperties: false },
