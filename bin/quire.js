@@ -7,5 +7,6 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist', 'src', 'cli', 'quire.js');
-if (!existsSync(cli)) execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: 'inherit' });
+// Build output goes to stderr: stdout may be an MCP client's (quire mcp).
+if (!existsSync(cli)) execFileSync('npm', ['run', '--silent', 'build'], { cwd: root, stdio: ['ignore', process.stderr, 'inherit'] });
 await import(cli);

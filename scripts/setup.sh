@@ -9,7 +9,7 @@ PACKAGES=(
   texlive-pictures texlive-science texlive-bibtex-extra texlive-xetex texlive-luatex
   texlive-lang-european texlive-lang-german texlive-plain-generic lmodern tex-gyre
   fonts-dejavu-core fonts-liberation2 fonts-noto-core cm-super-minimal biber latexmk
-  qpdf poppler-utils bubblewrap librsvg2-bin
+  qpdf poppler-utils bubblewrap librsvg2-bin chktex
 )
 # Only the test suite needs a browser.
 if [ "${QUIRE_SETUP_TEST:-}" = 1 ]; then PACKAGES+=(chromium); fi

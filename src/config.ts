@@ -35,6 +35,8 @@ export interface Config {
   anonymousHourlyCeiling: number;
   /** Renders per minute per account on the V2 render route. */
   renderPerMinute: number;
+  /** Validate calls per minute per caller (account or keyless address); validate is free. */
+  validatePerMinute: number;
   /** When false, over-limit documents are refused instead of previewed. */
   previews: boolean;
   /** Result cache bounds (see compile/result-cache.ts); 0 entries turns it off. */
@@ -239,6 +241,7 @@ export function loadConfig(env: Env = process.env): Config {
     graceFraction: fraction(env, 'QUIRE_GRACE_FRACTION', 0.1),
     anonymousHourlyCeiling: integer(env, 'QUIRE_ANON_HOURLY_CEILING', 1000, 0, 10_000_000),
     renderPerMinute: integer(env, 'QUIRE_RENDER_PER_MINUTE', 60, 1, 1_000_000),
+    validatePerMinute: integer(env, 'QUIRE_VALIDATE_PER_MINUTE', 30, 1, 1_000_000),
     previews: flag(env, 'QUIRE_PREVIEWS', true),
     resultCacheEntries: integer(env, 'QUIRE_RESULT_CACHE_ENTRIES', 256, 0, 1_000_000),
     resultCacheBytes: integer(env, 'QUIRE_RESULT_CACHE_MB', 128, 0, 1_000_000) * 1024 * 1024,
@@ -250,5 +253,31 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     webhookAllowHttp: flag(env, 'QUIRE_WEBHOOK_ALLOW_HTTP', false),
     webhookAllowPrivate: flag(env, 'QUIRE_WEBHOOK_ALLOW_PRIVATE', false),
+  };
+}
+
+/** What `quire mcp` (the stdio MCP server, src/cli/mcp-stdio.ts) reads: the Quire server it forwards to. */
+export interface McpProxyConfig {
+  /** The server's /mcp endpoint. */
+  endpoint: URL;
+  apiKey: string | undefined;
+  /** Longest wait for one answer: a compile's timeout plus its time in the queue. */
+  timeoutMs: number;
+}
+
+export function loadMcpProxyConfig(env: Env = process.env): McpProxyConfig {
+  const raw = env.QUIRE_URL || 'http://localhost:8080';
+  let base: URL;
+  try {
+    base = new URL(raw);
+  } catch {
+    throw new ConfigError(`QUIRE_URL must be an http(s) URL, got "${raw}"`);
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new ConfigError(`QUIRE_URL must be an http(s) URL, got "${raw}"`);
+  const endpoint = new URL(base.pathname.replace(/\/*$/, '') + '/mcp', base);
+  return {
+    endpoint,
+    apiKey: env.QUIRE_API_KEY?.trim() || undefined,
+    timeoutMs: integer(env, 'QUIRE_MCP_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
   };
 }

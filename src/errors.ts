@@ -250,6 +250,13 @@ export const CATALOGUE = {
   render_failed: entry<LiquidProblem & Record<string, unknown>>({ status: 422, message: 'The template could not be rendered.', retryable: false, advice: null }),
   render_asset_not_found: entry<{ asset: string }>({ status: 422, message: 'The template uses an asset that is not in your asset library.', retryable: false, advice: null }),
   template_not_found: entry<{ id: string }>({ status: 404, message: 'No such template in this account.', retryable: false, advice: null }),
+  template_version_not_found: entry<{ id: string; version: number; kept_versions: number[] }>({
+    status: 404,
+    message: 'This template has no such version (never saved, or pruned past the plan limit).',
+    retryable: false,
+    advice: 'Call list_template_versions for the versions kept; omit `version` for the latest.',
+  }),
+  validate_rate_limited: entry<RetryLater & { limit: number }>({ status: 429, message: 'Too many validate calls per minute; retry shortly.', retryable: true, advice: null }),
   rate_limit: entry<MonthlyQuotaUsedUp>({ status: 429, message: 'The limit is used up.', retryable: 'body', advice: MONTHLY_ADVICE }),
   rate_limit_exceeded: entry<MonthlyQuotaUsedUp>({ status: 429, message: 'The monthly limit is used up.', retryable: false, advice: MONTHLY_ADVICE }),
   render_rate_limited: entry<RetryLater & { limit: number }>({ status: 429, message: 'Too many renders per minute; retry shortly.', retryable: true, advice: null }),

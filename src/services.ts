@@ -29,6 +29,9 @@ import { migrate, openDb, type Db } from './storage/db.js';
 import { renderPool } from './templates/render-pool.js';
 import { BatchService } from './templates/batch.js';
 import { TemplateService } from './templates/service.js';
+import { TemplateVersionService } from './templates/version-service.js';
+import { TemplateValidateService } from './templates/validate-service.js';
+import { ValidateService } from './compile/validate.js';
 import { loadCatalog } from './gallery/catalog.js';
 import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/engines.js';
@@ -67,6 +70,11 @@ export interface Services {
   signup: SignupService;
   /** Saved V1/V2 templates and render. */
   templates: TemplateService;
+  /** Kept versions of saved templates: list, read, restore. */
+  templateVersions: TemplateVersionService;
+  /** Free checks of a compile request, and of render data against a template (docs/api.md, "Validate"). */
+  validate: ValidateService;
+  templateValidate: TemplateValidateService;
   /** Batch render of a V2 template, as an async job. */
   batches: BatchService;
   /** The public template gallery (list, detail, render, previews). */
@@ -179,6 +187,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     assets,
     signup: new SignupService(accounts, counters, clock, config.signup),
     templates,
+    templateVersions: new TemplateVersionService(templates),
+    validate: new ValidateService({ config, clock, counters, assets: () => compile.assets }),
+    templateValidate: new TemplateValidateService(templates, { counters, clock, perMinute: () => config.validatePerMinute }),
     batches,
     gallery,
     asyncJobs,

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { Account } from '../accounts/accounts.js';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig, loadMcpProxyConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { monthlyUse } from '../quota/plans.js';
 import { openServices, type Services } from '../services.js';
@@ -16,6 +16,8 @@ const USAGE = `usage: quire <command> [options] [--json]
   key rotate --email E
   key revoke --email E
   worker      run a compile worker (QUIRE_QUEUE=bullmq) until SIGTERM
+  mcp         an MCP server over stdio in front of the Quire server at QUIRE_URL
+              (default http://localhost:8080) with QUIRE_API_KEY (docs/mcp.md)
 
 Reads QUIRE_DATA_DIR and QUIRE_DATABASE_URL like the server.`;
 
@@ -78,6 +80,17 @@ async function run(services: Services, command: string, values: Record<string, s
 class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<number> {
+  // Before parseArgs: stdout is the MCP client's, so nothing but JSON-RPC may reach it.
+  if (argv[0] === 'mcp') {
+    try {
+      const { runStdioProxy } = await import('./mcp-stdio.js');
+      return await runStdioProxy(loadMcpProxyConfig());
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      console.error(`quire mcp: ${err.message}`);
+      return 2;
+    }
+  }
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -25,6 +25,12 @@ ${anon.compilesPerPeriod} successful compiles per day per IP, pdflatex only, ${a
 ${anon.maxLatexBytes / 1024} KB of source, no assets, links valid for ${anon.pdfLinkSeconds / 3600} hour(s).
 Failed compiles cost nothing. Read \`quire://limits\` for every plan's limits.
 
+## Before compiling
+\`validate\` takes the same arguments as \`compile\` and costs nothing: it reports plan problems,
+packages and classes not installed here (with the closest installed names), files the document
+reads but the request does not carry, and chktex warnings, each with its \`line\`. Fix every
+finding of severity \`error\`, then compile. With \`template\` and \`data\` it checks render data.
+
 ## When a compile fails
 The tool result has \`isError: true\` and the error body in \`structuredContent\`:
 - \`compilation_failed\`: \`line\`, \`log\`, \`agent_hint\`, and when the cause is known a \`diagnosis\`

@@ -12,11 +12,13 @@ import { assetTools } from './tools/assets.js';
 import { compileTool } from './tools/compile.js';
 import { galleryTools } from './tools/gallery.js';
 import { getJobTool, withJobs } from './tools/jobs.js';
+import { templateVersionTools } from './tools/template-versions.js';
 import { templateTools } from './tools/templates.js';
 import { usageTool } from './tools/usage.js';
+import { validateTool } from './tools/validate.js';
 
 export function mcpTools(): Tool[] {
-  return [...[compileTool, ...galleryTools, ...templateTools, usageTool, ...assetTools].map(withJobs), getJobTool];
+  return [...[compileTool, validateTool, ...galleryTools, ...templateTools, ...templateVersionTools, usageTool, ...assetTools].map(withJobs), getJobTool];
 }
 
 export function createMcpServer(services: Services, version: string): McpServer {

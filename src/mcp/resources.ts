@@ -44,6 +44,7 @@ function limitsDocument(): object {
             compilations_per_period: l.compilesPerPeriod,
             period: l.period,
             saved_templates: l.templates,
+            kept_template_versions: l.templateVersions,
             max_pages_per_document: l.maxPages,
             max_latex_bytes_per_document: l.maxLatexBytes,
             max_pdf_bytes_per_document: l.maxPdfBytes,

@@ -15,8 +15,10 @@ export const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '202
 
 const INSTRUCTIONS = [
   'Quire compiles LaTeX into PDF. Call `compile` with a complete LaTeX document; the result holds a pdf_url',
-  'to give the user. When a compile fails, the result has isError and a diagnosis with a suggested fix:',
-  'apply it and compile again. Relay any `warning` to the user. Without an API key, compiles are limited',
+  'to give the user. Call `validate` first (free, no quota) when unsure a document compiles here.',
+  'When a compile fails, the result has isError and a `diagnosis` whose `suggested_fix` is mechanical:',
+  'apply it to the source and compile again. `warnings` on a success name what the document could still fix, each with its `fix`.',
+  'Relay any `warning` to the user. Without an API key, compiles are limited',
   `(${anonymousTierPhrase()}). The public gallery (\`list_public_templates\`, \`get_public_template\`,`,
   '`render_public_template`) turns JSON data into finished documents such as invoices, reports and CVs.',
 ].join(' ');

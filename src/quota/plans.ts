@@ -18,6 +18,8 @@ export interface Limits {
   period: 'month' | 'day';
   /** Saved templates; null = unlimited. */
   templates: number | null;
+  /** Kept versions per template: saving past it prunes the oldest (never the latest). */
+  templateVersions: number;
   maxPages: number;
   maxLatexBytes: number;
   maxPdfBytes: number;
@@ -39,6 +41,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     compilesPerPeriod: 3,
     period: 'day',
     templates: 0,
+    templateVersions: 0,
     maxPages: 3,
     maxLatexBytes: 30 * KB,
     maxPdfBytes: 10 * MB,
@@ -55,6 +58,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     compilesPerPeriod: 50,
     period: 'month',
     templates: 0,
+    templateVersions: 0,
     maxPages: 5,
     maxLatexBytes: 30 * KB,
     maxPdfBytes: 10 * MB,
@@ -71,6 +75,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     compilesPerPeriod: 500,
     period: 'month',
     templates: 10,
+    templateVersions: 10,
     maxPages: 20,
     maxLatexBytes: 100 * KB,
     maxPdfBytes: 25 * MB,
@@ -87,6 +92,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     compilesPerPeriod: 2000,
     period: 'month',
     templates: 50,
+    templateVersions: 50,
     maxPages: 100,
     maxLatexBytes: 300 * KB,
     maxPdfBytes: 50 * MB,
@@ -103,6 +109,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     compilesPerPeriod: 10_000,
     period: 'month',
     templates: null,
+    templateVersions: 200,
     maxPages: 500,
     maxLatexBytes: 1 * MB,
     maxPdfBytes: 100 * MB,

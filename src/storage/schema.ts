@@ -34,6 +34,20 @@ export interface TemplatesTable {
   updated_at: string;
 }
 
+/** One kept version of a template: what was saved, never changed afterwards. */
+export interface TemplateVersionsTable {
+  template_id: number;
+  account_id: number;
+  version: number;
+  /** The template's kind when the version was saved: 'raw' or 'liquid'. */
+  kind: string;
+  latex_content: string;
+  instructions: string | null;
+  schema_json: string | null;
+  sample_data_json: string | null;
+  created_at: string;
+}
+
 export interface AssetsTable {
   id: Generated<number>;
   account_id: number;
@@ -122,6 +136,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   templates: TemplatesTable;
+  template_versions: TemplateVersionsTable;
   assets: AssetsTable;
   pdfs: PdfsTable;
   counters: CountersTable;
@@ -135,6 +150,7 @@ export interface Database {
 export type AccountRow = Selectable<AccountsTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type TemplateRow = Selectable<TemplatesTable>;
+export type TemplateVersionRow = Selectable<TemplateVersionsTable>;
 export type NewTemplateRow = Insertable<TemplatesTable>;
 export type AssetRow = Selectable<AssetsTable>;
 export type PdfRow = Selectable<PdfsTable>;

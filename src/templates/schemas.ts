@@ -71,11 +71,15 @@ export const PromoteBody = Type.Object(
 );
 export type PromoteInput = Static<typeof PromoteBody>;
 
+/** A kept version of a template (docs/api.md, "Template versions"). */
+export const VersionNumber = Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'A kept version of the template (1, 2, …); omit for the latest' });
+
 export const RenderBody = Type.Object(
   {
     data: Type.Optional(
       checkedByService(Type.Record(Type.String(), Type.Unknown(), { description: 'Object whose keys match the template schema; extra keys are ignored' })),
     ),
+    version: Type.Optional(VersionNumber),
     ...AsyncRequestFields,
   },
   { additionalProperties: true, examples: [{ data: { name: 'Ada Lovelace', amount: 42 } }] },

@@ -32,7 +32,8 @@ export interface AssetNames {
 
 export class TemplateService {
   private readonly pipeline: RenderPipeline;
-  private readonly rows: TemplateStore;
+  /** The stored templates and their kept versions (store.ts, versions.ts). */
+  readonly rows: TemplateStore;
 
   /** Wall clock of one render call; tests shorten it. */
   get renderWallClockMs(): number {
@@ -63,9 +64,14 @@ export class TemplateService {
 
 
   /** Security policy, Liquid parse and schema derivation of a placeholder source. */
-  private derive(source: string): Derived {
+  derive(source: string): Derived {
     checkTemplate(source);
     return deriveSchema(source);
+  }
+
+  /** The caller's template, after the plan check: where version reads and restores start. */
+  async owned(caller: Caller, idOrName: string): Promise<TemplateRow> {
+    return this.rows.get(this.owner(caller).account.id, idOrName);
   }
 
   // ---- V1 --------------------------------------------------------------------------------
@@ -242,12 +248,13 @@ export class TemplateService {
     await this.counters.commit(slot.key, slot.lease);
   }
 
-  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
+  /** Renders the latest version, or `version` when given (a kept one, see versions.ts). */
+  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}, version?: number) {
     return this.pipeline.run(
       caller,
       async () => {
         const owner = this.owner(caller);
-        const row = await this.rows.get(owner.account.id, idOrName);
+        const row = await this.rows.versions.asOf(await this.rows.get(owner.account.id, idOrName), version);
         if (row.kind !== 'liquid') throw engineMismatch(row);
         if (typeof data !== 'object' || data === null || Array.isArray(data)) {
           throw errors.invalid_data_shape(`"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {

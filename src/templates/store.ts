@@ -11,6 +11,7 @@ import { limitsOf } from '../quota/plans.js';
 import { lockAccount, type Db } from '../storage/db.js';
 import type { Database, TemplateRow } from '../storage/schema.js';
 import type { Derived } from './rows.js';
+import { TemplateVersionStore } from './versions.js';
 
 const isNumericId = (value: string) => /^[0-9]{1,15}$/.test(value);
 
@@ -25,11 +26,16 @@ export interface NewTemplate {
 }
 
 export class TemplateStore {
+  /** Every saved source of a template (versions.ts), written in the same step as the template. */
+  readonly versions: TemplateVersionStore;
+
   constructor(
     private readonly store: Db,
     private readonly clock: Clock,
     private readonly config: Config,
-  ) {}
+  ) {
+    this.versions = new TemplateVersionStore(store);
+  }
 
   get db(): Kysely<Database> {
     return this.store.kysely;
@@ -80,8 +86,9 @@ export class TemplateStore {
 
   private async insert(trx: Kysely<Database>, values: NewTemplate): Promise<TemplateRow> {
     const now = this.clock.now().toISOString();
+    let row: TemplateRow;
     try {
-      return await trx
+      row = await trx
         .insertInto('templates')
         .values({
           account_id: values.account_id,
@@ -103,6 +110,8 @@ export class TemplateStore {
       if (/unique|duplicate/i.test(String((err as Error).message))) throw this.nameTaken(values.name);
       throw err;
     }
+    await this.versions.record(trx, row, now);
+    return row;
   }
 
   nameTaken(name: string): ServiceError {
@@ -111,20 +120,22 @@ export class TemplateStore {
     });
   }
 
+  /** Writes the changes; a new `version` is kept as a version (versions.ts) in the same step. */
   async update(row: TemplateRow, changes: Partial<TemplateRow>, derived?: Derived | null): Promise<TemplateRow> {
-    const set: Record<string, unknown> = { ...changes, updated_at: this.clock.now().toISOString() };
+    const now = this.clock.now().toISOString();
+    const set: Record<string, unknown> = { ...changes, updated_at: now };
     if (derived) {
       set.schema_json = JSON.stringify(derived.schema);
       set.sample_data_json = JSON.stringify(derived.sample_data);
     }
     if (typeof changes.name === 'string') set.name_lower = changes.name.toLowerCase();
     try {
-      return await this.db
-        .updateTable('templates')
-        .set(set)
-        .where('id', '=', row.id)
-        .returningAll()
-        .executeTakeFirstOrThrow();
+      return await this.db.transaction().execute(async (trx) => {
+        const updated = await trx.updateTable('templates').set(set).where('id', '=', row.id).returningAll().executeTakeFirstOrThrow();
+        if (updated.version !== row.version) await this.versions.record(trx, updated, now);
+        else if (derived) await this.versions.rederive(trx, updated);
+        return updated;
+      });
     } catch (err) {
       if (/unique|duplicate/i.test(String((err as Error).message))) throw this.nameTaken(String(changes.name));
       throw err;

@@ -16,7 +16,7 @@ export const SANDBOX_FORMATS = '/texmf-fmt';
 
 /** Read-only system paths TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
  * only holds symlinks (bibtex is one) into /usr. */
-const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/var/lib/texmf', '/var/cache/fontconfig'];
+const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/chktexrc', '/var/lib/texmf', '/var/cache/fontconfig'];
 /** Debian 12 keeps these as symlinks into /usr. */
 const SYMLINKS: Array<[string, string]> = [
   ['usr/bin', '/bin'],

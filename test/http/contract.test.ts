@@ -224,6 +224,42 @@ describe('the OpenAPI document against the real server', () => {
         },
       ],
       [
+        'listTemplateVersions',
+        async () => {
+          await call('listTemplateVersions', { path: { id: 'letter' }, headers: pro.headers, expect: 200 });
+          await call('listTemplateVersions', { path: { id: 'nothing' }, headers: pro.headers, expect: 404 });
+        },
+      ],
+      [
+        'getTemplateVersion',
+        async () => {
+          await call('getTemplateVersion', { path: { id: 'letter', version: '1' }, headers: pro.headers, expect: 200 });
+          await call('getTemplateVersion', { path: { id: 'letter', version: '99' }, headers: pro.headers, expect: 404 });
+        },
+      ],
+      [
+        'restoreTemplateVersion',
+        async () => {
+          await call('restoreTemplateVersion', { path: { id: 'letter', version: '1' }, headers: pro.headers, expect: 200 });
+          await call('restoreTemplateVersion', { path: { id: 'letter', version: '99' }, headers: pro.headers, expect: 404 });
+        },
+      ],
+      [
+        'validateTemplateData',
+        async () => {
+          await call('validateTemplateData', { path: { id: 'letter' }, json: { data: { name: 'Ada' } }, headers: pro.headers, expect: 200 });
+          await call('validateTemplateData', { path: { id: 'nothing' }, json: { data: {} }, headers: pro.headers, expect: 404 });
+        },
+      ],
+      [
+        'validate',
+        async () => {
+          await call('validate', { json: { latex: HELLO }, headers: pro.headers, expect: 200 });
+          await call('validate', { raw: { body: '{"latex":', type: 'application/json' }, headers: pro.headers, expect: 400 });
+          await call('validate', { raw: { body: 'latex', type: 'application/xml' }, headers: pro.headers, expect: 415 });
+        },
+      ],
+      [
         'renderTemplate',
         async () => {
           await call('renderTemplate', { path: { id: 'letter' }, json: { data: { name: 'Ada' } }, headers: pro.headers, expect: 200 });

@@ -29,6 +29,9 @@ const MIRRORS: Record<string, string> = {
   save_asset: 'saveAsset',
   delete_asset: 'deleteAsset',
   get_job: 'getJob',
+  list_template_versions: 'listTemplateVersions',
+  restore_template_version: 'restoreTemplateVersion',
+  validate: 'validate',
 };
 
 interface Schema {

@@ -75,11 +75,11 @@ for (const db of DB_KINDS) {
       assert.match(keyed.getInstructions() ?? '', /compile/);
     });
 
-    test('tools without a key: the public four; with a key, valid or not: all fifteen (get_job included)', async () => {
+    test('tools without a key: the public five; with a key, valid or not: all eighteen (get_job included)', async () => {
       const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
-      assert.deepEqual(await names(anonymous), ['compile', 'get_public_template', 'list_public_templates', 'render_public_template']);
+      assert.deepEqual(await names(anonymous), ['compile', 'get_public_template', 'list_public_templates', 'render_public_template', 'validate']);
       const all = await names(keyed);
-      assert.equal(all.length, 15);
+      assert.equal(all.length, 18);
       const invalid = await connect({ authorization: 'Bearer qk_not_a_real_key' });
       assert.deepEqual(await names(invalid), all);
     });

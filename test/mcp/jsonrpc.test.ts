@@ -6,7 +6,7 @@ import { handleBody, type RpcCall } from '../../src/mcp/jsonrpc.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { MAX_BATCH } from '../../src/mcp/jsonrpc.js';
 
-const PUBLIC_TOOLS = ['compile', 'get_public_template', 'list_public_templates', 'render_public_template'];
+const PUBLIC_TOOLS = ['compile', 'get_public_template', 'list_public_templates', 'render_public_template', 'validate'];
 const ALL_TOOLS = [
   ...PUBLIC_TOOLS,
   'delete_asset',
@@ -15,8 +15,10 @@ const ALL_TOOLS = [
   'get_job',
   'get_template',
   'list_assets',
+  'list_template_versions',
   'list_templates',
   'render',
+  'restore_template_version',
   'save_asset',
   'save_template',
   'usage',

@@ -267,9 +267,106 @@ export interface paths {
         put?: never;
         /**
          * Render a placeholder template with data into a PDF
-         * @description `data` is validated against the template schema first (no quota on failure). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.
+         * @description `data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.
          */
         post: operations["renderTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/templates/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a template's kept versions, newest first
+         * @description Every saved source of a template (raw or placeholder) is a version; the plan keeps the newest `kept_limit` of them.
+         */
+        get: operations["listTemplateVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/templates/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Fetch one kept version with its source, instructions, schema and sample data */
+        get: operations["getTemplateVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/templates/{id}/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a kept version the new latest version
+         * @description The version's source and instructions become a new version (latest + 1); the template keeps its kind, name and description.
+         */
+        post: operations["restoreTemplateVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a compile request without compiling and without charging
+         * @description Takes the compile request body. Answers 200 with `findings`: the request and plan checks the compile would refuse (with their error codes), the template security policy (with `placeholder_engine: "liquid"`), chktex warnings with line numbers, classes and packages not installed here with the closest installed names, and files read by \input, \include, \includegraphics or a bibliography that the request does not carry. Free; `QUIRE_VALIDATE_PER_MINUTE` calls per minute per caller.
+         */
+        post: operations["validate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/templates/{id}/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check render data against a placeholder template schema without rendering
+         * @description `data` is checked against the schema of the latest version (or `version`) as render checks it. Free; shares the validate rate limit.
+         */
+        post: operations["validateTemplateData"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5307,6 +5404,8 @@ export interface operations {
                     data?: {
                         [key: string]: unknown;
                     };
+                    /** @description A kept version of the template (1, 2, …); omit for the latest */
+                    version?: number;
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -5697,6 +5796,1357 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "storage_full";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listTemplateVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id or (URL-encoded) name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        template: {
+                            id: number;
+                            name: string;
+                            /** @description The latest version */
+                            version: number;
+                        };
+                        kept_limit: number;
+                        /** @description Newest first */
+                        versions: {
+                            version: number;
+                            placeholder_engine: "none" | "liquid";
+                            latex_size_bytes: number;
+                            has_instructions: boolean;
+                            latest: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description bad_request: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key, missing_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key" | "missing_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description plan_required: `error`, `message` and the fields the code names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "plan_required";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description template_not_found: `error`, `message` and the fields the code names */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "template_not_found";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    getTemplateVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Numeric id or (URL-encoded) name */
+                id: string;
+                /** @description A kept version (1, 2, …) */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        template: {
+                            id: number;
+                            name: string;
+                            /** @description The latest version */
+                            version: number;
+                        };
+                        version: {
+                            version: number;
+                            placeholder_engine: "none" | "liquid";
+                            latex_size_bytes: number;
+                            has_instructions: boolean;
+                            latest: boolean;
+                            /** Format: date-time */
+                            created_at: string;
+                            latex_content: string;
+                            instructions: string | null;
+                            /** @description The data schema of a placeholder version; null for raw LaTeX */
+                            schema: {
+                                [key: string]: unknown;
+                            } | null;
+                            sample_data: {
+                                [key: string]: unknown;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description bad_request: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key, missing_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key" | "missing_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description plan_required: `error`, `message` and the fields the code names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "plan_required";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description template_not_found, template_version_not_found: `error`, `message` and the fields the code names */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "template_not_found" | "template_version_not_found";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    restoreTemplateVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Runs an account's POST once: the same key and request within 24 h replays the stored answer (docs/async-and-webhooks.md) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Numeric id or (URL-encoded) name */
+                id: string;
+                /** @description A kept version (1, 2, …) */
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        template: {
+                            id: number;
+                            name: string;
+                            description: string;
+                            placeholder_engine: "none" | "liquid";
+                            version: number;
+                            latex_size_bytes: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                            latex_content: string;
+                            instructions: string | null;
+                        };
+                        /** @description The version whose content is now the latest */
+                        restored_from: number;
+                        schema?: {
+                            [key: string]: unknown;
+                        };
+                        sample_data?: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            /** @description bad_request: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key, missing_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key" | "missing_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description plan_required: `error`, `message` and the fields the code names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "plan_required";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description template_not_found, template_version_not_found: `error`, `message` and the fields the code names */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "template_not_found" | "template_version_not_found";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_in_progress";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_reused, invalid_idempotency_key, liquid_syntax_error, template_security_violation, validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_reused" | "invalid_idempotency_key" | "liquid_syntax_error" | "template_security_violation" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    validate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Runs an account's POST once: the same key and request within 24 h replays the stored answer (docs/async-and-webhooks.md) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A compile request body (latex, compiler, assets, use_stored_assets, files) */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Complete LaTeX source, required unless project_zip is sent. Must contain \documentclass, \begin{document}, \input{} or \include{}. */
+                    latex?: string;
+                    /**
+                     * @description pdflatex (default), xelatex (any account) or lualatex (Pro, Business)
+                     * @example pdflatex
+                     */
+                    compiler?: "pdflatex" | "xelatex" | "lualatex";
+                    /** @description Map of filename to base64 bytes (png, jpg, jpeg, pdf, svg, eps, ps, otf, ttf, ttc). Needs an API key. */
+                    assets?: {
+                        [key: string]: string;
+                    };
+                    /** @description Names of assets in the account's library. Paid plans. */
+                    use_stored_assets?: string[];
+                    /** @description Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 4 folders, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md. */
+                    files?: {
+                        [key: string]: string | {
+                            /** Format: byte */
+                            base64: string;
+                        };
+                    };
+                    /**
+                     * Format: byte
+                     * @description Extension of SPEC 1.5.0. A whole project as the base64 of a zip, instead of latex and files: main.tex at the top, or the one top-level .tex with \documentclass, is the main file. Bounded entries, sizes and ratio; no links, absolute or ".." paths. See docs/projects-and-warnings.md.
+                     */
+                    project_zip?: string;
+                    /** @description `liquid`: check the source as a placeholder template too (security policy, Liquid syntax) */
+                    placeholder_engine?: "none" | "liquid";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description No finding of severity error: the compile is expected to succeed (TeX may still fail) */
+                        valid: boolean;
+                        findings: {
+                            /** @description request: a plan or request rule the compile would refuse (see `code`); template: the template security policy or Liquid syntax; chktex: a chktex warning; missing_package / missing_class: not installed here (see `suggestions`); missing_file: \input, \include, \includegraphics or a bibliography the request does not carry; data: `data` against a placeholder template schema */
+                            kind: "request" | "template" | "chktex" | "missing_package" | "missing_class" | "missing_file" | "data";
+                            /** @description error: the compile (or render) would fail; warning: it would compile */
+                            severity: "error" | "warning";
+                            message: string;
+                            /** @description The error code the compile or render would answer with (docs/errors.md) */
+                            code?: string;
+                            /** @description Line in the file (main.tex unless `file` says otherwise) */
+                            line?: number;
+                            column?: number;
+                            /** @description The file the line is in, when not main.tex */
+                            file?: string;
+                            /** @description The package, class, file or data field concerned */
+                            name?: string;
+                            /** @description Closest installed names, nearest first */
+                            suggestions?: string[];
+                            /** @description chktex warning number */
+                            chktex?: number;
+                            /** @description The error body the compile would answer with */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description The checks that ran */
+                        checked: string[];
+                    };
+                };
+            };
+            /** @description bad_request, invalid_json, json_too_deep: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request" | "invalid_json" | "json_too_deep";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_in_progress";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description payload_too_large: `error`, `message` and the fields the code names */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "payload_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description unsupported_media_type: `error`, `message` and the fields the code names */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "unsupported_media_type";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_reused, invalid_idempotency_key, validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_reused" | "invalid_idempotency_key" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description validate_rate_limited: `error`, `message` and the fields the code names */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "validate_rate_limited";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    validateTemplateData: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Runs an account's POST once: the same key and request within 24 h replays the stored answer (docs/async-and-webhooks.md) */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Numeric id or (URL-encoded) name */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The data a render would send */
+                    data?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description A kept version; the latest by default */
+                    version?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description No finding of severity error: the compile is expected to succeed (TeX may still fail) */
+                        valid: boolean;
+                        findings: {
+                            /** @description request: a plan or request rule the compile would refuse (see `code`); template: the template security policy or Liquid syntax; chktex: a chktex warning; missing_package / missing_class: not installed here (see `suggestions`); missing_file: \input, \include, \includegraphics or a bibliography the request does not carry; data: `data` against a placeholder template schema */
+                            kind: "request" | "template" | "chktex" | "missing_package" | "missing_class" | "missing_file" | "data";
+                            /** @description error: the compile (or render) would fail; warning: it would compile */
+                            severity: "error" | "warning";
+                            message: string;
+                            /** @description The error code the compile or render would answer with (docs/errors.md) */
+                            code?: string;
+                            /** @description Line in the file (main.tex unless `file` says otherwise) */
+                            line?: number;
+                            column?: number;
+                            /** @description The file the line is in, when not main.tex */
+                            file?: string;
+                            /** @description The package, class, file or data field concerned */
+                            name?: string;
+                            /** @description Closest installed names, nearest first */
+                            suggestions?: string[];
+                            /** @description chktex warning number */
+                            chktex?: number;
+                            /** @description The error body the compile would answer with */
+                            details?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                        /** @description The checks that ran */
+                        checked: string[];
+                    };
+                };
+            };
+            /** @description bad_request, invalid_json, json_too_deep: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request" | "invalid_json" | "json_too_deep";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key, missing_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key" | "missing_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description plan_required: `error`, `message` and the fields the code names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "plan_required";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description template_not_found, template_version_not_found: `error`, `message` and the fields the code names */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "template_not_found" | "template_version_not_found";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_in_progress";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description payload_too_large: `error`, `message` and the fields the code names */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "payload_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description unsupported_media_type: `error`, `message` and the fields the code names */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "unsupported_media_type";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_reused, invalid_idempotency_key, validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_reused" | "invalid_idempotency_key" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description validate_rate_limited: `error`, `message` and the fields the code names */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "validate_rate_limited";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable";
                         message: string;
                     } & {
                         [key: string]: unknown;

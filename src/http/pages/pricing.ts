@@ -25,6 +25,7 @@ const ROWS: Array<[string, (l: Limits) => string]> = [
   ['Assets per document', (l) => count(l.maxAssetsPerDocument)],
   ['Assets per document, total', (l) => bytes(l.maxAssetsBytesPerDocument)],
   ['Saved templates and render', (l) => (l.paid ? count(l.templates) : '—')],
+  ['Kept versions per template', (l) => (l.paid ? count(l.templateVersions) : '—')],
   ['Stored assets', (l) => (l.paid ? `${count(l.maxStoredAssets)}, ${bytes(l.maxStoredAssetsBytes)}` : '—')],
   ['PDF links valid for', (l) => `${l.pdfLinkSeconds / 3600} h`],
 ];

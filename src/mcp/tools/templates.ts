@@ -12,6 +12,7 @@ import {
   TemplateListRow,
   TemplateV1,
   TemplateV1Response,
+  VersionNumber,
 } from '../../templates/schemas.js';
 import { pdfText } from '../results.js';
 import { accountOf, defineTool } from '../tool.js';
@@ -23,8 +24,9 @@ const id = Type.Union([Type.String({ ...IdParam.properties.id, description: 'Nam
   description: 'Numeric id or name of the template (names match case-insensitively)',
 });
 const TemplateRef = Type.Object({ id });
+export const VersionedRef = Type.Object({ id, version: Type.Optional(VersionNumber) });
 
-function ref(args: { id: string | number }): string {
+export function ref(args: { id: string | number }): string {
   return String(args.id);
 }
 
@@ -59,8 +61,8 @@ export const listTemplatesTool = defineTool({
 export const getTemplateTool = defineTool({
   name: 'get_template',
   title: 'Get a saved template',
-  description: `Fetches one saved template by numeric id or name with its LaTeX source (latex_content) and its instructions (null when none). Follow the instructions when using it. A raw template is used by editing the source and calling compile; a placeholder template (placeholder_engine "liquid") is used with render, and this result then also carries its data \`schema\` and \`sample_data\`. Fails with not_found for an unknown id or name (see list_templates). ${PAID}`,
-  inputSchema: TemplateRef,
+  description: `Fetches one saved template by numeric id or name with its LaTeX source (latex_content) and its instructions (null when none). Follow the instructions when using it. A raw template is used by editing the source and calling compile; a placeholder template (placeholder_engine "liquid") is used with render, and this result then also carries its data \`schema\` and \`sample_data\`. \`version\` fetches a kept version (list_template_versions) instead of the latest. Fails with not_found for an unknown id or name (see list_templates). ${PAID}`,
+  inputSchema: VersionedRef,
   outputSchema: Type.Composite([TemplateV1Response, Type.Object({ schema: Type.Optional(Json), sample_data: Type.Optional(Json) })]),
   auth: 'required',
   public: false,
@@ -68,6 +70,12 @@ export const getTemplateTool = defineTool({
   run: async (args, context) => {
     const caller = accountOf(context);
     const body = await context.services.templates.getV1(caller, ref(args));
+    if (args.version !== undefined && args.version !== body.template.version) {
+      // A kept version: its own source, instructions and schema, under the template's id and name.
+      const { version: kept } = await context.services.templateVersions.get(caller, ref(args), args.version);
+      const template = { ...body.template, placeholder_engine: kept.placeholder_engine, version: kept.version, latex_content: kept.latex_content, latex_size_bytes: kept.latex_size_bytes, instructions: kept.instructions };
+      return { template, ...(kept.schema && kept.sample_data ? { schema: kept.schema, sample_data: kept.sample_data } : {}) };
+    }
     if (body.template.placeholder_engine !== 'liquid') return body;
     // What render needs to know, from the V2 view of the same template.
     const v2 = await context.services.templates.getV2(caller, String(body.template.id));
@@ -134,10 +142,11 @@ export const deleteTemplateTool = defineTool({
 export const renderTool = defineTool({
   name: 'render',
   title: 'Render a placeholder template',
-  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Stored assets the template names are used automatically. Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
+  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Check data for free first with validate (\`template\`, \`data\`). A failed render reads like a failed compile: apply \`diagnosis.suggested_fix\` and retry. Stored assets the template names are used automatically. \`version\` renders a kept version (see list_template_versions); the latest by default. Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
   inputSchema: Type.Object({
     id,
     data: Type.Object({}, { additionalProperties: true, description: RenderBody.properties.data.description }),
+    version: Type.Optional(VersionNumber),
   }),
   argumentSchema: Type.Object({ id, ...RenderBody.properties }, { additionalProperties: true }),
   outputSchema: RenderSuccessBody,
@@ -145,7 +154,7 @@ export const renderTool = defineTool({
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   job: 'render',
-  run: (args, context, hooks) => context.services.templates.render(accountOf(context), ref(args), args.data, hooks),
+  run: (args, context, hooks) => context.services.templates.render(accountOf(context), ref(args), args.data, hooks, args.version),
   summarize: (body) => `Rendered template ${body.template.name} (v${body.template.version}).\n${pdfText(body)}`,
 });
 

@@ -5,6 +5,7 @@ import type { Dialect } from '../db.js';
 import * as foundation from './0001_foundation.js';
 import * as counterLeases from './0002_counter_leases.js';
 import * as asyncJobs from './0003_async_jobs.js';
+import * as templateVersions from './0004_template_versions.js';
 
 export interface Migration {
   name: string;
@@ -15,4 +16,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: '0001_foundation', up: foundation.up },
   { name: '0002_counter_leases', up: counterLeases.up },
   { name: '0003_async_jobs', up: asyncJobs.up },
+  { name: '0004_template_versions', up: templateVersions.up },
 ];
