@@ -7,7 +7,7 @@ import { chown, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { leftovers } from './support.js';
+import { settledLeftovers } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import type { SandboxSpec } from '../../src/tex/sandbox.js';
 import { runSandboxed, sandboxUid } from '../../src/tex/sandboxed.js';
@@ -16,17 +16,6 @@ import { runSandboxed, sandboxUid } from '../../src/tex/sandboxed.js';
 const UID = sandboxUid(CONVERTER_UID - 5);
 const MB = 1024 * 1024;
 const LIMITS = { cpuSeconds: 10, fileBytes: MB, memoryBytes: 1024 * MB, processes: 16 };
-
-/** Leftovers once the kernel has finished tearing down a killed sandbox (at most 3 s). */
-async function settledLeftovers(): Promise<string> {
-  const until = Date.now() + 3000;
-  let left = leftovers(UID);
-  while (left !== '' && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    left = leftovers(UID);
-  }
-  return left;
-}
 
 describe('runSandboxed', () => {
   let workspace: string;
@@ -82,14 +71,14 @@ describe('runSandboxed', () => {
     assert.equal(result.code, null);
     assert.equal(result.signal, 'SIGKILL');
     assert.ok(performance.now() - started < 5000);
-    assert.equal(await settledLeftovers(), '');
+    assert.equal(await settledLeftovers(UID), '');
   });
 
   test('stdout past maxOutput kills the command; only what fit is kept', async () => {
     const result = await runSandboxed(spec, ['sh', '-c', 'cat /dev/zero & wait'], { timeoutMs: 10_000, maxOutput: MB });
     assert.equal(result.killed, 'output');
     assert.ok(result.stdout.length <= MB, `${result.stdout.length} bytes kept`);
-    assert.equal(await settledLeftovers(), '');
+    assert.equal(await settledLeftovers(UID), '');
   });
 
   test('without isolation the same limits apply, in the workspace as working directory', async () => {

@@ -17,3 +17,14 @@ export function leftovers(uid: number | undefined): string {
     .filter((line) => line.trim() && !line.trim().startsWith('Z'))
     .join('\n');
 }
+
+/** Leftovers once the kernel has finished tearing down killed or closed sandboxes' PID namespaces (at most 3 s). */
+export async function settledLeftovers(uid: number | undefined): Promise<string> {
+  const until = Date.now() + 3000;
+  let left = leftovers(uid);
+  while (left !== '' && Date.now() < until) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    left = leftovers(uid);
+  }
+  return left;
+}

@@ -6,7 +6,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { leftovers, text } from './support.js';
+import { settledLeftovers, text } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
 import type { TexJob } from '../../src/tex/job.js';
@@ -18,17 +18,6 @@ const UID = process.getuid?.() === 0 ? CONVERTER_UID - 2 : undefined;
 const MB = 1024 * 1024;
 /** A warm engine's transcript shows the line it waited for. */
 const WARM_MARK = '\\read16 to\\x \\let\\x\\undefined\\nonstopmode';
-
-/** Leftovers once the kernel has finished tearing down closed sandboxes' PID namespaces (at most 3 s). */
-async function settledLeftovers(): Promise<string> {
-  const until = Date.now() + 3000;
-  let left = leftovers(UID);
-  while (left !== '' && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    left = leftovers(UID);
-  }
-  return left;
-}
 
 const doc = (body: string, preamble = '') => `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`;
 
@@ -120,7 +109,7 @@ describe('warm engines', () => {
     assert.match(text(second.pdf), /SECOND-JOB/);
     assert.doesNotMatch(first.log, /SAW-SECOND/);
     await warm.close();
-    assert.equal(await settledLeftovers(), '', 'no process of either job is left');
+    assert.equal(await settledLeftovers(UID), '', 'no process of either job is left');
     warm = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
   });
 
