@@ -95,42 +95,89 @@ start() {
   # would wait on it.
   if answers; then print_env; return 0; fi
   install_ceph
-  local began=$SECONDS
-  stop_daemons
-  rm -rf "$DIR"
-  local port
-  for port in "$MON_PORT" "$PORT"; do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "ceph-rgw: port $port is taken by another process (a gateway from another QUIRE_CEPH_DIR?)" >&2
-      exit 1
+  local began=$SECONDS attempt
+  # A first start on a cold machine has failed once in a while (a daemon slow to come up);
+  # a failed attempt is cleaned up completely and tried again before giving up.
+  for attempt in 1 2 3; do
+    # A child bash, so that set -e holds inside (it does not in an if's own condition).
+    if bash "$0" _launch 9>&-; then
+      echo "ceph-rgw: up on $ENDPOINT in $((SECONDS - began)) s" >&2
+      print_env
+      return 0
     fi
+    echo "ceph-rgw: start attempt $attempt failed; the end of $DIR/log/start.log:" >&2
+    tail -n 15 "$DIR/log/start.log" >&2 || true
+    cp -r "$DIR/log" "${DIR%/}-failed-log" 2>/dev/null || true
   done
+  stop_daemons
+  echo "ceph-rgw: the gateway could not be started; logs of the last attempt in ${DIR%/}-failed-log" >&2
+  exit 1
+}
+
+# Runs a step with its output kept in start.log, so that a failure says what failed and why.
+step() {
+  echo "+ $*" >>"$DIR/log/start.log"
+  "$@" >>"$DIR/log/start.log" 2>&1 9>&-
+}
+
+# One attempt: a fresh cluster from nothing. Returns non-zero (set -e) on the first failing step.
+launch() {
+  stop_daemons
+  free_ports
+  rm -rf "$DIR"
   write_conf
-
-  monmaptool --create --fsid "$(awk '/^fsid/{print $3}' "$CONF")" --addv a "[v1:127.0.0.1:$MON_PORT]" "$DIR/monmap" >/dev/null
+  local fsid id uuid
+  fsid=$(awk '/^fsid/{print $3}' "$CONF")
+  step monmaptool --create --fsid "$fsid" --addv a "[v1:127.0.0.1:$MON_PORT]" "$DIR/monmap"
   mkdir -p "$DIR/mon/mon.a"
-  ceph-mon -c "$CONF" -i a --mkfs --monmap "$DIR/monmap" >/dev/null 2>&1
-  timeout 60 ceph-mon -c "$CONF" -i a 2>>"$DIR/log/start.log" 9>&-
+  step ceph-mon -c "$CONF" -i a --mkfs --monmap "$DIR/monmap"
+  step timeout 60 ceph-mon -c "$CONF" -i a
 
-  local id
-  id=$(ceph_ osd create)
+  # The OSD is registered with the uuid it is made with: an OSD that boots with another uuid
+  # than the monitor holds for its id is refused ('wrong fsid').
+  uuid=$(cat /proc/sys/kernel/random/uuid)
+  id=$(ceph_ osd create "$uuid" 2>>"$DIR/log/start.log")
   mkdir -p "$DIR/osd/osd.$id"
-  ceph-osd -c "$CONF" -i "$id" --mkfs >/dev/null 2>&1
-  ceph_ osd crush add-bucket node-a host >/dev/null 2>&1
-  ceph_ osd crush move node-a root=default >/dev/null 2>&1
-  ceph_ osd crush add "osd.$id" 1.0 host=node-a >/dev/null 2>&1
-  timeout 120 ceph-osd -c "$CONF" -i "$id" 2>>"$DIR/log/start.log" 9>&-
+  step ceph-osd -c "$CONF" -i "$id" --mkfs --osd-uuid "$uuid"
+  step ceph_ osd crush add-bucket node-a host
+  step ceph_ osd crush move node-a root=default
+  step ceph_ osd crush add "osd.$id" 1.0 host=node-a
+  step timeout 120 ceph-osd -c "$CONF" -i "$id"
 
-  timeout 120 radosgw -c "$CONF" -n client.rgw.a 2>>"$DIR/log/start.log" 9>&-
+  step timeout 120 radosgw -c "$CONF" -n client.rgw.a
   for _ in $(seq 120); do answers && break; sleep 0.5; done
   if ! answers; then
-    echo "ceph-rgw: the gateway did not answer on $ENDPOINT; logs in $DIR/log" >&2
-    exit 1
+    echo "the gateway did not answer on $ENDPOINT" >>"$DIR/log/start.log"
+    return 1
   fi
-  radosgw-admin -c "$CONF" user create --uid=quire --display-name=Quire \
-    --access-key="$ACCESS_KEY" --secret="$SECRET_KEY" >/dev/null
-  echo "ceph-rgw: up on $ENDPOINT in $((SECONDS - began)) s" >&2
-  print_env
+  step radosgw-admin -c "$CONF" user create --uid=quire --display-name=Quire \
+    --access-key="$ACCESS_KEY" --secret="$SECRET_KEY"
+}
+
+# A port held by a Ceph daemon is a test cluster left behind (a failed start, another
+# QUIRE_CEPH_DIR): it is stopped. Any other holder is a real conflict, and the start fails.
+free_ports() {
+  local port pids pid comm
+  # An OSD holds no fixed port; one of this folder's clusters is found by its config path.
+  pkill -9 -f "^ceph-osd -c $CONF " 2>/dev/null || true
+  for port in "$MON_PORT" "$PORT"; do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || continue
+    pids=$(ss -ltnpH "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u)
+    for pid in $pids; do
+      comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
+      case "$comm" in
+        ceph-mon|ceph-osd|radosgw|msgr-worker-*)
+          echo "ceph-rgw: stopping a stale $comm (pid $pid) on port $port" >&2
+          kill "$pid" 2>/dev/null || true
+          for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+          kill -9 "$pid" 2>/dev/null || true ;;
+        *)
+          echo "ceph-rgw: port $port is taken by $comm (pid $pid), not a Ceph daemon" >&2
+          return 1 ;;
+      esac
+    done
+    for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break; sleep 0.1; done
+  done
 }
 
 stop_daemons() {
@@ -149,5 +196,6 @@ case "${1:-}" in
   start) start ;;
   env) print_env ;;
   stop) stop_daemons; rm -rf "$DIR" ;;
+  _launch) launch ;;
   *) echo "usage: $0 start|env|stop" >&2; exit 2 ;;
 esac
