@@ -1,7 +1,7 @@
 // Every setting the service reads from its environment, validated once at start.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { availableParallelism, homedir, tmpdir } from 'node:os';
+import { availableParallelism, homedir, hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export interface Config {
@@ -33,6 +33,16 @@ export interface Config {
   graceFraction: number;
   /** Keyless compiles allowed per hour across all anonymous callers. */
   anonymousHourlyCeiling: number;
+  /** Fair use (see quota/plans.ts FAIR_USE): the failure-budget window and factors on the table. */
+  failureWindowSeconds: number;
+  failureBudgetFactor: number;
+  callerConcurrencyFactor: number;
+  /** Seconds without a heartbeat after which a node's reservation leases end (see quota/counters.ts). */
+  nodeHeartbeatTimeoutSeconds: number;
+  /** This node's stable name: a restarted node ends the leases its previous instance left. */
+  nodeName: string;
+  /** Port of a `quire worker`'s /health and /metrics; 0 turns them off. */
+  workerPort: number;
   /** Renders per minute per account on the V2 render route. */
   renderPerMinute: number;
   /** Validate calls per minute per caller (account or keyless address); validate is free. */
@@ -240,6 +250,12 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimit: integer(env, 'QUIRE_BODY_LIMIT', 110 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     graceFraction: fraction(env, 'QUIRE_GRACE_FRACTION', 0.1),
     anonymousHourlyCeiling: integer(env, 'QUIRE_ANON_HOURLY_CEILING', 1000, 0, 10_000_000),
+    failureWindowSeconds: integer(env, 'QUIRE_FAILURE_WINDOW_SECONDS', 600, 10, 86_400),
+    failureBudgetFactor: fraction(env, 'QUIRE_FAILURE_BUDGET_FACTOR', 1),
+    callerConcurrencyFactor: fraction(env, 'QUIRE_CALLER_CONCURRENCY_FACTOR', 1),
+    nodeHeartbeatTimeoutSeconds: integer(env, 'QUIRE_NODE_HEARTBEAT_TIMEOUT_SECONDS', 30, 3, 3600),
+    nodeName: env.QUIRE_NODE_NAME || `${hostname()}:${dataDir}`,
+    workerPort: integer(env, 'QUIRE_WORKER_PORT', 9090, 0, 65535),
     renderPerMinute: integer(env, 'QUIRE_RENDER_PER_MINUTE', 60, 1, 1_000_000),
     validatePerMinute: integer(env, 'QUIRE_VALIDATE_PER_MINUTE', 30, 1, 1_000_000),
     previews: flag(env, 'QUIRE_PREVIEWS', true),

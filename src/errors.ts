@@ -272,6 +272,18 @@ export const CATALOGUE = {
     retryable: true,
     advice: null,
   }),
+  too_many_concurrent_compiles: entry<RetryLater & { plan: Plan; limit: number; in_flight: number }>({
+    status: 429,
+    message: 'This caller already has as many compiles in flight as its plan allows; retry when one finishes.',
+    retryable: true,
+    advice: 'Wait for your other compiles to finish (or send fewer at once), then retry after retry_after_seconds.',
+  }),
+  failure_budget_exhausted: entry<RetryLater & { plan: Plan; budget_seconds: number; used_seconds: number; window_seconds: number; resets_at: string }>({
+    status: 429,
+    message: 'Failed and timed-out compiles used up this window\'s free TeX time; retry after the window resets.',
+    retryable: true,
+    advice: 'Your recent compiles failed or timed out and used up the free failure time: fix the document (loops, heavy content) before retrying after retry_after_seconds.',
+  }),
   anonymous_capacity_exhausted: entry<RetryLater & { next_step: NextStep }>({
     status: 503,
     message: 'The keyless tier is at its hourly capacity on this server; retry later or use an API key.',

@@ -22,7 +22,7 @@ import { SqlPreviewStore } from './quota/previews.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { Metrics } from './metrics.js';
-import { SqlCounters, type Counters } from './quota/counters.js';
+import { leaseOwner, SqlCounters, type Counters } from './quota/counters.js';
 import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
@@ -115,7 +115,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const counters = options.overrides?.counters ?? sharedCounters(config, db, clock, log, cleanups);
   const engines = options.overrides?.engines ?? (await probeEngines());
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
-  const usage = new UsageService(db.kysely, counters, clock);
+  const usage = new UsageService(db.kysely, counters, clock, config);
   const metrics = new Metrics();
   const formats = new FormatCache(config.preambleCacheBytes);
   metrics.watchPreambleCache(formats);
@@ -152,6 +152,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const start = async (): Promise<{ swept: string[] }> => {
     // In the embedded default no other node can hold a reservation, so any left are from a crash.
     if (db.dialect === 'sqlite' && !config.redisUrl) await counters.clearReservations();
+    // A restart of a killed node: the leases its previous instance held end now, not in 30 s.
+    else await counters.endPreviousInstance();
     // Expired counters go too: old periods, leases of dead nodes, a preview lock left by a crash.
     pdfs.startJanitor(
       (err) => log.error({ err }, 'janitor failed'),
@@ -215,11 +217,21 @@ export async function blobStore(config: Config, cleanups: Array<() => Promise<vo
 
 /** Quota counters: in Redis when QUIRE_REDIS_URL is set, else in the database. */
 function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, cleanups: Array<() => Promise<void> | void>): Counters {
-  if (!config.redisUrl) return new SqlCounters(db.kysely, db.dialect, () => clock.ms());
-  // Redis counters keep the system clock: their keys expire by Redis's own time (PEXPIREAT).
-  const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix, (err) => log.warn({ err: err.message }, 'redis connection error'));
-  cleanups.push(() => redis.close());
-  return redis;
+  const leaseMs = config.nodeHeartbeatTimeoutSeconds * 1000;
+  const owner = leaseOwner(config.nodeName);
+  let counters: Counters;
+  if (!config.redisUrl) counters = new SqlCounters(db.kysely, db.dialect, () => clock.ms(), leaseMs, owner);
+  else {
+    // Redis counters keep the system clock: their keys expire by Redis's own time (PEXPIREAT).
+    const redis = RedisCounters.connect(config.redisUrl, config.redisPrefix, (err) => log.warn({ err: err.message }, 'redis connection error'), { leaseMs, owner });
+    cleanups.push(() => redis.close());
+    counters = redis;
+  }
+  // The node's heartbeat: its live leases last another lease length; a killed node's end.
+  const heartbeat = setInterval(() => void counters.heartbeat().catch((err) => log.warn({ err }, 'lease heartbeat failed')), leaseMs / 3);
+  heartbeat.unref();
+  cleanups.push(() => clearInterval(heartbeat));
+  return counters;
 }
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */

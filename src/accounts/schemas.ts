@@ -21,6 +21,17 @@ export const UsageBody = Type.Object({
     remaining_bytes: Int,
   }),
   templates: Type.Object({ count: Int, limit: NullableInt, remaining: NullableInt }),
+  fair_use: Type.Object(
+    {
+      concurrent_compiles_limit: Int,
+      compiles_in_flight: Int,
+      failure_budget_seconds: Type.Number(),
+      failure_seconds_used: Type.Number({ description: 'TeX seconds of failed and timed-out compiles in this window' }),
+      failure_window_seconds: Int,
+      failure_window_resets_at: Type.String({ format: 'date-time' }),
+    },
+    { description: 'Limits on what is free (docs/fair-use.md): compiles in flight at once and TeX time of failures per window' },
+  ),
   api_key: Type.Object({ prefix: Type.String(), created_at: Type.String({ format: 'date-time' }) }),
   limits: Type.Object({
     max_pages_per_document: Int,

@@ -2,7 +2,9 @@
 import type { Static } from '@sinclair/typebox';
 import type { Kysely } from 'kysely';
 import { nextMonthStart, type Clock } from '../clock.js';
+import type { Config } from '../config.js';
 import type { Counters } from '../quota/counters.js';
+import { FairUse } from '../quota/fair-use.js';
 import { monthlyCompilesKey } from '../quota/keys.js';
 import { limitsOf, monthlyUse } from '../quota/plans.js';
 import type { Database } from '../storage/schema.js';
@@ -17,7 +19,12 @@ export class UsageService {
     private readonly db: Kysely<Database>,
     private readonly counters: Counters,
     private readonly clock: Clock,
-  ) {}
+    config: Config,
+  ) {
+    this.fair = new FairUse(counters, clock, config);
+  }
+
+  private readonly fair: FairUse;
 
   /** Compiles counted this month (grace ones included) and when the count resets. */
   async monthly(accountId: number): Promise<{ used: number; resets_at: string }> {
@@ -47,7 +54,8 @@ export class UsageService {
   async report(caller: AccountCaller): Promise<Usage> {
     const { account, key } = caller;
     const limits = limitsOf(account.plan);
-    const [monthly, assets, templateCount] = await Promise.all([
+    const [fairUse, monthly, assets, templateCount] = await Promise.all([
+      this.fair.report(caller),
       this.monthly(account.id),
       this.storedAssets(account.id),
       this.templateCount(account.id),
@@ -67,6 +75,7 @@ export class UsageService {
         limit: limits.templates,
         remaining: limits.templates === null ? null : Math.max(0, limits.templates - templateCount),
       },
+      fair_use: fairUse,
       api_key: { prefix: key.prefix, created_at: key.created_at },
       limits: {
         max_pages_per_document: limits.maxPages,

@@ -59,9 +59,29 @@ function checkHref(element: string, value: string): void {
   );
 }
 
-/** CSS may fetch through url() and @import; escapes could hide either, so they are refused too. */
-function checkCss(where: string, css: string, isStyle: boolean): void {
-  if (isStyle && css.includes('\\')) refuse(`${where} contains a CSS escape ("\\"), which is not allowed.`);
+/**
+ * CSS text as a CSS parser reads it (CSS Syntax 3, "consume an escaped code point"): `\72`
+ * or `\000072 ` (1 to 6 hex digits and one optional whitespace) is that code point, a
+ * backslash before a newline vanishes, before anything else it is that character. `u\72l(`
+ * is `url(`, so the checks read the decoded text.
+ */
+export function decodeCssEscapes(css: string): string {
+  return css.replace(/\\(?:([0-9a-fA-F]{1,6})(?:\r\n|[ \t\r\n\f])?|(\r\n|[\n\r\f])|([\s\S]))/g, (_, hex: string | undefined, newline: string | undefined, other: string | undefined) => {
+    if (newline !== undefined) return '';
+    if (other !== undefined) return other;
+    const code = parseInt(hex!, 16);
+    return code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff) ? '\uFFFD' : String.fromCodePoint(code);
+  });
+}
+
+/**
+ * CSS may fetch through url() and @import. Escapes are decoded before the checks wherever CSS
+ * appears (presentation attributes, `style`, `<style>`); in `style` and `<style>` they are
+ * refused outright as well.
+ */
+function checkCss(where: string, raw: string, isStyle: boolean): void {
+  if (isStyle && raw.includes('\\')) refuse(`${where} contains a CSS escape ("\\"), which is not allowed.`);
+  const css = decodeCssEscapes(raw);
   if (isStyle && /@import/i.test(css)) refuse(`${where} uses @import, which is not allowed.`);
   for (const match of css.matchAll(/url\s*\(\s*(['"]?)([^'")]*)/gi)) {
     const target = (match[2] ?? '').trim();

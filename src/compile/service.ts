@@ -13,6 +13,7 @@ import type { Metrics } from '../metrics.js';
 import { links, openSignupUrl } from '../links.js';
 import { CompileQuota, obtainKeyStep, type Ticket } from '../quota/compile-quota.js';
 import type { Counters } from '../quota/counters.js';
+import { callerId, FairUse, type FairTicket, type FairUseReport } from '../quota/fair-use.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
 import { graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 import type { PreviewStore } from '../quota/previews.js';
@@ -59,6 +60,9 @@ export interface CompileDeps {
   probes?: ProbeBudget;
 }
 
+/** Diagnosis probes get one TeX pass each: with the document's own passes (5 at most) and 3 probes, a failing request runs at most 8. */
+const PROBE_PASSES = 1;
+
 /** What the plan lets this compile do, decided before TeX runs. */
 interface Plan {
   tier: Tier;
@@ -81,26 +85,47 @@ export function studioUrl(baseUrl: string, latex: string, compiler: Compiler): s
 
 export class CompileService {
   private readonly quota: CompileQuota;
+  private readonly fair: FairUse;
   private readonly probes: ProbeBudget;
 
   constructor(private readonly deps: CompileDeps) {
     this.quota = new CompileQuota(deps.counters, deps.clock, deps.config);
+    this.fair = new FairUse(deps.counters, deps.clock, deps.config);
     this.probes = deps.probes ?? new WindowProbeBudget(deps.config.probes, deps.clock);
     // The TeX Live index behind package suggestions: read from its cache (or built) in the background.
     void ensureCatalog(deps.config.texIndexDir);
   }
 
   /**
-   * Probe compiles that confirm a package suggestion (issue 19): sandboxed jobs, like any
-   * compile, under the caller's probe budget, bounded by CPU time (and the caller's deadline).
+   * Probe compiles that confirm a package suggestion (issue 19): sandboxed one-pass jobs, like
+   * any compile, under the caller's probe budget, bounded by CPU time (and the caller's
+   * deadline). None runs for a caller over its failure budget; their time counts as the
+   * failed compile's (docs/fair-use.md).
    */
-  private probeFor(caller: Caller, deadline: number | undefined): ProbeCompile {
+  private probeFor(caller: Caller, deadline: number | undefined, fair: FairTicket, background: boolean): ProbeCompile {
     const who = caller.kind === 'account' ? `account:${caller.account.id}` : `address:${caller.ip}`;
     return (source, compiler) => {
       const timeoutMs = Math.min(PROBE_WALL_MS, deadline !== undefined ? deadline - this.deps.clock.ms() : Infinity);
-      if (timeoutMs < PROBE_MIN_WALL_MS) return Promise.reject(new ProbeRefused('caller'));
-      return this.probes.run(who, ({ cpuSeconds }) => this.deps.texQueue.run({ source, compiler, timeoutMs, cpuSeconds, maxFileBytes: 16 * 1024 * 1024 }));
+      if (timeoutMs < PROBE_MIN_WALL_MS || fair.overBudget) return Promise.reject(new ProbeRefused('caller'));
+      return this.probes.run(who, async ({ cpuSeconds }) => {
+        const result = await this.deps.texQueue.run({
+          source,
+          compiler,
+          timeoutMs,
+          cpuSeconds,
+          maxFileBytes: 16 * 1024 * 1024,
+          maxPasses: PROBE_PASSES,
+          fairness: { caller: callerId(caller), background },
+        });
+        fair.spend(result.durationMs);
+        return result;
+      });
     };
+  }
+
+  /** The caller's fair-use limits and what it used of them (GET /api/v1/usage). */
+  fairUse(caller: Caller): Promise<FairUseReport> {
+    return this.fair.report(caller);
   }
 
   /** The asset resolver in use; the asset library replaces the default one. */
@@ -130,21 +155,27 @@ export class CompileService {
     const previews = caller.kind === 'account' && config.previews;
     const request = checkRequest(input, tier, upgradeUrl, previews);
     const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary });
-    const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
+    // Fair use before quota: a caller over its failure budget or its compiles in flight is refused at once.
+    const fair = await this.fair.admit(caller);
     let delivered = false;
     try {
-      const ticket = await this.quota.reserve(caller);
-      context.onAccepted?.();
+      const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
       try {
-        const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes));
-        delivered = true;
-        return body;
-      } catch (err) {
-        await ticket.release();
-        throw await this.withUsage(err, caller);
+        const ticket = await this.quota.reserve(caller);
+        context.onAccepted?.();
+        try {
+          const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes), fair);
+          delivered = true;
+          return body;
+        } catch (err) {
+          await ticket.release();
+          throw await this.withUsage(err, caller);
+        }
+      } finally {
+        await preview?.finish(delivered);
       }
     } finally {
-      await preview?.finish(delivered);
+      await fair.finish(delivered);
     }
   }
 
@@ -215,6 +246,7 @@ export class CompileService {
     context: CompileContext,
     ticket: Ticket,
     plan: Plan,
+    fair: FairTicket,
   ): Promise<CompileSuccess> {
     const { config, clock } = this.deps;
     const { tier } = plan;
@@ -224,25 +256,31 @@ export class CompileService {
       plan.timeoutSeconds * 1000,
       context.deadline !== undefined ? Math.max(0, context.deadline - clock.ms()) : Infinity,
     );
+    const files = [...assets.files, ...request.files];
+    checkNoCollision(files);
     const scope = cacheScope(caller, context, assets);
+    // Nobody waits on an async job or a batch item: the queue serves them after interactive compiles.
+    const background = context.background === true || context.onAccepted !== undefined;
     const job = {
       source: request.latex,
       compiler: request.compiler,
-      files: [...assets.files, ...request.files],
+      files,
       timeoutMs,
       maxFileBytes: plan.maxFileBytes,
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
       // The preamble cache's pool: the caller's own, or the gallery's shared one (see cacheScope).
       preamble: { scope: scope === 'public' ? 'gallery' : scope, day: clock.now().toISOString().slice(0, 10) },
+      fairness: { caller: callerId(caller), background },
     };
     const result = await this.cachedRun(caller, job, plan, context, assets);
+    fair.spend(result.durationMs);
     this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
     this.deps.metrics.compileDuration.observe({ engine: request.compiler }, result.durationMs / 1000);
     this.deps.log.info(
       { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, cached: result.passes === 0, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, this.probeFor(caller, context.deadline));
+    const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, this.probeFor(caller, context.deadline, fair, background));
     if (context.deadline !== undefined && clock.ms() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw errors.compilation_timeout('The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
@@ -456,6 +494,24 @@ export class CompileService {
       warning: `This account has used its ${limit} compilations this month; this compile used the grace buffer (${ticket.grace.remaining} of ${graceAllowance(tier, this.deps.config.graceFraction)} left) and was not charged. Tell the user to upgrade before the buffer runs out.`,
       upgrade_url: links(this.deps.config).upgradeUrl,
     };
+  }
+}
+
+/**
+ * Two files of one job under one name: a name in `files` or `assets` that the service also
+ * writes (graphics.cfg beside an SVG asset, an SVG's converted `<name>.svg.pdf`). Refused
+ * with the file named, before any quota is charged; never a 500.
+ */
+function checkNoCollision(files: ReadonlyArray<{ name: string }>): void {
+  const seen = new Set<string>();
+  for (const { name } of files) {
+    if (seen.has(name)) {
+      throw errors.invalid_asset_filename(
+        `The file name "${name}" is taken by a file the service writes into the job itself (graphics.cfg with SVG assets, <name>.svg.pdf for an SVG); rename your file.`,
+        { file: name, reason: 'reserved' },
+      );
+    }
+    seen.add(name);
   }
 }
 

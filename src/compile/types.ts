@@ -16,6 +16,8 @@ export interface CompileContext {
   deadline?: number;
   /** Called once every check passed and the quota slot is reserved (async jobs answer 202 then). */
   onAccepted?: () => void;
+  /** A batch item: nobody waits on this one compile, so the queue serves it after interactive ones (async jobs are known by onAccepted). */
+  background?: boolean;
 }
 
 export type NextStep = Static<typeof NextStepBody>;

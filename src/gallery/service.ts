@@ -166,7 +166,7 @@ export class GalleryService {
     return { data: dropBlankOptionals(t.schema, data) as Record<string, unknown>, color: chosen };
   }
 
-  async render(caller: Caller, slug: string, body: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}): Promise<GalleryRenderSuccess> {
+  async render(caller: Caller, slug: string, body: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}): Promise<GalleryRenderSuccess> {
     // Who is charged: the caller's own compile quota (keyless callers' per address), nothing else.
     return this.pipeline.run(
       caller,

@@ -15,6 +15,7 @@ export const COMPILE_ERRORS: readonly ErrorCode[] = [
   'assets_not_allowed', 'assets_not_available_anonymously', 'assets_too_large', 'too_many_assets', 'invalid_asset_filename',
   'invalid_asset_format', 'invalid_asset_encoding', 'invalid_stored_assets_shape', 'asset_not_found', 'asset_name_collision',
   'asset_storage_error', 'anonymous_quota_exhausted', 'anonymous_capacity_exhausted', 'rate_limit',
+  'too_many_concurrent_compiles', 'failure_budget_exhausted',
   'storage_unavailable', 'storage_full', 'redis_unavailable',
 ];
 

@@ -15,6 +15,7 @@ import type { BlobStore } from '../storage/blobs.js';
 import { storageFault, unavailable } from '../storage/faults.js';
 import type { TexJob, TexResult } from '../tex/job.js';
 import type { MergeJob, MergeResult, TexQueue } from './queue.js';
+import { fairPriority } from './fair-wait.js';
 import { guarded, redisOptions } from './redis.js';
 import {
   ATTEMPTS,
@@ -76,6 +77,8 @@ export class BullTexQueue implements TexQueue {
   /** Fails at once while Redis is down instead of queueing commands until it returns. */
   private readonly connection: Redis;
   private lastWaiting = 0;
+  /** Jobs of each caller waiting from this node: the next one's BullMQ priority (fair-wait.ts). */
+  private readonly turns = new Map<string, number>();
   private closed = false;
   private readonly clock: Clock;
 
@@ -108,7 +111,7 @@ export class BullTexQueue implements TexQueue {
 
   /** Throws when the queue cannot take work: Redis unreachable, or no worker connected to it. */
   async ping(): Promise<void> {
-    const [waiting, workers] = await this.redis(() => Promise.all([this.queue.getWaitingCount(), this.queue.getWorkersCount()]));
+    const [waiting, workers] = await this.redis(() => Promise.all([this.queue.getJobCountByTypes('waiting', 'prioritized'), this.queue.getWorkersCount()]));
     this.lastWaiting = waiting;
     if (workers === 0) throw new Error('no compile worker is connected to the queue');
   }
@@ -127,6 +130,7 @@ export class BullTexQueue implements TexQueue {
 
   async run(job: TexJob): Promise<TexResult> {
     await this.admit();
+    const caller = job.fairness?.caller ?? '';
 
     const id = randomUUID();
     const prefix = jobPrefix(id);
@@ -142,19 +146,25 @@ export class BullTexQueue implements TexQueue {
         ...(job.cpuSeconds !== undefined ? { cpuSeconds: job.cpuSeconds } : {}),
         maxFileBytes: job.maxFileBytes,
         ...(job.keepPages !== undefined ? { keepPages: job.keepPages } : {}),
+        ...(job.maxPasses !== undefined ? { maxPasses: job.maxPasses } : {}),
         ...(job.preamble ? { preamble: job.preamble } : {}),
         deadline,
         prefix,
       };
-      let result = await this.execute(`${id}`, COMPILE, data, job.signal);
+      const priority = fairPriority(this.turns.get(caller) ?? 0, job.fairness?.background === true);
+      this.turns.set(caller, (this.turns.get(caller) ?? 0) + 1);
+      let result = await this.execute(`${id}`, COMPILE, data, job.signal, priority);
       if (result.kind === 'input_missing') {
         // A stored asset vanished between resolution and the worker: send our copies instead.
         await this.options.blobs.delete(resultKey(prefix));
         files = await this.inputs(job, prefix, uploaded, true);
-        result = await this.execute(`${id}-2`, COMPILE, { ...data, files }, job.signal);
+        result = await this.execute(`${id}-2`, COMPILE, { ...data, files }, job.signal, priority);
       }
       return await this.accept(result, prefix);
     } finally {
+      const left = (this.turns.get(caller) ?? 1) - 1;
+      if (left > 0) this.turns.set(caller, left);
+      else this.turns.delete(caller);
       this.cleanLater(prefix, uploaded);
     }
   }
@@ -184,7 +194,7 @@ export class BullTexQueue implements TexQueue {
     if (this.closed) throw busy('This node is shutting down; retry shortly.');
     let waiting;
     try {
-      waiting = await this.redis(() => this.queue.getWaitingCount());
+      waiting = await this.redis(() => this.queue.getJobCountByTypes('waiting', 'prioritized'));
     } catch (err) {
       throw queueDown(err);
     }
@@ -221,11 +231,12 @@ export class BullTexQueue implements TexQueue {
   }
 
   /** Enqueues one TeX job and waits for its result record, the deadline, or the job's loss. */
-  private async execute(id: string, name: string, data: RemoteJobData | RemoteMergeData, signal?: AbortSignal): Promise<StoredResult | { kind: 'gone' }> {
+  private async execute(id: string, name: string, data: RemoteJobData | RemoteMergeData, signal?: AbortSignal, priority = fairPriority(0, false)): Promise<StoredResult | { kind: 'gone' }> {
     try {
       await this.redis(() => this.queue.add(name, data, {
         jobId: id,
         attempts: ATTEMPTS,
+        priority,
         // The source must not outlive the job.
         removeOnComplete: true,
         removeOnFail: true,

@@ -58,6 +58,8 @@ export interface RemoteJobData {
   cpuSeconds?: number;
   maxFileBytes: number;
   keepPages?: number;
+  /** TeX passes at most (diagnosis probes). */
+  maxPasses?: number;
   /** The preamble cache's scope and day (the worker's own cache; see tex/preamble.ts). */
   preamble?: PreambleScope;
   /** Epoch ms when the API node stops waiting: a worker does not start the job, nor keep its output, after it. */

@@ -1,8 +1,10 @@
 // A bounded pool of sandboxed slots in this process, running TeX jobs and PDF merges. At most
 // `concurrency` run; at most `queueLimit` wait; beyond that the caller gets QueueFullError
-// (503 server_busy at the door) at once rather than an unbounded wait.
+// (503 server_busy at the door) at once rather than an unbounded wait. Waiting jobs get
+// slots in fair order (fair-wait.ts): interactive first, callers in turn.
 import { QueueFullError } from '../tex/errors.js';
-import type { JobRunner, TexJob, TexResult } from '../tex/job.js';
+import type { JobFairness, JobRunner, TexJob, TexResult } from '../tex/job.js';
+import { FairWaitList } from './fair-wait.js';
 import { mergePdfs } from '../tex/merge.js';
 import { sandboxUid } from '../tex/sandboxed.js';
 import type { MergeJob, MergeResult, TexQueue } from './queue.js';
@@ -19,7 +21,7 @@ const RETRY_AFTER_SECONDS = 5;
 
 export class LocalTexPool implements TexQueue {
   private readonly free: number[];
-  private readonly waiting: Array<(slot: number) => void> = [];
+  private readonly waiting = new FairWaitList<(slot: number) => void>();
 
   constructor(
     private readonly runner: JobRunner,
@@ -44,7 +46,7 @@ export class LocalTexPool implements TexQueue {
   }
 
   run(job: TexJob): Promise<TexResult> {
-    return this.inSlot((slot) => this.runner.run(job, sandboxUid(slotUid(slot))));
+    return this.inSlot((slot) => this.runner.run(job, sandboxUid(slotUid(slot))), job.fairness);
   }
 
   /** A merge takes a slot like a TeX job, so a batch's merge cannot crowd out compiles. */
@@ -52,8 +54,8 @@ export class LocalTexPool implements TexQueue {
     return this.inSlot(() => mergePdfs(job.pdfs, { isolate: this.isolate, maxBytes: job.maxBytes }));
   }
 
-  private async inSlot<T>(work: (slot: number) => Promise<T>): Promise<T> {
-    const slot = await this.acquire();
+  private async inSlot<T>(work: (slot: number) => Promise<T>, fairness?: JobFairness): Promise<T> {
+    const slot = await this.acquire(fairness);
     try {
       return await work(slot);
     } finally {
@@ -61,14 +63,14 @@ export class LocalTexPool implements TexQueue {
     }
   }
 
-  private acquire(): Promise<number> {
+  private acquire(fairness?: JobFairness): Promise<number> {
     // Least recently used first: the slot that finished longest ago has its sandbox warm.
     const slot = this.free.shift();
     if (slot !== undefined) return Promise.resolve(slot);
     if (this.waiting.length >= this.queueLimit) {
       return Promise.reject(new QueueFullError(RETRY_AFTER_SECONDS));
     }
-    return new Promise((resolve) => this.waiting.push(resolve));
+    return new Promise((resolve) => this.waiting.push(resolve, fairness));
   }
 
   private releaseSlot(slot: number): void {

@@ -38,6 +38,7 @@ export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise
       ...(data.cpuSeconds !== undefined ? { cpuSeconds: data.cpuSeconds } : {}),
       maxFileBytes: data.maxFileBytes,
       ...(data.keepPages !== undefined ? { keepPages: data.keepPages } : {}),
+      ...(data.maxPasses !== undefined ? { maxPasses: data.maxPasses } : {}),
       ...(data.preamble ? { preamble: data.preamble } : {}),
     });
   } catch (err) {

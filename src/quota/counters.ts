@@ -1,7 +1,9 @@
 // Exact counting under concurrency: a slot is reserved before work starts and then either
 // committed (the work succeeded) or released (it failed, costing nothing). A reservation is a
-// lease: if the node holding it dies, the slot comes back when the lease ends instead of
-// staying taken until the counter expires. The SQL version serves SQLite and PostgreSQL:
+// lease that carries its node's name and instance id and lasts RESERVATION_LEASE_MS unless its
+// node renews it: each node's heartbeat renews its own live leases, so a killed node's slots
+// come back within the lease length, and a restarted node ends its previous instance's leases
+// at once (endPreviousInstance). The SQL version serves SQLite and PostgreSQL:
 // each reservation is a row in counter_leases, taken inside a transaction that holds the
 // counter's row lock (PostgreSQL) or the single writer (SQLite), so no two callers can take
 // the last slot.
@@ -10,8 +12,18 @@ import { sql, type Kysely } from 'kysely';
 import { systemClock } from '../clock.js';
 import type { Database } from '../storage/schema.js';
 
-/** Longer than any compile can hold a slot (the largest plan timeout plus queueing). */
-export const RESERVATION_LEASE_MS = 15 * 60 * 1000;
+/** A lease's life without a heartbeat (QUIRE_NODE_HEARTBEAT_TIMEOUT_SECONDS); its node renews it every third of that. */
+export const RESERVATION_LEASE_MS = 30 * 1000;
+
+/** Who holds a lease: the node's stable name (it survives a restart) and this process's instance id. */
+export interface LeaseOwner {
+  node: string;
+  instance: string;
+}
+
+export function leaseOwner(node = 'local'): LeaseOwner {
+  return { node, instance: randomUUID() };
+}
 
 export interface CounterState {
   used: number;
@@ -30,6 +42,12 @@ export interface Counters {
   commit(key: string, lease?: string): Promise<void>;
   /** Ends the lease without counting. */
   release(key: string, lease?: string): Promise<void>;
+  /** Adds `amount` to the committed count at once, without a lease (e.g. milliseconds of failed TeX). */
+  add(key: string, amount: number, expiresAt: Date): Promise<void>;
+  /** Renews this instance's live leases for another lease length (the node's heartbeat). */
+  heartbeat(): Promise<void>;
+  /** Ends the leases a previous instance of this node left (it was killed): run once at start. */
+  endPreviousInstance(): Promise<void>;
   /** Drops every reservation: only safe when no work is in flight (single-node start-up). */
   clearReservations(): Promise<void>;
   sweep(now: Date): Promise<void>;
@@ -38,11 +56,15 @@ export interface Counters {
 }
 
 export class SqlCounters implements Counters {
+  /** This instance's live leases: what its heartbeat renews. */
+  private readonly live = new Set<string>();
+
   constructor(
     private readonly db: Kysely<Database>,
     private readonly dialect: 'sqlite' | 'postgres',
     private readonly now: () => number = systemClock.ms,
     private readonly leaseMs = RESERVATION_LEASE_MS,
+    private readonly owner: LeaseOwner = leaseOwner(),
   ) {}
 
   private async state(db: Kysely<Database>, key: string): Promise<CounterState> {
@@ -79,8 +101,9 @@ export class SqlCounters implements Counters {
       const lease = randomUUID();
       await trx
         .insertInto('counter_leases')
-        .values({ id: lease, key, expires_at: new Date(now + this.leaseMs).toISOString() })
+        .values({ id: lease, key, expires_at: new Date(now + this.leaseMs).toISOString(), node: this.owner.node, instance: this.owner.instance })
         .execute();
+      this.live.add(lease);
       return { ok: true, used, reserved: reserved + 1, lease };
     });
   }
@@ -90,7 +113,31 @@ export class SqlCounters implements Counters {
     const id =
       lease ??
       (await trx.selectFrom('counter_leases').select('id').where('key', '=', key).orderBy('expires_at').limit(1).executeTakeFirst())?.id;
-    if (id !== undefined) await trx.deleteFrom('counter_leases').where('id', '=', id).where('key', '=', key).execute();
+    if (id === undefined) return;
+    this.live.delete(id);
+    await trx.deleteFrom('counter_leases').where('id', '=', id).where('key', '=', key).execute();
+  }
+
+  async add(key: string, amount: number, expiresAt: Date): Promise<void> {
+    await this.db
+      .insertInto('counters')
+      .values({ key, used: amount, reserved: 0, expires_at: expiresAt.toISOString() })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ used: sql<number>`counters.used + ${amount}` }))
+      .execute();
+  }
+
+  async heartbeat(): Promise<void> {
+    if (this.live.size === 0) return;
+    await this.db
+      .updateTable('counter_leases')
+      .set({ expires_at: new Date(this.now() + this.leaseMs).toISOString() })
+      .where('id', 'in', [...this.live])
+      .where('expires_at', '>', new Date(this.now()).toISOString())
+      .execute();
+  }
+
+  async endPreviousInstance(): Promise<void> {
+    await this.db.deleteFrom('counter_leases').where('node', '=', this.owner.node).where('instance', '<>', this.owner.instance).execute();
   }
 
   async commit(key: string, lease?: string): Promise<void> {
@@ -109,6 +156,7 @@ export class SqlCounters implements Counters {
   }
 
   async clearReservations(): Promise<void> {
+    this.live.clear();
     await this.db.deleteFrom('counter_leases').execute();
   }
 

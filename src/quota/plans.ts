@@ -141,6 +141,29 @@ export const TEMPLATE_INSTRUCTIONS_MAX = 50_000;
 export const ASSET_NAME_MAX = 64;
 /** Self-service sign-ups per client IP per hour (not in SPEC; see docs/api.md, "Sign-up"). */
 export const SIGNUPS_PER_IP_PER_HOUR = 5;
+/**
+ * Fair use of what is free (not in SPEC; see docs/fair-use.md). Failed and timed-out compiles
+ * cost no quota, so two other limits keep one caller from holding the service's capacity:
+ * compiles in flight at once, and seconds of TeX spent on failures per window (the window and
+ * factors an operator sets: QUIRE_FAILURE_WINDOW_SECONDS, QUIRE_FAILURE_BUDGET_FACTOR,
+ * QUIRE_CALLER_CONCURRENCY_FACTOR).
+ */
+export interface FairUse {
+  /** Compiles of one caller (account or keyless address) in flight at once. */
+  concurrentCompiles: number;
+  /** Seconds of TeX that failed or timed-out compiles (their probes and reruns included) may use per window. */
+  failureSeconds: number;
+}
+
+export const FAIR_USE: Readonly<Record<Tier, FairUse>> = {
+  anonymous: { concurrentCompiles: 1, failureSeconds: 60 },
+  free: { concurrentCompiles: 1, failureSeconds: 90 },
+  starter: { concurrentCompiles: 2, failureSeconds: 300 },
+  pro: { concurrentCompiles: 4, failureSeconds: 900 },
+  business: { concurrentCompiles: 8, failureSeconds: 3600 },
+};
+/** Diagnosis probe runs per caller per minute: a failing document's suggestions are confirmed only this often. */
+export const PROBES_PER_MINUTE = 6;
 /** Asset files are the images a job can include (SPEC §2.1) and the fonts xelatex/lualatex load by file name. */
 export const FONT_EXTENSIONS = ['otf', 'ttf', 'ttc'] as const;
 export const ASSET_EXTENSIONS = [...GRAPHICS_EXTENSIONS, ...FONT_EXTENSIONS] as const;

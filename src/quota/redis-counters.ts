@@ -1,14 +1,15 @@
 // Counters in Redis, for API nodes that share quota without sharing a database round-trip.
 // Each check-and-take runs as one Lua script, so it is atomic across nodes. A reservation is a
-// lease in a sorted set: if a node dies mid-compile its slot comes back when the lease ends,
-// instead of staying taken until the counter expires.
+// lease in a sorted set, scored by when it ends: the node's heartbeat pushes the end of its own
+// live leases forward, so a killed node's slots come back within a lease length; a hash per
+// node name lists its leases, so a restarted node ends its killed predecessor's at once.
 // While Redis is down, every call fails within about a second with redis_unavailable (503,
 // retryable) rather than waiting, and the client reconnects by itself.
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { systemClock } from '../clock.js';
 import { redisFault, unavailable } from '../storage/faults.js';
-import { RESERVATION_LEASE_MS, type CounterState, type Counters } from './counters.js';
+import { leaseOwner, RESERVATION_LEASE_MS, type CounterState, type Counters, type LeaseOwner } from './counters.js';
 
 export { RESERVATION_LEASE_MS };
 
@@ -40,6 +41,14 @@ if ARGV[1] == '1' then redis.call('INCR', KEYS[1]) end
 return 1
 `;
 
+// KEYS: used. ARGV: amount, counter expiry ms.
+const ADD = `
+local created = redis.call('EXISTS', KEYS[1]) == 0
+redis.call('INCRBY', KEYS[1], ARGV[1])
+if created then redis.call('PEXPIREAT', KEYS[1], ARGV[2]) end
+return 1
+`;
+
 /** Connection settings that make a lost Redis fail requests fast instead of holding them. */
 export const REDIS_OPTIONS = {
   // A command waits for at most one reconnection attempt, then fails.
@@ -50,17 +59,31 @@ export const REDIS_OPTIONS = {
   retryStrategy: (times: number) => Math.min(times * 100, 1000),
 } as const;
 
+export interface LeaseOptions {
+  leaseMs?: number;
+  owner?: LeaseOwner;
+}
+
 export class RedisCounters implements Counters {
+  /** This instance's live leases (lease id → counter key): what its heartbeat renews. */
+  private readonly live = new Map<string, string>();
+  private readonly leaseMs: number;
+  private readonly owner: LeaseOwner;
+
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'quire:',
     private readonly now: () => number = systemClock.ms,
-  ) {}
+    options: LeaseOptions = {},
+  ) {
+    this.leaseMs = options.leaseMs ?? RESERVATION_LEASE_MS;
+    this.owner = options.owner ?? leaseOwner();
+  }
 
   /** `onError` sees connection errors (without a listener ioredis prints them to stderr). */
-  static connect(url: string, prefix: string, onError: (err: Error) => void = () => {}): RedisCounters {
+  static connect(url: string, prefix: string, onError: (err: Error) => void = () => {}, options: LeaseOptions = {}): RedisCounters {
     const redis = new Redis(url, REDIS_OPTIONS);
-    const counters = new RedisCounters(redis, prefix);
+    const counters = new RedisCounters(redis, prefix, systemClock.ms, options);
     redis.on('error', (err: Error) => {
       counters.lastError = err;
       onError(err);
@@ -110,11 +133,15 @@ export class RedisCounters implements Counters {
         ...this.keys(key),
         limit,
         now,
-        now + RESERVATION_LEASE_MS,
+        now + this.leaseMs,
         lease,
-        Math.max(expiresAt.getTime(), now + RESERVATION_LEASE_MS),
+        Math.max(expiresAt.getTime(), now + this.leaseMs),
       ),
     )) as [number, number, number];
+    if (ok === 1) {
+      this.live.set(lease, key);
+      await this.call(() => this.redis.hset(this.nodeKey(), lease, `${this.owner.instance}|${key}`));
+    }
     return ok === 1 ? { ok: true, used: Number(used), reserved: Number(reserved), lease } : { ok: false, used: Number(used), reserved: Number(reserved) };
   }
 
@@ -129,6 +156,35 @@ export class RedisCounters implements Counters {
   private async finish(key: string, count: '1' | '0', lease = ''): Promise<void> {
     const done = `${this.prefix}lease-done:${lease || 'none'}`;
     await this.call(() => this.redis.eval(FINISH, 3, ...this.keys(key), done, count, lease, RESERVATION_LEASE_MS));
+    if (lease === '') return;
+    this.live.delete(lease);
+    await this.call(() => this.redis.hdel(this.nodeKey(), lease));
+  }
+
+  private nodeKey(): string {
+    return `${this.prefix}node-leases:${this.owner.node}`;
+  }
+
+  async add(key: string, amount: number, expiresAt: Date): Promise<void> {
+    await this.call(() => this.redis.eval(ADD, 1, this.keys(key)[0], amount, expiresAt.getTime()));
+  }
+
+  async heartbeat(): Promise<void> {
+    if (this.live.size === 0) return;
+    const end = this.now() + this.leaseMs;
+    const batch = this.redis.multi();
+    // XX: a lease that already ended (or was finished) is not brought back.
+    for (const [lease, key] of this.live) batch.zadd(this.keys(key)[1], 'XX', end, lease);
+    await this.call(() => batch.exec());
+  }
+
+  async endPreviousInstance(): Promise<void> {
+    const held = await this.call(() => this.redis.hgetall(this.nodeKey()));
+    for (const [lease, owner] of Object.entries(held)) {
+      const [instance, ...rest] = owner.split('|');
+      if (instance === this.owner.instance) continue;
+      await this.call(() => this.redis.multi().zrem(this.keys(rest.join('|'))[1], lease).hdel(this.nodeKey(), lease).exec());
+    }
   }
 
   /** Leases end on their own; other nodes may hold live ones, so nothing is cleared here. */

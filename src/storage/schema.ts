@@ -81,6 +81,9 @@ export interface CounterLeasesTable {
   id: string;
   key: string;
   expires_at: string;
+  /** The holding node's name and instance id (0004); null on leases from before. */
+  node: string | null;
+  instance: string | null;
 }
 
 export interface PreviewAttemptsTable {

@@ -48,7 +48,7 @@ export class BatchService {
     const id = String(template.template.id);
     return asyncJobs.startQueued(caller, { kind: 'render_batch', callbackUrl: request.callbackUrl }, async () => ({
       template_id: template.template.id,
-      ...(await this.run(caller, request.items, request.merge === true, (data) => templates.render(caller, id, data))),
+      ...(await this.run(caller, request.items, request.merge === true, (data) => templates.render(caller, id, data, { background: true }))),
     }));
   }
 

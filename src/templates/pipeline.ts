@@ -16,7 +16,7 @@ export interface RenderCompiler {
   compile(
     caller: Caller,
     input: { latex?: unknown; compiler?: unknown; use_stored_assets?: unknown },
-    context: Pick<CompileContext, 'onAccepted'> & { via: 'render' | 'public_render'; deadline: number },
+    context: Pick<CompileContext, 'onAccepted' | 'background'> & { via: 'render' | 'public_render'; deadline: number },
   ): Promise<CompileSuccess>;
 }
 
@@ -55,7 +55,7 @@ export class RenderPipeline {
     public wallClockMs: number,
   ) {}
 
-  async run<T>(caller: Caller, load: () => Promise<LoadedTemplate<T>>, hooks: Pick<CompileContext, 'onAccepted'> = {}) {
+  async run<T>(caller: Caller, load: () => Promise<LoadedTemplate<T>>, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}) {
     const started = this.clock.ms();
     const wallClockMs = this.wallClockMs;
     const deadline = started + wallClockMs;

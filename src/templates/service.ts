@@ -249,7 +249,7 @@ export class TemplateService {
   }
 
   /** Renders the latest version, or `version` when given (a kept one, see versions.ts). */
-  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted'> = {}, version?: number) {
+  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}, version?: number) {
     return this.pipeline.run(
       caller,
       async () => {

@@ -33,6 +33,17 @@ export interface TexJob {
   signal?: AbortSignal;
   /** Where the preamble cache may look (pdflatex only); without it the job never uses or builds a format. */
   preamble?: PreambleScope;
+  /** TeX passes at most (a diagnosis probe needs one); the runner's own cap when absent. */
+  maxPasses?: number;
+  /** Whose job it is and whether someone waits on it: queues serve callers in turn, interactive jobs first. */
+  fairness?: JobFairness;
+}
+
+export interface JobFairness {
+  /** `account:<id>` or `anon:<ip>`. */
+  caller: string;
+  /** An async job or batch item: served after every waiting interactive job. */
+  background: boolean;
 }
 
 /**

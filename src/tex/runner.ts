@@ -180,7 +180,10 @@ export class TexRunner implements JobRunner {
       }
       const slash = file.name.lastIndexOf('/');
       if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
-      await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
+      // Two job files under one name are a caller's mistake the service did not catch: never a 500.
+      await writeFile(join(dir, file.name), file.data, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+        throw err.code === 'EEXIST' ? new JobFileNameError(file.name) : err;
+      });
     }
     if (session.uid !== undefined) {
       // Written by us just now (nothing of the job has run yet): the folders and their files.
@@ -199,7 +202,7 @@ export class TexRunner implements JobRunner {
     const problems = new Map<string, Array<{ tool: string; message: string }>>();
     let log = '';
 
-    while (state.passes < MAX_PASSES) {
+    while (state.passes < Math.min(MAX_PASSES, job.maxPasses ?? MAX_PASSES)) {
       const before = await this.snapshot(workspace);
       state.passes++;
       // The pass is a warm engine's when the sandbox started the job's engine; on the first

@@ -6,6 +6,7 @@ import * as foundation from './0001_foundation.js';
 import * as counterLeases from './0002_counter_leases.js';
 import * as asyncJobs from './0003_async_jobs.js';
 import * as templateVersions from './0004_template_versions.js';
+import * as leaseNodes from './0005_lease_nodes.js';
 
 export interface Migration {
   name: string;
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: '0002_counter_leases', up: counterLeases.up },
   { name: '0003_async_jobs', up: asyncJobs.up },
   { name: '0004_template_versions', up: templateVersions.up },
+  { name: '0005_lease_nodes', up: leaseNodes.up },
 ];
