@@ -14,6 +14,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/app.js';
 import { createServices } from '../src/services.js';
+import { stageHeader, stageRow, stageTotals } from './stages.js';
 
 type Engine = 'pdflatex' | 'xelatex' | 'lualatex';
 const hello = (n: number) => `\\documentclass{article}\n\\begin{document}\nHello, Quire. A one-page document.\n\\end{document}\n% ${n}\n`;
@@ -131,6 +132,19 @@ async function main(): Promise<void> {
       await pdf.arrayBuffer();
     };
     const rssStart = process.memoryUsage().rss;
+    const stageLines: string[] = [];
+    /** Records the stage means of `work`'s compile jobs (and the client's mean time) as one row of the stage table. */
+    const staged = async (name: string, clientMs: () => number[], work: (mark: () => Promise<void>) => Promise<void>) => {
+      let before = await stageTotals(services.metrics.registry);
+      // Warm-ups end with mark(): the row counts only the timed runs' jobs.
+      await work(async () => {
+        before = await stageTotals(services.metrics.registry);
+      });
+      const samples = clientMs();
+      stageLines.push(stageRow(name, before, await stageTotals(services.metrics.registry), samples.reduce((a, b) => a + b, 0) / Math.max(1, samples.length)));
+    };
+    /** BENCH_CASES: a comma-separated filter on case names (a short run of some cases). */
+    const wanted = (name: string) => !process.env.BENCH_CASES || process.env.BENCH_CASES.split(',').some((part) => name.includes(part));
     let compiles = 0;
 
     say(`\nquire bench — ${RUNS} interleaved runs per case after ${WARMUP} warm-ups; medians\n`);
@@ -141,10 +155,12 @@ async function main(): Promise<void> {
       ['hello xelatex, POST + GET (fresh source)', 'xelatex', false],
       ['hello lualatex, POST + GET (fresh source)', 'lualatex', false],
     ];
-    for (const [name, engine, repeat] of process.env.BENCH_SKIP_LATENCY ? [] : cases) {
+    for (const [name, engine, repeat] of process.env.BENCH_SKIP_LATENCY ? [] : cases.filter(([n]) => wanted(n))) {
       const samples = { service: [] as number[], bare: [] as number[] };
       const fixed = hello(-1);
+      await staged(name, () => samples.service, async (mark) => {
       for (let i = 0; i < WARMUP + RUNS; i++) {
+        if (i === WARMUP) await mark();
         const b = await time(() => bare(bareRoot, engine));
         const s = await time(() => service(engine, repeat ? fixed : undefined));
         compiles++;
@@ -153,6 +169,7 @@ async function main(): Promise<void> {
           samples.service.push(s);
         }
       }
+      });
       const ratio = median(samples.service) / median(samples.bare);
       say(`${name.padEnd(44)}${`${median(samples.service).toFixed(0)} ms`.padStart(10)}${`${median(samples.bare).toFixed(0)} ms`.padStart(10)}${ratio.toFixed(2).padStart(8)}  ≤ 0.50 ${ratio <= 0.5 ? 'MET' : 'NOT MET'}`);
     }
@@ -171,10 +188,12 @@ async function main(): Promise<void> {
       ['heavy doc, preamble seen (fresh body)', (n) => service('pdflatex', heavy(n)), heavy],
       ['V2 render, fresh data', (n) => service('pdflatex', undefined, `/api/v2/templates/${templateId}/render`, { data: v2Data(n) }), filled],
     ];
-    for (const [name, run, source] of process.env.BENCH_SKIP_LATENCY ? [] : preambleCases) {
+    for (const [name, run, source] of process.env.BENCH_SKIP_LATENCY ? [] : preambleCases.filter(([n]) => wanted(n))) {
       const samples = { service: [] as number[], bare: [] as number[] };
       const load = loadavg()[0]!;
+      await staged(name, () => samples.service, async (mark) => {
       for (let i = 0; i < WARMUP + RUNS; i++) {
+        if (i === WARMUP) await mark();
         const n = ++seq;
         const b = await time(() => bareLatexmk(bareRoot, source(n)));
         const before = i === 0 ? await formatBytes() : 0;
@@ -186,6 +205,7 @@ async function main(): Promise<void> {
           samples.service.push(s);
         }
       }
+      });
       const ratio = median(samples.service) / median(samples.bare);
       say(
         `${name.padEnd(44)}${`${median(samples.service).toFixed(0)} ms`.padStart(10)}${`${median(samples.bare).toFixed(0)} ms`.padStart(10)}${ratio.toFixed(2).padStart(8)}  ≤ 0.35 ${ratio <= 0.35 ? 'MET' : 'NOT MET'} (vs latexmk -pdf; load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)})`,
@@ -208,7 +228,10 @@ async function main(): Promise<void> {
     };
     const latencies: number[] = [];
     const bareRate = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
-    const serviceRate = await pool(CLIENTS, THROUGHPUT_JOBS, () => service('pdflatex'), latencies);
+    let serviceRate = 0;
+    await staged(`${CLIENTS} clients, fresh one-pagers`, () => latencies, async () => {
+      serviceRate = await pool(CLIENTS, THROUGHPUT_JOBS, () => service('pdflatex'), latencies);
+    });
     const bareRate2 = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
     compiles += THROUGHPUT_JOBS;
     const bareMean = (bareRate + bareRate2) / 2;
@@ -220,6 +243,8 @@ async function main(): Promise<void> {
     const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const rss = process.memoryUsage().rss;
     say(`service RSS: ${mb(rssStart)} → ${mb(rss)} over ${compiles} compiles (peak ${mb(process.resourceUsage().maxRSS * 1024)}); growth ${mb(rss - rssStart)}`);
+    say(`\n${stageHeader()}`);
+    for (const line of stageLines) say(line);
     say(`load average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (the machine is shared: other work skews both columns)\n`);
   } finally {
     await app.close();

@@ -34,6 +34,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Where compile jobs' time goes, per stage: `queue` (waiting for a slot, and the transport to
+   * a worker), the TeX job's own stages (sandbox, tex, inspect, reads, cleanup; see TexStages
+   * in tex/job.ts) and `store` (saving the PDF). Jobs the result cache answered are not counted.
+   */
+  readonly jobStages = new Histogram({
+    name: 'quire_job_stage_seconds',
+    help: 'Time of compile jobs by stage (queue, sandbox, tex, inspect, reads, cleanup, store)',
+    labelNames: ['stage'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  /** Stage times in milliseconds, as TexResult and the compile service measure them. */
+  observeStages(stages: Readonly<Record<string, number | undefined>>): void {
+    for (const [stage, ms] of Object.entries(stages)) if (ms !== undefined) this.jobStages.observe({ stage }, ms / 1000);
+  }
+
   /** The preamble cache's counters and size (tex/format-cache.ts), read at scrape time. */
   watchPreambleCache(cache: { readonly stats: Readonly<Record<'hits' | 'misses' | 'builds' | 'rejections' | 'evictions', number>>; readonly bytes: number }): void {
     for (const [field, help] of [

@@ -272,8 +272,11 @@ export class CompileService {
       preamble: { scope: scope === 'public' ? 'gallery' : scope, day: clock.now().toISOString().slice(0, 10) },
       fairness: { caller: callerId(caller), background },
     };
+    const queued = performance.now();
     const result = await this.cachedRun(caller, job, plan, context, assets);
     fair.spend(result.durationMs);
+    // What the job did not spend running is time in the queue (and on the way to a worker).
+    const queueMs = Math.max(0, performance.now() - queued - result.durationMs);
     this.deps.metrics.compiles.inc({ engine: request.compiler, outcome: result.outcome });
     this.deps.metrics.compileDuration.observe({ engine: request.compiler }, result.durationMs / 1000);
     this.deps.log.info(
@@ -288,6 +291,7 @@ export class CompileService {
 
     const jobId = randomUUID();
     const expiresAt = new Date(clock.now().getTime() + limits.pdfLinkSeconds * 1000);
+    const storing = performance.now();
     await this.deps.pdfs.save({
       id: jobId,
       accountId: caller.kind === 'account' ? caller.account.id : null,
@@ -295,6 +299,7 @@ export class CompileService {
       pages,
       expiresAt,
     });
+    if (result.passes > 0) this.deps.metrics.observeStages({ queue: queueMs, ...result.stages, store: performance.now() - storing });
     await ticket.commit();
 
     const body: CompileSuccess = {

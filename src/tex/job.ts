@@ -72,7 +72,17 @@ export interface TexResult {
   problem?: string;
   /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
   warnings?: TexWarning[];
+  /** Where the job's time went, in milliseconds (the service's stage histograms, the bench's table). */
+  stages?: TexStages;
 }
+
+/**
+ * A job's stages: `sandbox` (taking a warm sandbox, writing the job's files), `tex` (engine
+ * passes and helpers), `inspect` (page count and active content), `reads` (reading back what
+ * TeX wrote between and after passes), `cleanup` (handing the sandbox back).
+ */
+export type TexStage = 'sandbox' | 'tex' | 'inspect' | 'reads' | 'cleanup';
+export type TexStages = Partial<Record<TexStage, number>>;
 
 /** Runs TeX jobs: the runner itself, or a layer around it (the preamble cache). */
 export interface JobRunner {

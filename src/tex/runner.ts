@@ -1,6 +1,6 @@
 // Runs one TeX job in one sandbox (a session, see session.ts): the engine as many passes as
 // the document needs (bibtex/biber/makeindex in between), each command under the job's
-// limits, deadline and a disk watch; then the PDF's pages and active content (one qpdf), and
+// limits, deadline and a disk watch; then the PDF's pages and active content (pdfread.ts; one qpdf when it gives up), and
 // the workspace is deleted whatever happened. The source is written only into the
 // workspace, never logged. Which sandbox a job gets is the pool's (pool.ts); whether it runs
 // with a cached preamble format is the preamble cache's (preamble-cache.ts).
@@ -19,9 +19,11 @@ import {
   type JobRunner,
   type TexJob,
   type TexResult,
+  type TexStages,
 } from './job.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
+import { inspectPdf } from './pdfread.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
 import type { ProcessLimits } from './sandbox.js';
 import type { Exec, Session } from './session.js';
@@ -110,15 +112,17 @@ export class TexRunner implements JobRunner {
   async run(job: TexJob, uid?: number, format?: Buffer): Promise<TexResult> {
     const started = performance.now();
     const session = await this.pool.take(uid, job.compiler);
-    const state = { passes: 0 };
+    const stages: TexStages = {};
+    const state = { passes: 0, stages };
     let stopped = true;
     try {
       await this.prepare(session, job, format);
       // The job's first pass starts warm with the format (the slot's warm engine has the base one).
       if (format) await session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
+      stages.sandbox = performance.now() - started;
       const result = await this.compile(session, job, state, format !== undefined);
       stopped = false;
-      return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started) };
+      return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started), stages };
     } catch (caught) {
       const err = caught instanceof WorkspaceViolation ? new Killed('refused', undefined, caught.message) : caught;
       if (!(err instanceof Killed)) throw err;
@@ -133,7 +137,10 @@ export class TexRunner implements JobRunner {
         ...(err.problem ? { problem: err.problem } : {}),
       };
     } finally {
+      const releasing = performance.now();
       await this.pool.release(session, uid, stopped);
+      // The result (already built) holds this same object.
+      stages.cleanup = performance.now() - releasing;
     }
   }
 
@@ -191,7 +198,35 @@ export class TexRunner implements JobRunner {
     }
   }
 
-  private async compile(session: Session, job: TexJob, state: { passes: number }, format = false): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
+  private async compile(
+    session: Session,
+    job: TexJob,
+    state: { passes: number; stages: TexStages },
+    format = false,
+  ): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
+    const compileStart = performance.now();
+    const { stages } = state;
+    stages.tex = 0;
+    const result = await this.passes(session, job, state, format);
+    stages.reads = performance.now() - compileStart - stages.tex - (stages.inspect ?? 0);
+    return result;
+  }
+
+  private async passes(
+    session: Session,
+    job: TexJob,
+    state: { passes: number; stages: TexStages },
+    format: boolean,
+  ): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
+    const { stages } = state;
+    const timed = async <T>(work: Promise<T>) => {
+      const start = performance.now();
+      try {
+        return await work;
+      } finally {
+        stages.tex! += performance.now() - start;
+      }
+    };
     const workspace = workspaceOf(session);
     const deadline = performance.now() + job.timeoutMs;
     const exec = (argv: string[], fileBytes?: number) => this.exec(session, workspace, job, deadline, argv, fileBytes);
@@ -210,7 +245,7 @@ export class TexRunner implements JobRunner {
       const warm = session.engine === (format ? FORMAT_ENGINE : job.compiler);
       const again = warm && state.passes === 1 && rerunLikely(sources);
       const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
-      const pass = await this.exec(session, workspace, job, deadline, argv, undefined, warm, again);
+      const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again));
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -230,7 +265,7 @@ export class TexRunner implements JobRunner {
       const fls = (await read(`${MAIN}.fls`))?.toString('utf8') ?? '';
       for (const helper of await planHelpers(MAIN, { read, log, fls, sources, done })) {
         const outputs = await Promise.all(helper.outputs.map(async (name) => (await read(name)) ?? Buffer.alloc(0)));
-        const result = await exec(helper.argv);
+        const result = await timed(exec(helper.argv));
         const verdict = await judgeHelper(helper, result, read);
         if (verdict.fatal) return { outcome: 'failed', log: `${log}\n${verdict.fatal}` };
         problems.set(helper.id, verdict.problems.map((message) => ({ tool: helper.tool, message })));
@@ -245,7 +280,10 @@ export class TexRunner implements JobRunner {
     const pdf = await workspace.read(`${MAIN}.pdf`, job.maxFileBytes);
     if (pdf === 'over') return { outcome: 'file_too_large', log, file: `${MAIN}.pdf` };
     if (!pdf) return { outcome: 'failed', log };
-    const inspected = await this.inspect(exec, workspace);
+    const inspectStart = performance.now();
+    // TeX's own PDF is read in-process; what that reader cannot vouch for goes to qpdf.
+    const inspected = inspectPdf(pdf) ?? (await this.inspect(exec, workspace));
+    stages.inspect = performance.now() - inspectStart;
     if ('unmeasurable' in inspected) return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${inspected.unmeasurable}` };
     const { pages, active } = inspected;
     if (active.length > 0) return { outcome: 'active_content', log, problem: active.join(', ') };
