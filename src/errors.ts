@@ -212,6 +212,18 @@ export const CATALOGUE = {
     retryable: false,
     advice: null,
   }),
+  pdf_standard_failed: entry<CompileFailure & { pdf_standard: string; reasons: string[]; agent_hint: string }>({
+    status: 422,
+    message: 'The PDF does not meet the PDF/A level asked for in output.pdf_standard.',
+    retryable: false,
+    advice: null,
+  }),
+  output_failed: entry<CompileFailure & { reasons: string[] }>({
+    status: 422,
+    message: 'The output step (output.*) could not process the PDF TeX wrote.',
+    retryable: false,
+    advice: null,
+  }),
   assets_not_available_anonymously: entry<{ next_step: NextStep }>({ status: 422, message: 'Assets need an API key.', retryable: false, advice: null }),
   too_many_assets: entry<CountLimit>({ status: 422, message: 'This compile names more assets than the plan allows.', retryable: false, advice: null }),
   invalid_asset_filename: entry<AssetProblem>({ status: 422, message: 'An asset name breaks the asset name rule.', retryable: false, advice: null }),

@@ -12,6 +12,15 @@ export function signedPdfUrl(baseUrl: string, secret: string, id: string, expire
   return `${baseUrl}/api/v1/pdfs/${id}?exp=${exp}&sig=${signature(secret, id, exp)}`;
 }
 
+/** A page image of a compiled PDF (issue 23): signed like the PDF, over `<id>/pages/<page>`, with the same expiry. */
+export function signedPageImageUrl(baseUrl: string, secret: string, id: string, page: number, expiresAt: Date): string {
+  const exp = Math.floor(expiresAt.getTime() / 1000);
+  return `${baseUrl}/api/v1/pdfs/${id}/pages/${page}.png?exp=${exp}&sig=${signature(secret, pageImageId(id, page), exp)}`;
+}
+
+/** What a page image's signature covers. */
+export const pageImageId = (id: string, page: number) => `${id}/pages/${page}`;
+
 /** Throws invalid_signature for anything but an untampered link, link_expired after `exp`. */
 export function verifyPdfLink(secret: string, id: string, exp: unknown, sig: unknown, now: Date): void {
   const expOk = typeof exp === 'string' && /^\d{1,12}$/.test(exp);

@@ -7,6 +7,9 @@ import type { Database, PdfRow } from '../storage/schema.js';
 
 const JANITOR_MS = 60_000;
 const blobKey = (id: string) => `pdfs/${id}.pdf`;
+const imageKey = (id: string, page: number) => `pdfs/${id}-page-${page}.png`;
+/** The pages whose images a PDF has (absent: none), so the sweep deletes exactly those. */
+const imageListKey = (id: string) => `pdfs/${id}-pages.json`;
 
 export class PdfStore {
   private janitor: NodeJS.Timeout | null = null;
@@ -32,6 +35,17 @@ export class PdfStore {
       .execute();
   }
 
+  /** Page images of a saved PDF (issue 23), kept and swept with it. */
+  async saveImages(id: string, images: ReadonlyArray<{ page: number; png: Buffer }>): Promise<void> {
+    if (images.length === 0) return;
+    await this.blobs.put(imageListKey(id), Buffer.from(JSON.stringify(images.map((image) => image.page))));
+    for (const image of images) await this.blobs.put(imageKey(id, image.page), image.png);
+  }
+
+  image(id: string, page: number): Promise<Buffer | null> {
+    return this.blobs.get(imageKey(id, page));
+  }
+
   async find(id: string): Promise<PdfRow | undefined> {
     return this.db.selectFrom('pdfs').selectAll().where('id', '=', id).executeTakeFirst();
   }
@@ -50,6 +64,9 @@ export class PdfStore {
     const now = this.clock.now().toISOString();
     const expired = await this.db.selectFrom('pdfs').select('id').where('expires_at', '<=', now).execute();
     for (const { id } of expired) {
+      const pages = await this.blobs.get(imageListKey(id));
+      for (const page of pages ? (JSON.parse(pages.toString('utf8')) as number[]) : []) await this.blobs.delete(imageKey(id, page));
+      if (pages) await this.blobs.delete(imageListKey(id));
       await this.blobs.delete(blobKey(id));
       await this.db.deleteFrom('pdfs').where('id', '=', id).execute();
     }

@@ -18,6 +18,8 @@ export interface ResultKeyParts {
   keepPages: number | undefined;
   /** YYYY-MM-DD (UTC): a document may print the date. */
   day: string;
+  /** The output step (issue 23), serialised: the same source with other output options is another result. */
+  output?: string;
 }
 
 /** A hash over every part, each length-prefixed so no two requests share a key by concatenation. */
@@ -28,7 +30,7 @@ export function resultKey(parts: ResultKeyParts): string {
     hash.update(`${bytes.length}:`);
     hash.update(bytes);
   };
-  for (const value of [parts.scope, parts.compiler, parts.source, String(parts.timeoutMs), String(parts.maxFileBytes), String(parts.keepPages ?? ''), parts.day]) {
+  for (const value of [parts.scope, parts.compiler, parts.source, String(parts.timeoutMs), String(parts.maxFileBytes), String(parts.keepPages ?? ''), parts.day, parts.output ?? '']) {
     add(value);
   }
   const files = [...parts.files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

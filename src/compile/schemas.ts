@@ -7,6 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { COMPILERS } from '../tex/compilers.js';
 import { DiagnosisBody } from '../tex/diagnosis/diagnosis.js';
 import { TexWarningBody } from '../tex/warnings.js';
+import { OutputBody, PageImageBody } from './output-schema.js';
 
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
@@ -51,6 +52,7 @@ const CompileFields = {
       }),
     ),
   ),
+  output: Type.Optional(OutputBody),
 };
 
 /** What every door hands the compile service (see CompileInput in types.ts). */
@@ -102,6 +104,7 @@ export const CompileSuccessBody = Type.Object(
     total_pages: Type.Optional(Type.Integer()),
     plan_required: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     upgrade_url: Type.Optional(Type.String({ format: 'uri' })),
+    page_images: Type.Optional(Type.Array(PageImageBody, { description: 'Extension of SPEC 1.5.0: with output.page_images, the rendered pages' })),
     warnings: Type.Array(CompileWarning, {
       description: 'Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none.',
     }),

@@ -23,7 +23,9 @@ import type { ProbeCompile } from '../tex/diagnosis/probe.js';
 import { ProbeRefused, WindowProbeBudget, type ProbeBudget } from './probe-budget.js';
 import type { TexQueue } from '../queue/queue.js';
 import type { TexResult } from '../tex/job.js';
-import { signedPdfUrl } from './links.js';
+import { signedPageImageUrl, signedPdfUrl } from './links.js';
+import { outputFailure, parseOutput } from './output.js';
+import type { OutputSpec } from '../tex/output/spec.js';
 import type { PdfStore } from './pdfs.js';
 import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
@@ -155,6 +157,8 @@ export class CompileService {
     const previews = caller.kind === 'account' && config.previews;
     const request = checkRequest(input, tier, upgradeUrl, previews);
     const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary });
+    const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
+    const output = parseOutput(input.output, tier, request.latex, used, upgradeUrl);
     // Fair use before quota: a caller over its failure budget or its compiles in flight is refused at once.
     const fair = await this.fair.admit(caller);
     let delivered = false;
@@ -164,7 +168,7 @@ export class CompileService {
         const ticket = await this.quota.reserve(caller);
         context.onAccepted?.();
         try {
-          const body = await this.run(caller, request, assets, context, ticket, this.planFor(tier, previews, request.bytes), fair);
+          const body = await this.run(caller, { ...request, output }, assets, context, ticket, this.planFor(tier, previews, request.bytes), fair);
           delivered = true;
           return body;
         } catch (err) {
@@ -241,7 +245,7 @@ export class CompileService {
 
   private async run(
     caller: Caller,
-    request: ReturnType<typeof checkRequest>,
+    request: ReturnType<typeof checkRequest> & { output: OutputSpec | undefined },
     assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
     context: CompileContext,
     ticket: Ticket,
@@ -271,6 +275,7 @@ export class CompileService {
       // The preamble cache's pool: the caller's own, or the gallery's shared one (see cacheScope).
       preamble: { scope: scope === 'public' ? 'gallery' : scope, day: clock.now().toISOString().slice(0, 10) },
       fairness: { caller: callerId(caller), background },
+      ...(request.output ? { output: request.output } : {}),
     };
     const queued = performance.now();
     const result = await this.cachedRun(caller, job, plan, context, assets);
@@ -299,6 +304,7 @@ export class CompileService {
       pages,
       expiresAt,
     });
+    await this.deps.pdfs.saveImages(jobId, result.pageImages ?? []);
     if (result.passes > 0) this.deps.metrics.observeStages({ queue: queueMs, ...result.stages, store: performance.now() - storing });
     await ticket.commit();
 
@@ -315,6 +321,9 @@ export class CompileService {
       stored_assets_used: assets.stored,
       usage: await this.usage(caller),
       warnings: result.warnings ?? [],
+      ...(result.pageImages
+        ? { page_images: result.pageImages.map(({ page, width, height }) => ({ page, width, height, url: signedPageImageUrl(config.baseUrl, config.secret, jobId, page, expiresAt) })) }
+        : {}),
     };
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
@@ -343,6 +352,8 @@ export class CompileService {
       timeoutMs: plan.timeoutSeconds * 1000,
       maxFileBytes: job.maxFileBytes,
       keepPages: job.keepPages,
+      // Passwords enter only this hash, never a stored or logged value.
+      ...(job.output ? { output: JSON.stringify(job.output, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v)) } : {}),
       day: this.deps.clock.now().toISOString().slice(0, 10),
     });
     const started = this.deps.clock.ms();
@@ -377,7 +388,7 @@ export class CompileService {
   }
 
   /** The PDF and its page count, or the 422 that explains why there is none. */
-  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler }, upgradeUrl: string, probe: ProbeCompile) {
+  private async accept(result: TexResult, plan: Plan, request: { latex: string; compiler: Compiler; output?: OutputSpec | undefined }, upgradeUrl: string, probe: ProbeCompile) {
     const { tier, timeoutSeconds } = plan;
     const { compiler, latex: source } = request;
     const limits = limitsOf(tier);
@@ -418,6 +429,7 @@ export class CompileService {
         agent_hint: 'Remove JavaScript, Launch actions and javascript: links (\\href{javascript:...}, \\pdfannot, \\special{pdf:...}) from the document and compile again.',
       });
     }
+    if (result.outcome === 'standard_failed' || result.outcome === 'output_failed') throw outputFailure(result, tier, request.output, capLog(result.log));
     if (result.outcome === 'unmeasurable') {
       throw errors.pdf_size_unknown('The PDF was produced but its size and pages could not be measured; retry the same request.', {
         plan: tier,

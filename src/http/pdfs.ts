@@ -2,7 +2,7 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { verifyPdfLink } from '../compile/links.js';
+import { pageImageId, verifyPdfLink } from '../compile/links.js';
 import { errors as serviceErrors } from '../errors.js';
 import type { Services } from '../services.js';
 import type { App } from './types.js';
@@ -95,6 +95,31 @@ export function pdfRoutes(app: App, services: Services): void {
       }
       // The reply type follows the JSON schemas; this one sends the PDF's bytes.
       return (reply as FastifyReply).send(stream);
+    },
+  );
+
+  app.get(
+    '/api/v1/pdfs/:id/pages/:page',
+    {
+      config: { errors: ['invalid_signature', 'link_expired', 'not_found', 'storage_unavailable', 'database_unavailable'] },
+      schema: {
+        operationId: 'downloadPageImage',
+        summary: 'Download a page image of a compiled PDF through its signed link (extension: output.page_images)',
+        tags: ['compile'],
+        params: Type.Object({ id: Type.String(), page: Type.String({ pattern: '^[1-9][0-9]{0,5}\\.png$' }) }),
+        querystring: Query,
+        response: { 200: { description: 'The page as PNG', content: { 'image/png': { schema: Type.String({ format: 'binary', contentMediaType: 'image/png' }) } } } },
+      },
+    },
+    async (req, reply) => {
+      const { id } = req.params;
+      const page = Number(req.params.page.slice(0, -4));
+      verifyPdfLink(services.config.secret, pageImageId(id, page), req.query.exp, req.query.sig, services.clock.now());
+      const row = await services.pdfs.find(id);
+      const png = row ? await services.pdfs.image(id, page) : null;
+      if (!row || !png) throw serviceErrors.not_found('No image of this page: it was deleted after its link expired.');
+      // The reply type follows the JSON schemas; this one sends the PNG's bytes.
+      return (reply as FastifyReply).header('content-type', 'image/png').header('cache-control', 'private').header('x-content-type-options', 'nosniff').send(png);
     },
   );
 }

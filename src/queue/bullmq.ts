@@ -36,9 +36,14 @@ import {
   type RemoteJobReturn,
   type RemoteMergeData,
   type StoredResult,
+  encodeOutput,
+  outputKey,
+  pageImageKey,
 } from './contract.js';
 
 const RETRY_AFTER_SECONDS = 5;
+/** Most page images a job leaves under its prefix (compile/output.ts caps a request at 100). */
+const MAX_PAGE_IMAGES = 100;
 /** How often a waiting node looks for the result itself, in case the completion event was lost. */
 const POLL_MS = 1_000;
 const CLOSE_MS = 2_000;
@@ -137,6 +142,12 @@ export class BullTexQueue implements TexQueue {
     const uploaded = new Set<string>();
     try {
       let files = await this.inputs(job, prefix, uploaded, false);
+      if (job.output) {
+        uploaded.add(outputKey(prefix));
+        // The worker leaves the page images under the prefix too: cleaned with the job.
+        if (job.output.pageImages) for (let page = 1; page <= MAX_PAGE_IMAGES; page++) uploaded.add(pageImageKey(prefix, page));
+        await this.blobStore(() => this.options.blobs.put(outputKey(prefix), encodeOutput(job.output!)));
+      }
       const deadline = this.clock.ms() + (this.options.queueWaitMs ?? QUEUE_WAIT_MS) + job.timeoutMs + TRANSFER_MS;
       const data: RemoteJobData = {
         source: job.source,
@@ -148,6 +159,7 @@ export class BullTexQueue implements TexQueue {
         ...(job.keepPages !== undefined ? { keepPages: job.keepPages } : {}),
         ...(job.maxPasses !== undefined ? { maxPasses: job.maxPasses } : {}),
         ...(job.preamble ? { preamble: job.preamble } : {}),
+        ...(job.output ? { output: true as const } : {}),
         deadline,
         prefix,
       };
@@ -321,11 +333,19 @@ export class BullTexQueue implements TexQueue {
       case 'merge_failed':
         throw new Error(`a compile came back as a merge result (${result.kind})`);
       case 'ran': {
-        const { kind: _kind, ...ran } = result;
+        const { kind: _kind, pageImages, ...ran } = result;
         if (ran.outcome !== 'ok') return ran;
         const pdf = await this.blobStore(() => this.options.blobs.get(pdfKey(prefix)));
         if (!pdf) throw busy('The compiled PDF could not be read back from storage; retry shortly.');
-        return { ...ran, pdf };
+        const rest = ran;
+        if (!pageImages) return { ...rest, pdf };
+        const images = [];
+        for (const image of pageImages) {
+          const png = await this.blobStore(() => this.options.blobs.get(pageImageKey(prefix, image.page)));
+          if (!png) throw busy('A page image could not be read back from storage; retry shortly.');
+          images.push({ ...image, png });
+        }
+        return { ...rest, pdf, pageImages: images };
       }
     }
   }

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Compiler } from '../tex/compilers.js';
 import type { PreambleScope, TexResult } from '../tex/job.js';
+import type { OutputSpec } from '../tex/output/spec.js';
 
 export const QUEUE_NAME = 'compile';
 /** BullMQ job names: the worker tells the two payloads apart by them. */
@@ -62,6 +63,8 @@ export interface RemoteJobData {
   maxPasses?: number;
   /** The preamble cache's scope and day (the worker's own cache; see tex/preamble.ts). */
   preamble?: PreambleScope;
+  /** With an output step (issue 23): it is a blob at outputKey(prefix), never in Redis (it may hold passwords). */
+  output?: true;
   /** Epoch ms when the API node stops waiting: a worker does not start the job, nor keep its output, after it. */
   deadline: number;
   /** Blob key prefix of everything this job writes. */
@@ -78,8 +81,8 @@ export interface RemoteMergeData {
 
 /** What the worker leaves at `resultKey(prefix)`; the PDF, when there is one, is at `pdfKey(prefix)`. */
 export type StoredResult =
-  /** The runner's result as it is, less the PDF (stored beside it). */
-  | ({ kind: 'ran' } & Omit<TexResult, 'pdf'>)
+  /** The runner's result as it is, less the PDF and the page images' bytes (stored beside it). */
+  | ({ kind: 'ran' } & Omit<TexResult, 'pdf' | 'pageImages'> & { pageImages?: Array<{ page: number; width: number; height: number }> })
   /** A file's bytes were not in the blob store (a stored asset deleted meanwhile). */
   | { kind: 'input_missing'; names: string[] }
   /** The runner refused the input (a ServiceError), which the API node raises as is. */
@@ -99,6 +102,20 @@ export const jobPrefix = (jobId: string) => `jobs/${jobId}`;
 export const inputKey = (prefix: string, sha256: string) => `${prefix}-in-${sha256}`;
 export const pdfKey = (prefix: string) => `${prefix}-out.pdf`;
 export const resultKey = (prefix: string) => `${prefix}-result.json`;
+export const outputKey = (prefix: string) => `${prefix}-output.json`;
+export const pageImageKey = (prefix: string, page: number) => `${prefix}-page-${page}.png`;
+
+/** The output step as JSON for the blob store (attachment bytes in base64), and back. */
+export function encodeOutput(output: OutputSpec): Buffer {
+  return Buffer.from(JSON.stringify(output, (_key, value: unknown) => (isBufferJson(value) ? Buffer.from(value.data).toString('base64') : value)));
+}
+export function decodeOutput(bytes: Buffer): OutputSpec {
+  const output = JSON.parse(bytes.toString('utf8')) as OutputSpec & { attachments?: Array<{ data: unknown }> };
+  for (const attachment of output.attachments ?? []) attachment.data = Buffer.from(String(attachment.data), 'base64');
+  return output;
+}
+const isBufferJson = (value: unknown): value is { type: 'Buffer'; data: number[] } =>
+  typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'Buffer' && Array.isArray((value as { data?: unknown }).data);
 
 export function sha256(data: Buffer): string {
   return createHash('sha256').update(data).digest('hex');

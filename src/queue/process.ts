@@ -5,7 +5,7 @@
 import { systemClock, type Clock } from '../clock.js';
 import { isServiceError } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
-import { pdfKey, resultKey, sha256, type RemoteFile, type RemoteJobData, type RemoteJobReturn, type RemoteMergeData, type StoredResult } from './contract.js';
+import { decodeOutput, outputKey, pageImageKey, pdfKey, resultKey, sha256, type RemoteFile, type RemoteJobData, type RemoteJobReturn, type RemoteMergeData, type StoredResult } from './contract.js';
 import type { TexQueue } from './queue.js';
 
 /** Left for the result to reach the blob store and the API node before its deadline. */
@@ -26,6 +26,8 @@ export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise
   if (budget <= 0) return { stored: false };
 
   const { files, missing } = await fetchInputs(deps.blobs, data.files);
+  const output = data.output ? await deps.blobs.get(outputKey(data.prefix)) : null;
+  if (data.output && !output) missing.push('output');
   if (missing.length > 0) return store(deps, data, { kind: 'input_missing', names: missing }, now);
 
   let result;
@@ -40,6 +42,7 @@ export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise
       ...(data.keepPages !== undefined ? { keepPages: data.keepPages } : {}),
       ...(data.maxPasses !== undefined ? { maxPasses: data.maxPasses } : {}),
       ...(data.preamble ? { preamble: data.preamble } : {}),
+      ...(output ? { output: decodeOutput(output) } : {}),
     });
   } catch (err) {
     if (!isServiceError(err)) throw err;
@@ -49,8 +52,10 @@ export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise
   if (result.outcome === 'timeout' && budget < data.timeoutMs) return { stored: false };
 
   if (result.pdf) await deps.blobs.put(pdfKey(data.prefix), result.pdf);
-  const { pdf: _pdf, ...rest } = result;
-  return store(deps, data, { kind: 'ran', ...rest }, now);
+  for (const image of result.pageImages ?? []) await deps.blobs.put(pageImageKey(data.prefix, image.page), image.png);
+  const { pdf: _pdf, pageImages, ...rest } = result;
+  const images = pageImages?.map(({ page, width, height }) => ({ page, width, height }));
+  return store(deps, data, { kind: 'ran', ...rest, ...(images ? { pageImages: images } : {}) }, now);
 }
 
 /** Runs one batch merge's payload. A qpdf failure is a result (the batch reports it), not a retry. */

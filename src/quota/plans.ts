@@ -25,6 +25,8 @@ export interface Limits {
   maxPdfBytes: number;
   maxAssetsPerDocument: number;
   maxAssetsBytesPerDocument: number;
+  /** Extension of SPEC 1.5.0 (issue 23): page images per compile, as pages × dpi (one 72-dpi page = 72). */
+  pageImageBudget: number;
   compileTimeoutSeconds: number;
   compilers: readonly Compiler[];
   /** Stored asset library; null = unlimited. */
@@ -47,6 +49,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     maxPdfBytes: 10 * MB,
     maxAssetsPerDocument: 0,
     maxAssetsBytesPerDocument: 0,
+    pageImageBudget: 216,
     compileTimeoutSeconds: 15,
     compilers: ['pdflatex'],
     maxStoredAssets: 0,
@@ -64,6 +67,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     maxPdfBytes: 10 * MB,
     maxAssetsPerDocument: 2,
     maxAssetsBytesPerDocument: 1 * MB,
+    pageImageBudget: 400,
     compileTimeoutSeconds: 15,
     compilers: ['pdflatex', 'xelatex'],
     maxStoredAssets: 0,
@@ -81,6 +85,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     maxPdfBytes: 25 * MB,
     maxAssetsPerDocument: 5,
     maxAssetsBytesPerDocument: 5 * MB,
+    pageImageBudget: 1000,
     compileTimeoutSeconds: 30,
     compilers: ['pdflatex', 'xelatex'],
     maxStoredAssets: 10,
@@ -98,6 +103,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     maxPdfBytes: 50 * MB,
     maxAssetsPerDocument: 20,
     maxAssetsBytesPerDocument: 25 * MB,
+    pageImageBudget: 4000,
     compileTimeoutSeconds: 60,
     compilers: COMPILERS,
     maxStoredAssets: 50,
@@ -115,6 +121,7 @@ export const PLANS: Readonly<Record<Tier, Limits>> = {
     maxPdfBytes: 100 * MB,
     maxAssetsPerDocument: 50,
     maxAssetsBytesPerDocument: 75 * MB,
+    pageImageBudget: 10000,
     compileTimeoutSeconds: 120,
     compilers: COMPILERS,
     maxStoredAssets: null,

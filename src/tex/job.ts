@@ -4,6 +4,7 @@
 // preamble cache around it, and the queues above them.
 import type { Compiler } from './compilers.js';
 import { LUA_INIT } from './luainit.js';
+import type { OutputSpec, PageImage } from './output/spec.js';
 import type { TexWarning } from './warnings.js';
 import { MAIN } from './workspace.js';
 
@@ -37,6 +38,8 @@ export interface TexJob {
   maxPasses?: number;
   /** Whose job it is and whether someone waits on it: queues serve callers in turn, interactive jobs first. */
   fairness?: JobFairness;
+  /** What is done to the PDF before delivery (PDF/A, metadata, encryption, page images, …; issue 23). */
+  output?: OutputSpec;
 }
 
 export interface JobFairness {
@@ -51,8 +54,10 @@ export interface JobFairness {
  * `refused`: the job left something other than the plain files a TeX run writes (a link, a
  * FIFO, a directory, a hard link, thousands of files) where the service reads; see `problem`.
  * `active_content`: the PDF carries JavaScript, a Launch action or a script URI; see `problem`.
+ * `standard_failed`: the PDF does not meet the job's `output.pdf_standard`; see `reasons`.
+ * `output_failed`: a tool of the output step refused the PDF; see `reasons`.
  */
-export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable' | 'refused' | 'active_content';
+export type TexOutcome = 'ok' | 'failed' | 'timeout' | 'file_too_large' | 'unmeasurable' | 'refused' | 'active_content' | 'standard_failed' | 'output_failed';
 
 export interface TexResult {
   outcome: TexOutcome;
@@ -74,6 +79,10 @@ export interface TexResult {
   warnings?: TexWarning[];
   /** Where the job's time went, in milliseconds (the service's stage histograms, the bench's table). */
   stages?: TexStages;
+  /** With standard_failed and output_failed: the validator's or the tool's reasons. */
+  reasons?: string[];
+  /** With ok and `output.pageImages`: the rendered pages. */
+  pageImages?: PageImage[];
 }
 
 /**

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { buildFormat, FORMAT_CAP, type BuildOutcome } from './format-build.js';
 import type { FormatCache } from './format-cache.js';
 import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from './job.js';
+import { changesSource } from './output/spec.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from './preamble.js';
 import type { TexRunner } from './runner.js';
 
@@ -101,7 +102,8 @@ export class PreambleCache implements JobRunner {
    */
   private async lookup(job: TexJob): Promise<Lookup | null> {
     const formats = this.options.formats;
-    if (!formats.enabled || job.compiler !== 'pdflatex' || !job.preamble) return null;
+    // PDF/A and attachments add to the preamble (tex/output/source.ts): such jobs run without a format.
+    if (!formats.enabled || job.compiler !== 'pdflatex' || !job.preamble || changesSource(job.output)) return null;
     const split = splitPreamble(job.source);
     if (!split || refusal(split.preamble) !== null) return null;
     const texlive = await this.texlive();

@@ -22,6 +22,8 @@ import {
   type TexStages,
 } from './job.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
+import { outputFiles, outputSource } from './output/source.js';
+import { runOutputStep } from './output/steps.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
 import { inspectPdf } from './pdfread.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
@@ -178,7 +180,9 @@ export class TexRunner implements JobRunner {
 
   private async prepare(session: Session, job: TexJob, format?: Buffer): Promise<void> {
     const dir = session.dir;
-    await writeFile(join(dir, `${MAIN}.tex`), job.source);
+    // The output step's additions (pdfx, embedded files) and its own files (not the job's: no name check).
+    const source = (job.output && outputSource(job.source, job.output)) ?? job.source;
+    await writeFile(join(dir, `${MAIN}.tex`), source);
     if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format, { flag: 'wx' });
     for (const file of job.files ?? []) {
       // Plain names with at most four folders (chapters/part1/intro.tex), none of the job's own files (main.*, preview.pdf).
@@ -191,6 +195,11 @@ export class TexRunner implements JobRunner {
       await writeFile(join(dir, file.name), file.data, { flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
         throw err.code === 'EEXIST' ? new JobFileNameError(file.name) : err;
       });
+    }
+    for (const file of job.output ? outputFiles(job.output, MAIN) : []) {
+      const slash = file.name.indexOf('/');
+      if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
+      await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
     }
     if (session.uid !== undefined) {
       // Written by us just now (nothing of the job has run yet): the folders and their files.
@@ -290,6 +299,11 @@ export class TexRunner implements JobRunner {
     // pdflatex prints an empty font slot as the raw byte: the glyph check reads the log's bytes.
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
     const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
+    if (job.output) {
+      const done = await runOutputStep({ exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages }, job.output, `${MAIN}.pdf`);
+      if (!done.ok) return { outcome: done.kind === 'standard' ? 'standard_failed' : 'output_failed', log, reasons: done.reasons };
+      return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };
+    }
     if (job.keepPages !== undefined && pages > job.keepPages) {
       const cut = await exec(['qpdf', `${MAIN}.pdf`, '--pages', '.', `1-${job.keepPages}`, '--', 'preview.pdf']);
       // qpdf exits 3 on warnings with a usable output.

@@ -1,0 +1,101 @@
+// The `output` object of a compile or render request (extension of SPEC 1.5.0, issue 23;
+// docs/pdf-output.md), declared once: the HTTP routes, the MCP tools and the service's own
+// check (compile/output.ts) use this schema. Passwords are bounded by qpdf's AES-256 limit.
+import { Type, type Static } from '@sinclair/typebox';
+
+export const PDF_STANDARDS = ['a-1b', 'a-2b', 'a-3b', 'a-2u', 'a-3u'] as const;
+export const PASSWORD_MAX_BYTES = 127;
+export const METADATA_MAX = 1000;
+export const WATERMARK_MAX = 200;
+export const DPI_MIN = 72;
+export const DPI_MAX = 200;
+
+const text = (description: string, maxLength = METADATA_MAX) => Type.Optional(Type.String({ maxLength, description }));
+const allowed = (what: string) => Type.Optional(Type.Boolean({ default: true, description: `Allow ${what} (default true)` }));
+
+export const OutputBody = Type.Object(
+  {
+    pdf_standard: Type.Optional(
+      Type.Union(PDF_STANDARDS.map((level) => Type.Literal(level)), {
+        description: 'Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark.',
+      }),
+    ),
+    attachments: Type.Optional(
+      Type.Record(
+        Type.String(),
+        Type.Object(
+          {
+            content_base64: Type.String({ description: 'The file bytes, base64' }),
+            relationship: Type.Optional(Type.Union(['Data', 'Source', 'Alternative', 'Supplement', 'Unspecified'].map((r) => Type.Literal(r)), { default: 'Data' })),
+            mime_type: Type.Optional(Type.String({ maxLength: 100, pattern: '^[a-z0-9.+-]+/[a-z0-9.+-]+$', default: 'application/octet-stream' })),
+            description: text('Shown by PDF readers', 200),
+          },
+          { additionalProperties: false },
+        ),
+        { description: 'Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan\'s asset limits.' },
+      ),
+    ),
+    metadata: Type.Optional(
+      Type.Object(
+        {
+          title: text('Document title'),
+          author: text('Author'),
+          subject: text('Subject'),
+          keywords: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })),
+          lang: Type.Optional(Type.String({ pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$', maxLength: 35, description: 'BCP 47 language tag, e.g. en-GB' })),
+          creator: text('Creating application'),
+        },
+        { additionalProperties: false, description: 'Written to the Info dictionary and XMP.' },
+      ),
+    ),
+    encrypt: Type.Optional(
+      Type.Object(
+        {
+          user_password: Type.Optional(Type.String({ description: `Opens the PDF; empty opens it without a password (at most ${PASSWORD_MAX_BYTES} bytes)` })),
+          owner_password: Type.String({ minLength: 1, description: `Lifts the permissions (at most ${PASSWORD_MAX_BYTES} bytes)` }),
+          permissions: Type.Optional(
+            Type.Object(
+              { print: allowed('printing'), modify: allowed('changes'), copy: allowed('copying text and images'), annotate: allowed('comments'), fill_forms: allowed('filling forms'), accessibility: allowed('screen readers') },
+              { additionalProperties: false },
+            ),
+          ),
+        },
+        { additionalProperties: false, description: 'AES-256 (qpdf). Passwords are never logged, stored or replayed.' },
+      ),
+    ),
+    watermark: Type.Optional(
+      Type.Object(
+        {
+          text: Type.String({ minLength: 1, maxLength: WATERMARK_MAX, description: 'Latin-1 text stamped over the pages' }),
+          opacity: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.2 })),
+          angle: Type.Optional(Type.Number({ minimum: -360, maximum: 360, default: 45 })),
+          color: Type.Optional(Type.String({ pattern: '^#[0-9A-Fa-f]{6}$', default: '#808080' })),
+          pages: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, maxItems: 1000, description: 'Pages to stamp; all when absent' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    page_images: Type.Optional(
+      Type.Object(
+        {
+          pages: Type.Union([Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, maxItems: 100 }), Type.Literal('all')]),
+          dpi: Type.Optional(Type.Integer({ minimum: DPI_MIN, maximum: DPI_MAX, default: 72 })),
+          format: Type.Optional(Type.Literal('png')),
+        },
+        { additionalProperties: false, description: "PNG renderings of pages, returned as signed links in page_images; pages × dpi bounded by the plan (pageImageBudget)." },
+      ),
+    ),
+    linearize: Type.Optional(Type.Boolean({ description: 'Fast web view' })),
+    compress: Type.Optional(Type.Boolean({ description: 'Recompress streams and pack objects into object streams (not for a-1b)' })),
+  },
+  { additionalProperties: false, description: 'Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md).' },
+);
+
+export type OutputRequest = Static<typeof OutputBody>;
+
+export const PageImageBody = Type.Object({
+  page: Type.Integer(),
+  url: Type.String({ format: 'uri', description: 'Signed link, like pdf_url, with the same expiry' }),
+  width: Type.Integer(),
+  height: Type.Integer(),
+});

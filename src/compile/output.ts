@@ -1,0 +1,161 @@
+// Checks a request's `output` object (schema: output-schema.ts) against the plan and turns it
+// into the TeX job's output step (tex/output/spec.ts). Runs before the quota is reserved, so
+// a refused option costs nothing and nothing is stored.
+import { Value } from '@sinclair/typebox/value';
+import { checkFileNameRules } from '../assets/validate.js';
+import { errors, validationFailed, type FieldError, type ServiceError } from '../errors.js';
+import type { TexResult } from '../tex/job.js';
+import { limitsOf, type Tier } from '../quota/plans.js';
+import { hasDocumentClass } from '../tex/output/source.js';
+import type { OutputAttachment, OutputSpec } from '../tex/output/spec.js';
+import { OutputBody, PASSWORD_MAX_BYTES, type OutputRequest } from './output-schema.js';
+
+/** What the compile's assets already use of the plan's per-document asset limits. */
+export interface AssetUse {
+  count: number;
+  bytes: number;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export function parseOutput(raw: unknown, tier: Tier, latex: string, assets: AssetUse, upgradeUrl: string): OutputSpec | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Value.Check(OutputBody, raw)) {
+    const fields: FieldError[] = [...Value.Errors(OutputBody, raw)].slice(0, 10).map((e) => ({
+      field: `output${e.path.replaceAll('/', '.')}`,
+      rule: 'schema',
+      message: e.message.toLowerCase(),
+    }));
+    throw validationFailed(fields);
+  }
+  const request = raw as OutputRequest;
+  const fields: FieldError[] = [];
+  const field = (name: string, rule: string, message: string) => fields.push({ field: name, rule, message });
+  if (request.encrypt && request.pdf_standard) field('output.encrypt', 'conflict', 'cannot be combined with output.pdf_standard (PDF/A forbids encryption)');
+  if (request.encrypt && request.pdf_standard) field('output.pdf_standard', 'conflict', 'cannot be combined with output.encrypt (PDF/A forbids encryption)');
+  if (request.watermark && request.pdf_standard) field('output.watermark', 'conflict', 'a text watermark uses a font that is not embedded: not with output.pdf_standard');
+  if (request.attachments && Object.keys(request.attachments).length > 0 && request.pdf_standard && !request.pdf_standard.startsWith('a-3')) {
+    field('output.attachments', 'conflict', 'PDF/A allows embedded files only at level 3 (a-3b, a-3u)');
+  }
+  for (const key of ['user_password', 'owner_password'] as const) {
+    const password = request.encrypt?.[key];
+    if (password !== undefined && Buffer.byteLength(password) > PASSWORD_MAX_BYTES) field(`output.encrypt.${key}`, 'maxBytes', `must be at most ${PASSWORD_MAX_BYTES} bytes`);
+    if (password !== undefined && /[\n\r\0]/.test(password)) field(`output.encrypt.${key}`, 'characters', 'must not contain line breaks or null bytes');
+  }
+  if (request.watermark && !/^[\x20-\x7e\xa0-\xff]+$/.test(request.watermark.text)) field('output.watermark.text', 'characters', 'must be printable Latin-1 text');
+  const meta = request.metadata ?? {};
+  for (const [key, value] of Object.entries(meta)) {
+    const values = Array.isArray(value) ? value : [value];
+    if (values.some((v) => typeof v === 'string' && /[\0-\x1f\x7f]/.test(v))) field(`output.metadata.${key}`, 'characters', 'must not contain control characters');
+    // pdfx 1.6 writes "&" differently into Info and XMP, which PDF/A forbids.
+    if (request.pdf_standard && values.some((v) => typeof v === 'string' && v.includes('&'))) field(`output.metadata.${key}`, 'characters', 'must not contain "&" with output.pdf_standard');
+  }
+  if ((request.pdf_standard || request.attachments) && !hasDocumentClass(latex)) {
+    field(request.pdf_standard ? 'output.pdf_standard' : 'output.attachments', 'documentclass', 'needs the \\documentclass line in latex itself');
+  }
+  const images = request.page_images;
+  const budget = limitsOf(tier).pageImageBudget;
+  const dpi = images?.dpi ?? 72;
+  const pages = images ? (images.pages === 'all' ? Math.min(100, Math.floor(budget / dpi)) : images.pages.length) : 0;
+  if (images && images.pages !== 'all' && pages * dpi > budget) {
+    field('output.page_images', 'budget', `${pages} pages at ${dpi} dpi is over the ${tier} plan's ${budget} (pages × dpi)`);
+  }
+  if (images && pages < 1) field('output.page_images.dpi', 'budget', `the ${tier} plan's budget (${budget} pages × dpi) allows no page at ${dpi} dpi`);
+  if (fields.length > 0) throw validationFailed(fields);
+
+  const attachments = checkAttachments(request.attachments ?? {}, tier, assets, upgradeUrl);
+  const mark = request.watermark;
+  return {
+    ...(request.pdf_standard ? { pdfStandard: request.pdf_standard } : {}),
+    ...(request.metadata ? { metadata: request.metadata } : {}),
+    ...(request.encrypt
+      ? {
+          encrypt: {
+            userPassword: request.encrypt.user_password ?? '',
+            ownerPassword: request.encrypt.owner_password,
+            permissions: {
+              print: request.encrypt.permissions?.print ?? true,
+              modify: request.encrypt.permissions?.modify ?? true,
+              copy: request.encrypt.permissions?.copy ?? true,
+              annotate: request.encrypt.permissions?.annotate ?? true,
+              fillForms: request.encrypt.permissions?.fill_forms ?? true,
+              accessibility: request.encrypt.permissions?.accessibility ?? true,
+            },
+          },
+        }
+      : {}),
+    ...(mark
+      ? {
+          watermark: {
+            text: mark.text,
+            opacity: mark.opacity ?? 0.2,
+            angle: mark.angle ?? 45,
+            color: hexColor(mark.color ?? '#808080'),
+            ...(mark.pages ? { pages: mark.pages } : {}),
+          },
+        }
+      : {}),
+    ...(attachments.length > 0 ? { attachments } : {}),
+    ...(images ? { pageImages: { pages: images.pages, dpi, maxPages: pages } } : {}),
+    ...(request.linearize ? { linearize: true } : {}),
+    ...(request.compress ? { compress: true } : {}),
+  };
+}
+
+function hexColor(hex: string): [number, number, number] {
+  return [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16) / 255) as [number, number, number];
+}
+
+/** Decoded attachments, their names under the asset name rule, counted with the compile's assets. */
+function checkAttachments(raw: NonNullable<OutputRequest['attachments']>, tier: Tier, assets: AssetUse, upgradeUrl: string): OutputAttachment[] {
+  const limits = limitsOf(tier);
+  const entries = Object.entries(raw);
+  if (entries.length === 0) return [];
+  const count = assets.count + entries.length;
+  if (count > limits.maxAssetsPerDocument) {
+    throw errors.too_many_assets(`This compile names ${assets.count} assets and ${entries.length} attachments; the ${tier} plan allows ${limits.maxAssetsPerDocument} per document.`, {
+      limit: limits.maxAssetsPerDocument,
+      count,
+      plan: tier,
+      upgrade_url: upgradeUrl,
+    });
+  }
+  const attachments: OutputAttachment[] = [];
+  let total = assets.bytes;
+  for (const [name, spec] of entries) {
+    checkFileNameRules(name, (why) => errors.invalid_asset_filename(`Attachment "${name}": ${why}`, { asset: name }));
+    const clean = spec.content_base64.replace(/\s+/g, '');
+    if (!BASE64.test(clean) || clean.length % 4 === 1) throw errors.invalid_asset_encoding(`Attachment "${name}" is not valid base64.`, { asset: name });
+    const data = Buffer.from(clean, 'base64');
+    total += data.length;
+    attachments.push({
+      name,
+      data,
+      relationship: (spec.relationship ?? 'Data') as OutputAttachment['relationship'],
+      mimeType: spec.mime_type ?? 'application/octet-stream',
+      ...(spec.description ? { description: spec.description } : {}),
+    });
+  }
+  if (total > limits.maxAssetsBytesPerDocument) {
+    throw errors.assets_too_large(`The assets and attachments of this compile decode to ${total} bytes; the ${tier} plan allows ${limits.maxAssetsBytesPerDocument} bytes per document.`, {
+      limit: limits.maxAssetsBytesPerDocument,
+      total_bytes: total,
+      plan: tier,
+      upgrade_url: upgradeUrl,
+    });
+  }
+  return attachments;
+}
+
+/** The 422 of a PDF the output step refused: the validator's or the tool's reasons, the (capped) log kept. */
+export function outputFailure(result: TexResult, tier: Tier, output: OutputSpec | undefined, log: string): ServiceError {
+  const reasons = result.reasons ?? [];
+  const common = { log, reasons, retryable: false, plan: tier };
+  if (result.outcome === 'output_failed') return errors.output_failed(`The output step could not process the PDF: ${reasons.join('; ')}`, common);
+  const standard = output?.pdfStandard ?? '';
+  return errors.pdf_standard_failed(`The PDF does not meet PDF/${standard.slice(2).toUpperCase()}: ${reasons.slice(0, 3).join('; ')}`, {
+    ...common,
+    pdf_standard: standard,
+    agent_hint: 'Embed every font (no Type 3 or base-14 fonts), avoid transparency for a-1b, and do not load packages that write their own XMP; then compile again.',
+  });
+}

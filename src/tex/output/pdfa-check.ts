@@ -1,0 +1,70 @@
+// Whether a PDF meets the PDF/A level asked for. Every level gets the structural check
+// (docs/pdf-output.md): XMP pdfaid part and conformance as asked, an OutputIntent in the
+// catalog, no encryption, every font embedded. PDF/A-1b also goes through Apache PDFBox
+// Preflight, which checks the rest of ISO 19005-1 (transparency among it). All in the sandbox.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Exec } from '../session.js';
+import type { Workspace } from '../workspace.js';
+import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
+import type { PdfStandard } from './spec.js';
+
+interface CheckContext {
+  exec: (argv: string[], fileBytes?: number) => Promise<Exec>;
+  workspace: Workspace;
+  dir: string;
+}
+
+const JAR = '.quire-preflight.jar';
+/** Java's heap and class space inside the sandbox's address-space limit; one compiler thread. */
+const JVM = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-XX:CICompilerCount=1', '-Xss1m', '-Xmx512m', '-XX:ReservedCodeCacheSize=32m', '-XX:CompressedClassSpaceSize=64m', '-XX:MaxMetaspaceSize=128m', '-Djava.awt.headless=true'];
+const MAX_REASONS = 20;
+
+/** Reasons the PDF fails `standard`; none when it passes. */
+export async function checkStandard(ctx: CheckContext, standard: PdfStandard, pdf: string): Promise<string[]> {
+  const reasons = await structural(ctx, standard, pdf);
+  if (standard === 'a-1b') reasons.push(...(await preflight(ctx, pdf)));
+  return [...new Set(reasons)].slice(0, MAX_REASONS);
+}
+
+async function structural(ctx: CheckContext, standard: PdfStandard, pdf: string): Promise<string[]> {
+  const [part, conformance] = [standard.charAt(2), standard.charAt(3).toUpperCase()];
+  const script = 'pdfinfo "$1" | grep -i "^Encrypted:"; echo "@@XMP"; pdfinfo -meta "$1"; echo "@@FONTS"; pdffonts "$1"; echo "@@INTENT"; qpdf --qdf --object-streams=disable "$1" - 2>/dev/null | grep -a -c "/OutputIntents"';
+  const run = await ctx.exec(['sh', '-c', script, 'check', pdf], 64 * 1024 * 1024);
+  const out = run.output;
+  const reasons: string[] = [];
+  if (/^Encrypted:\s+yes/im.test(out)) reasons.push('the PDF is encrypted');
+  const xmp = out.slice(out.indexOf('@@XMP'), out.indexOf('@@FONTS'));
+  const partFound = /pdfaid:part(?:>|=")\s*(\d)/.exec(xmp)?.[1];
+  const confFound = /pdfaid:conformance(?:>|=")\s*([ABU])/i.exec(xmp)?.[1]?.toUpperCase();
+  if (partFound !== part || confFound !== conformance) {
+    reasons.push(`XMP pdfaid identifies ${partFound ? `PDF/A-${partFound}${(confFound ?? '?').toLowerCase()}` : 'no PDF/A level'}, not PDF/A-${part}${conformance.toLowerCase()}`);
+  }
+  const fonts = out.slice(out.indexOf('@@FONTS') + 8, out.indexOf('@@INTENT')).split('\n');
+  const header = fonts.find((line) => /\bemb\b/.test(line));
+  if (header) {
+    const at = header.indexOf('emb');
+    for (const line of fonts.slice(fonts.indexOf(header) + 2)) {
+      if (line.trim() && line.slice(at, at + 3).trim() === 'no') reasons.push(`font ${line.split(/\s+/)[0]} is not embedded`);
+    }
+  }
+  const intents = Number(/(\d+)\s*$/.exec(out.trim())?.[1] ?? '0');
+  if (intents === 0) reasons.push('the catalog has no /OutputIntents');
+  return reasons;
+}
+
+/** PDFBox Preflight's errors (code and details), or why it could not run. */
+async function preflight(ctx: CheckContext, pdf: string): Promise<string[]> {
+  let jar: Buffer;
+  try {
+    jar = await preflightJar();
+  } catch {
+    return ['the PDF/A-1b validator (PDFBox Preflight) is not available on this server'];
+  }
+  await writeFile(join(ctx.dir, JAR), jar, { flag: 'wx', mode: 0o644 });
+  const argv = ['java', ...JVM, '-cp', [JAR, ...PDFBOX_CLASSPATH].join(':'), 'Preflight', pdf];
+  const run = await ctx.exec(['sh', '-c', 'exec "$@" 2>/dev/null', 'java', ...argv]);
+  if (run.code === 0 && /^VALID$/m.test(run.output)) return [];
+  const lines = run.output.split('\n').map((line) => line.trim()).filter((line) => /^\d+(\.\d+)*\s/.test(line));
+  return lines.length > 0 ? lines.map((line) => `PDFBox Preflight ${line}`) : [`PDFBox Preflight did not run to its end (exit ${run.code})`];
+}

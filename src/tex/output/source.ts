@@ -1,0 +1,82 @@
+// The source side of a job's output step: what PDF/A and embedded files need from TeX itself.
+// pdfx (loaded right after \documentclass) makes every engine write the XMP, the output
+// intent and the PDF version a standard asks for, from an .xmpdata file we write beside the
+// source; embedfile embeds attachments as associated files (/AF, /AFRelationship).
+import type { OutputAttachment, OutputMetadata, OutputSpec } from './spec.js';
+
+/** Folder of the attachments in the job's workspace (one level, as job files may have). */
+export const ATTACHMENT_DIR = 'quire-attachments';
+
+/** \documentclass with its options and class, possibly over several lines. */
+const DOCUMENTCLASS = /^[^%\n]*?\\documentclass\s*(?:\[[^\]]*\])?\s*\{[^}]*\}/m;
+
+/** Whether the main source has the \documentclass line the output step injects after. */
+export function hasDocumentClass(source: string): boolean {
+  return DOCUMENTCLASS.test(source);
+}
+
+/** A TeX-safe spelling of `text` inside an .xmpdata field (pdfx turns it back into text). */
+export function xmpText(text: string): string {
+  return text.replace(/[\\{}%#&$^_~]/g, (c) => {
+    if (c === '\\') return '\\textbackslash ';
+    // pdfx writes \& as the XML entity; a bare & would break the XMP.
+    if (c === '{' || c === '}' || c === '%' || c === '&') return `\\${c}`;
+    return `\\string${c}`;
+  });
+}
+
+/** The .xmpdata pdfx reads: the caller's metadata, each value escaped. */
+export function xmpdata(metadata: OutputMetadata = {}): string {
+  const lines: string[] = [];
+  if (metadata.title) lines.push(`\\Title{${xmpText(metadata.title)}}`);
+  if (metadata.author) lines.push(`\\Author{${xmpText(metadata.author)}}`);
+  if (metadata.subject) lines.push(`\\Subject{${xmpText(metadata.subject)}}`);
+  if (metadata.keywords?.length) lines.push(`\\Keywords{${metadata.keywords.map(xmpText).join('\\sep ')}}`);
+  if (metadata.lang) lines.push(`\\Language{${xmpText(metadata.lang)}}`);
+  if (metadata.creator) lines.push(`\\CreatorTool{${xmpText(metadata.creator)}}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** One \embedfile for `attachment`, its file in ATTACHMENT_DIR. */
+function embed(attachment: OutputAttachment): string {
+  const keys = [
+    `filespec={${attachment.name}}`,
+    `ucfilespec={${attachment.name}}`,
+    `mimetype={${attachment.mimeType}}`,
+    `afrelationship={/${attachment.relationship}}`,
+    ...(attachment.description ? [`desc={${xmpText(attachment.description)}}`] : []),
+  ];
+  return `\\embedfile[${keys.join(',')}]{${ATTACHMENT_DIR}/${attachment.name}}`;
+}
+
+/**
+ * The job's source with what `output` needs injected right after \documentclass, or null
+ * when the source does not change. Throws when the main source has no \documentclass line.
+ */
+export function outputSource(source: string, output: OutputSpec): string | null {
+  const lines: string[] = [];
+  if (output.pdfStandard) lines.push(`\\usepackage[${output.pdfStandard}]{pdfx}`);
+  if (output.attachments?.length) {
+    lines.push('\\usepackage{embedfile}');
+    lines.push(...output.attachments.map(embed));
+  }
+  if (lines.length === 0) return null;
+  const match = DOCUMENTCLASS.exec(source);
+  if (!match) throw new OutputSourceError();
+  const end = match.index + match[0].length;
+  return `${source.slice(0, end)}\n${lines.join('\n')}\n${source.slice(end)}`;
+}
+
+/** Job files the output step adds: the .xmpdata (PDF/A) and the attachments. */
+export function outputFiles(output: OutputSpec, main: string): Array<{ name: string; data: Buffer }> {
+  return [
+    ...(output.pdfStandard ? [{ name: `${main}.xmpdata`, data: Buffer.from(xmpdata(output.metadata)) }] : []),
+    ...(output.attachments ?? []).map((a) => ({ name: `${ATTACHMENT_DIR}/${a.name}`, data: a.data })),
+  ];
+}
+
+export class OutputSourceError extends Error {
+  constructor() {
+    super('PDF/A and attachments need the \\documentclass line in the main source');
+  }
+}

@@ -1,0 +1,81 @@
+// What a TeX job's output step does to the PDF TeX wrote (issue 23): the checked, normalised
+// form of the request's `output` object. The compile service builds it (compile/output.ts);
+// the runner carries it out (tex/output/steps.ts) inside the job's sandbox and time limit.
+
+export type PdfStandard = 'a-1b' | 'a-2b' | 'a-3b' | 'a-2u' | 'a-3u';
+
+export interface OutputMetadata {
+  title?: string;
+  author?: string;
+  subject?: string;
+  keywords?: string[];
+  /** BCP 47 tag, e.g. en-GB. */
+  lang?: string;
+  creator?: string;
+}
+
+export interface OutputPermissions {
+  print: boolean;
+  modify: boolean;
+  copy: boolean;
+  annotate: boolean;
+  fillForms: boolean;
+  accessibility: boolean;
+}
+
+export interface OutputEncrypt {
+  userPassword: string;
+  ownerPassword: string;
+  permissions: OutputPermissions;
+}
+
+export interface OutputWatermark {
+  text: string;
+  /** 0..1 */
+  opacity: number;
+  /** Degrees, counter-clockwise. */
+  angle: number;
+  /** RGB components 0..1. */
+  color: [number, number, number];
+  /** 1-based pages; all pages when absent. */
+  pages?: number[];
+}
+
+export interface OutputAttachment {
+  name: string;
+  data: Buffer;
+  relationship: 'Data' | 'Source' | 'Alternative' | 'Supplement' | 'Unspecified';
+  mimeType: string;
+  description?: string;
+}
+
+export interface OutputPageImages {
+  pages: number[] | 'all';
+  dpi: number;
+  /** Most pages rendered (the plan's bound). */
+  maxPages: number;
+}
+
+export interface OutputSpec {
+  pdfStandard?: PdfStandard;
+  metadata?: OutputMetadata;
+  encrypt?: OutputEncrypt;
+  watermark?: OutputWatermark;
+  attachments?: OutputAttachment[];
+  pageImages?: OutputPageImages;
+  linearize?: boolean;
+  compress?: boolean;
+}
+
+/** One rendered page of the delivered PDF. */
+export interface PageImage {
+  page: number;
+  width: number;
+  height: number;
+  png: Buffer;
+}
+
+/** Whether the job's source is changed by the output step (its preamble format then differs). */
+export function changesSource(output: OutputSpec | undefined): boolean {
+  return output?.pdfStandard !== undefined || (output?.attachments?.length ?? 0) > 0;
+}

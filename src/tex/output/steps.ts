@@ -1,0 +1,143 @@
+// The output step of a TeX job (issue 23), run by the runner in the job's own sandbox and
+// within its deadline, after the active-content scan passed: the PDF/A check, metadata,
+// watermark, page images, then one qpdf write for compression, linearization and
+// encryption (encryption last, so nothing after it needs the password). Every command is
+// qpdf, pdftoppm, pdfinfo, pdffonts or java on a file of the workspace; what the host writes
+// into the workspace is created exclusively (a link the job left there fails, never followed).
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Exec } from '../session.js';
+import type { Workspace } from '../workspace.js';
+import { checkStandard } from './pdfa-check.js';
+import type { OutputSpec, PageImage } from './spec.js';
+import { watermarkPdf } from './watermark.js';
+import { infoEntries, xmpPacket } from './xmp.js';
+
+export interface StepContext {
+  exec: (argv: string[], fileBytes?: number) => Promise<Exec>;
+  workspace: Workspace;
+  /** The workspace on the host, for the files the step hands to its commands. */
+  dir: string;
+  maxFileBytes: number;
+  /** Pages of the PDF. */
+  pages: number;
+}
+
+export type StepResult =
+  | { ok: true; pdf: Buffer; images: PageImage[] }
+  /** `standard`: the PDF does not meet the standard asked for; `failed`: a tool refused the PDF. */
+  | { ok: false; kind: 'standard' | 'failed'; reasons: string[] };
+
+/** qpdf exits 3 when it wrote a usable file with warnings. */
+const qpdfOk = (run: Exec) => run.code === 0 || run.code === 3;
+const JSON_CAP = 16 * 1024 * 1024;
+
+export async function runOutputStep(ctx: StepContext, output: OutputSpec, main: string): Promise<StepResult> {
+  let current = main;
+  let serial = 0;
+  const next = () => `.quire-out-${++serial}.pdf`;
+  const put = (name: string, data: string | Buffer) => writeFile(join(ctx.dir, name), data, { flag: 'wx', mode: 0o644 });
+  const failed = (tool: string, run: Exec): StepResult => ({ ok: false, kind: 'failed', reasons: [`${tool}: ${run.output.trim().slice(0, 500)}`] });
+
+  if (output.pdfStandard) {
+    const reasons = await checkStandard(ctx, output.pdfStandard, current);
+    if (reasons.length > 0) return { ok: false, kind: 'standard', reasons };
+  }
+  if (output.metadata && !output.pdfStandard) {
+    const updated = await writeMetadata(ctx, output, current, next(), put);
+    if (!updated.ok) return failed('qpdf (metadata)', updated.run);
+    current = updated.name;
+  }
+  if (output.watermark) {
+    await put('.quire-stamp.pdf', watermarkPdf(output.watermark));
+    const out = next();
+    const to = output.watermark.pages ? [`--to=${output.watermark.pages.filter((p) => p <= ctx.pages).join(',') || '1'}`] : [];
+    const run = await ctx.exec(['qpdf', current, '--overlay', '.quire-stamp.pdf', ...to, '--repeat=1', '--', out]);
+    if (!qpdfOk(run)) return failed('qpdf (watermark)', run);
+    current = out;
+  }
+  const images = output.pageImages ? await renderPages(ctx, output, current) : [];
+  if ('failed' in images) return failed('pdftoppm', images.failed);
+
+  const write: string[] = [];
+  if (output.compress) write.push('--recompress-flate', '--compression-level=9', ...(output.pdfStandard === 'a-1b' ? [] : ['--object-streams=generate']));
+  if (output.linearize) write.push('--linearize');
+  if (output.encrypt) {
+    const { userPassword, ownerPassword, permissions: p } = output.encrypt;
+    const yn = (allowed: boolean) => (allowed ? 'y' : 'n');
+    // The passwords reach qpdf in an arguments file, never on a command line.
+    await put('.quire-encrypt-args', [
+      '--encrypt', userPassword, ownerPassword, '256',
+      `--print=${p.print ? 'full' : 'none'}`, `--modify=${p.modify ? 'all' : 'none'}`, `--extract=${yn(p.copy)}`,
+      `--annotate=${yn(p.annotate)}`, `--form=${yn(p.fillForms)}`, `--accessibility=${yn(p.accessibility)}`, '--',
+    ].join('\n') + '\n');
+    write.push('@.quire-encrypt-args');
+  }
+  if (write.length > 0) {
+    const out = next();
+    const run = await ctx.exec(['sh', '-c', 'qpdf "$@"; rc=$?; rm -f .quire-encrypt-args; exit $rc', 'qpdf', current, ...write, out]);
+    if (!qpdfOk(run)) return failed('qpdf', run);
+    current = out;
+  }
+  const pdf = await ctx.workspace.read(current, ctx.maxFileBytes);
+  if (!(pdf instanceof Buffer)) return { ok: false, kind: 'failed', reasons: ['the post-processed PDF could not be read back'] };
+  return { ok: true, pdf, images: 'failed' in images ? [] : images };
+}
+
+/** Info entries and an XMP packet written with qpdf's JSON update (objects read from the PDF first). */
+async function writeMetadata(
+  ctx: StepContext,
+  output: OutputSpec,
+  input: string,
+  out: string,
+  put: (name: string, data: string) => Promise<void>,
+): Promise<{ ok: true; name: string } | { ok: false; run: Exec }> {
+  const objects = async (...ids: string[]) => {
+    const run = await ctx.exec(['sh', '-c', 'qpdf --json=2 --json-key=qpdf "$@" > .quire-json 2>&1; echo $?', 'qpdf', ...ids.map((id) => `--json-object=${id}`), input], JSON_CAP);
+    const text = await ctx.workspace.read('.quire-json', JSON_CAP);
+    const json = text instanceof Buffer ? (JSON.parse(text.toString('utf8')) as { qpdf: [{ maxobjectid: number }, Record<string, { value: Record<string, unknown> }>] }) : null;
+    return { run, json };
+  };
+  const metadata = output.metadata ?? {};
+  const first = await objects('trailer');
+  const trailer = first.json?.qpdf[1].trailer?.value;
+  const root = typeof trailer?.['/Root'] === 'string' ? trailer['/Root'] : null;
+  if (!first.json || !root) return { ok: false, run: first.run };
+  const info = typeof trailer?.['/Info'] === 'string' ? trailer['/Info'] : null;
+  const second = await (info ? objects(root.split(' ')[0]!, info.split(' ')[0]!) : objects(root.split(' ')[0]!));
+  const found = second.json?.qpdf[1];
+  if (!found) return { ok: false, run: second.run };
+  const max = second.json!.qpdf[0].maxobjectid;
+  const xmpRef = `${max + 1} 0 R`;
+  const update: Record<string, unknown> = {
+    [`obj:${root}`]: { value: { ...found[`obj:${root}`]?.value, '/Metadata': xmpRef, ...(metadata.lang ? { '/Lang': `u:${metadata.lang}` } : {}) } },
+    [`obj:${xmpRef}`]: { stream: { dict: { '/Type': '/Metadata', '/Subtype': '/XML' }, data: Buffer.from(xmpPacket(metadata)).toString('base64') } },
+  };
+  const entries = infoEntries(metadata);
+  if (info) update[`obj:${info}`] = { value: { ...found[`obj:${info}`]?.value, ...entries } };
+  else {
+    const infoRef = `${max + 2} 0 R`;
+    update[`obj:${infoRef}`] = { value: entries };
+    update.trailer = { value: { '/Root': root, '/Info': infoRef, ...(trailer?.['/ID'] ? { '/ID': trailer['/ID'] } : {}) } };
+  }
+  await put('.quire-meta.json', JSON.stringify({ qpdf: [{ ...second.json!.qpdf[0] }, update] }));
+  const run = await ctx.exec(['qpdf', input, '--update-from-json=.quire-meta.json', out]);
+  return qpdfOk(run) ? { ok: true, name: out } : { ok: false, run };
+}
+
+/** The asked pages as PNGs (pdftoppm, one file per page), their sizes read from the PNG header. */
+async function renderPages(ctx: StepContext, output: OutputSpec, input: string): Promise<PageImage[] | { failed: Exec }> {
+  const spec = output.pageImages!;
+  const wanted = spec.pages === 'all' ? Array.from({ length: ctx.pages }, (_, i) => i + 1) : spec.pages.filter((p) => p <= ctx.pages);
+  const pages = wanted.slice(0, spec.maxPages);
+  const script = 'dpi=$1; in=$2; shift 2; for p in "$@"; do pdftoppm -png -r "$dpi" -f "$p" -l "$p" -singlefile "$in" ".quire-page-$p" || exit 1; done';
+  const run = await ctx.exec(['sh', '-c', script, 'pdftoppm', String(spec.dpi), input, ...pages.map(String)]);
+  if (run.code !== 0) return { failed: run };
+  const images: PageImage[] = [];
+  for (const page of pages) {
+    const png = await ctx.workspace.read(`.quire-page-${page}.png`, ctx.maxFileBytes);
+    if (!(png instanceof Buffer) || png.length < 24) return { failed: { code: 1, output: `page ${page} was not rendered` } };
+    images.push({ page, width: png.readUInt32BE(16), height: png.readUInt32BE(20), png });
+  }
+  return images;
+}
