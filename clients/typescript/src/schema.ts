@@ -78,6 +78,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/pdfs/{id}/pages/{page}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download a page image of a compiled PDF through its signed link (extension: output.page_images) */
+        get: operations["downloadPageImage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/signup": {
         parameters: {
             query?: never;
@@ -774,6 +791,17 @@ export interface operations {
                             limit: number | null;
                             remaining: number | null;
                         };
+                        /** @description Limits on what is free (docs/fair-use.md): compiles in flight at once and TeX time of failures per window */
+                        fair_use: {
+                            concurrent_compiles_limit: number;
+                            compiles_in_flight: number;
+                            failure_budget_seconds: number;
+                            /** @description TeX seconds of failed and timed-out compiles in this window */
+                            failure_seconds_used: number;
+                            failure_window_seconds: number;
+                            /** Format: date-time */
+                            failure_window_resets_at: string;
+                        };
                         api_key: {
                             prefix: string;
                             /** Format: date-time */
@@ -970,6 +998,101 @@ export interface operations {
                      * @description Extension of SPEC 1.5.0. A whole project as the base64 of a zip, instead of latex and files: main.tex at the top, or the one top-level .tex with \documentclass, is the main file. Bounded entries, sizes and ratio; no links, absolute or ".." paths. See docs/projects-and-warnings.md.
                      */
                     project_zip?: string;
+                    /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
+                    output?: {
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
+                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        attachments?: {
+                            [key: string]: {
+                                /** @description The file bytes, base64 */
+                                content_base64: string;
+                                /** @default Data */
+                                relationship?: "Data" | "Source" | "Alternative" | "Supplement" | "Unspecified";
+                                /** @default application/octet-stream */
+                                mime_type?: string;
+                                /** @description Shown by PDF readers */
+                                description?: string;
+                            };
+                        };
+                        /** @description Written to the Info dictionary and XMP. */
+                        metadata?: {
+                            /** @description Document title */
+                            title?: string;
+                            /** @description Author */
+                            author?: string;
+                            /** @description Subject */
+                            subject?: string;
+                            keywords?: string[];
+                            /** @description BCP 47 language tag, e.g. en-GB */
+                            lang?: string;
+                            /** @description Creating application */
+                            creator?: string;
+                        };
+                        /** @description AES-256 (qpdf). Passwords are never logged, stored or replayed. */
+                        encrypt?: {
+                            /** @description Opens the PDF; empty opens it without a password (at most 127 bytes) */
+                            user_password?: string;
+                            /** @description Lifts the permissions (at most 127 bytes) */
+                            owner_password: string;
+                            permissions?: {
+                                /**
+                                 * @description Allow printing (default true)
+                                 * @default true
+                                 */
+                                print?: boolean;
+                                /**
+                                 * @description Allow changes (default true)
+                                 * @default true
+                                 */
+                                modify?: boolean;
+                                /**
+                                 * @description Allow copying text and images (default true)
+                                 * @default true
+                                 */
+                                copy?: boolean;
+                                /**
+                                 * @description Allow comments (default true)
+                                 * @default true
+                                 */
+                                annotate?: boolean;
+                                /**
+                                 * @description Allow filling forms (default true)
+                                 * @default true
+                                 */
+                                fill_forms?: boolean;
+                                /**
+                                 * @description Allow screen readers (default true)
+                                 * @default true
+                                 */
+                                accessibility?: boolean;
+                            };
+                        };
+                        watermark?: {
+                            /** @description Latin-1 text stamped over the pages */
+                            text: string;
+                            /** @default 0.2 */
+                            opacity?: number;
+                            /** @default 45 */
+                            angle?: number;
+                            /** @default #808080 */
+                            color?: string;
+                            /** @description Pages to stamp; all when absent */
+                            pages?: number[];
+                        };
+                        /** @description PNG renderings of pages, returned as signed links in page_images; pages × dpi bounded by the plan (pageImageBudget). */
+                        page_images?: {
+                            pages: number[] | "all";
+                            /** @default 72 */
+                            dpi?: number;
+                            /** @enum {string} */
+                            format?: "png";
+                        };
+                        /** @description Fast web view */
+                        linearize?: boolean;
+                        /** @description Recompress streams and pack objects into object streams (not for a-1b) */
+                        compress?: boolean;
+                    };
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -1031,6 +1154,17 @@ export interface operations {
                         plan_required?: string | null;
                         /** Format: uri */
                         upgrade_url?: string;
+                        /** @description Extension of SPEC 1.5.0: with output.page_images, the rendered pages */
+                        page_images?: {
+                            page: number;
+                            /**
+                             * Format: uri
+                             * @description Signed link, like pdf_url, with the same expiry
+                             */
+                            url: string;
+                            width: number;
+                            height: number;
+                        }[];
                         /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none. */
                         warnings: {
                             type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph";
@@ -1208,7 +1342,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_too_large, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -1221,7 +1355,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_too_large" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "too_many_assets" | "validation_failed";
                         message: string;
                         /** @description End of the compiler transcript (at most 64 KiB) */
                         log?: string;
@@ -1254,7 +1388,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description anonymous_quota_exhausted, preview_in_progress, rate_limit: `error`, `message` and the fields the code names */
+            /** @description anonymous_quota_exhausted, failure_budget_exhausted, preview_in_progress, rate_limit, too_many_concurrent_compiles: `error`, `message` and the fields the code names */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -1267,7 +1401,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit";
+                        error: "anonymous_quota_exhausted" | "failure_budget_exhausted" | "preview_in_progress" | "rate_limit" | "too_many_concurrent_compiles";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -1526,6 +1660,218 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "range_not_satisfiable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable, storage_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable" | "storage_unavailable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    downloadPageImage: {
+        parameters: {
+            query?: {
+                /** @description HMAC signature, as given in pdf_url */
+                sig?: string;
+                /** @description Expiry (Unix seconds), as given in pdf_url */
+                exp?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                page: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page as PNG */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description bad_request: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_signature: `error`, `message` and the fields the code names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_signature";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description not_found: `error`, `message` and the fields the code names */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "not_found";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description link_expired: `error`, `message` and the fields the code names */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "link_expired";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -5467,6 +5813,17 @@ export interface operations {
                         plan_required?: string | null;
                         /** Format: uri */
                         upgrade_url?: string;
+                        /** @description Extension of SPEC 1.5.0: with output.page_images, the rendered pages */
+                        page_images?: {
+                            page: number;
+                            /**
+                             * Format: uri
+                             * @description Signed link, like pdf_url, with the same expiry
+                             */
+                            url: string;
+                            width: number;
+                            height: number;
+                        }[];
                         /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none. */
                         warnings: {
                             type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph";
@@ -5668,7 +6025,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_too_large, render_asset_not_found, render_failed, render_parse_failed, schema_validation_failed, template_engine_mismatch, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_asset_not_found, render_failed, render_parse_failed, schema_validation_failed, template_engine_mismatch, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -5681,14 +6038,14 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_too_large" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "template_engine_mismatch" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "template_engine_mismatch" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
                     };
                 };
             };
-            /** @description anonymous_quota_exhausted, preview_in_progress, rate_limit, render_rate_limited: `error`, `message` and the fields the code names */
+            /** @description anonymous_quota_exhausted, failure_budget_exhausted, preview_in_progress, rate_limit, render_rate_limited, too_many_concurrent_compiles: `error`, `message` and the fields the code names */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -5701,7 +6058,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit" | "render_rate_limited";
+                        error: "anonymous_quota_exhausted" | "failure_budget_exhausted" | "preview_in_progress" | "rate_limit" | "render_rate_limited" | "too_many_concurrent_compiles";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6557,6 +6914,101 @@ export interface operations {
                      * @description Extension of SPEC 1.5.0. A whole project as the base64 of a zip, instead of latex and files: main.tex at the top, or the one top-level .tex with \documentclass, is the main file. Bounded entries, sizes and ratio; no links, absolute or ".." paths. See docs/projects-and-warnings.md.
                      */
                     project_zip?: string;
+                    /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
+                    output?: {
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
+                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        attachments?: {
+                            [key: string]: {
+                                /** @description The file bytes, base64 */
+                                content_base64: string;
+                                /** @default Data */
+                                relationship?: "Data" | "Source" | "Alternative" | "Supplement" | "Unspecified";
+                                /** @default application/octet-stream */
+                                mime_type?: string;
+                                /** @description Shown by PDF readers */
+                                description?: string;
+                            };
+                        };
+                        /** @description Written to the Info dictionary and XMP. */
+                        metadata?: {
+                            /** @description Document title */
+                            title?: string;
+                            /** @description Author */
+                            author?: string;
+                            /** @description Subject */
+                            subject?: string;
+                            keywords?: string[];
+                            /** @description BCP 47 language tag, e.g. en-GB */
+                            lang?: string;
+                            /** @description Creating application */
+                            creator?: string;
+                        };
+                        /** @description AES-256 (qpdf). Passwords are never logged, stored or replayed. */
+                        encrypt?: {
+                            /** @description Opens the PDF; empty opens it without a password (at most 127 bytes) */
+                            user_password?: string;
+                            /** @description Lifts the permissions (at most 127 bytes) */
+                            owner_password: string;
+                            permissions?: {
+                                /**
+                                 * @description Allow printing (default true)
+                                 * @default true
+                                 */
+                                print?: boolean;
+                                /**
+                                 * @description Allow changes (default true)
+                                 * @default true
+                                 */
+                                modify?: boolean;
+                                /**
+                                 * @description Allow copying text and images (default true)
+                                 * @default true
+                                 */
+                                copy?: boolean;
+                                /**
+                                 * @description Allow comments (default true)
+                                 * @default true
+                                 */
+                                annotate?: boolean;
+                                /**
+                                 * @description Allow filling forms (default true)
+                                 * @default true
+                                 */
+                                fill_forms?: boolean;
+                                /**
+                                 * @description Allow screen readers (default true)
+                                 * @default true
+                                 */
+                                accessibility?: boolean;
+                            };
+                        };
+                        watermark?: {
+                            /** @description Latin-1 text stamped over the pages */
+                            text: string;
+                            /** @default 0.2 */
+                            opacity?: number;
+                            /** @default 45 */
+                            angle?: number;
+                            /** @default #808080 */
+                            color?: string;
+                            /** @description Pages to stamp; all when absent */
+                            pages?: number[];
+                        };
+                        /** @description PNG renderings of pages, returned as signed links in page_images; pages × dpi bounded by the plan (pageImageBudget). */
+                        page_images?: {
+                            pages: number[] | "all";
+                            /** @default 72 */
+                            dpi?: number;
+                            /** @enum {string} */
+                            format?: "png";
+                        };
+                        /** @description Fast web view */
+                        linearize?: boolean;
+                        /** @description Recompress streams and pack objects into object streams (not for a-1b) */
+                        compress?: boolean;
+                    };
                     /** @description `liquid`: check the source as a placeholder template too (security policy, Liquid syntax) */
                     placeholder_engine?: "none" | "liquid";
                 } & {
@@ -7588,6 +8040,17 @@ export interface operations {
                         plan_required?: string | null;
                         /** Format: uri */
                         upgrade_url?: string;
+                        /** @description Extension of SPEC 1.5.0: with output.page_images, the rendered pages */
+                        page_images?: {
+                            page: number;
+                            /**
+                             * Format: uri
+                             * @description Signed link, like pdf_url, with the same expiry
+                             */
+                            url: string;
+                            width: number;
+                            height: number;
+                        }[];
                         /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none. */
                         warnings: {
                             type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph";
@@ -7790,7 +8253,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_color, invalid_data, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_too_large, render_failed, schema_validation_failed, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_color, invalid_data, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_failed, schema_validation_failed, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -7803,14 +8266,14 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_too_large" | "render_failed" | "schema_validation_failed" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_failed" | "schema_validation_failed" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
                     };
                 };
             };
-            /** @description anonymous_quota_exhausted, preview_in_progress, rate_limit: `error`, `message` and the fields the code names */
+            /** @description anonymous_quota_exhausted, failure_budget_exhausted, preview_in_progress, rate_limit, too_many_concurrent_compiles: `error`, `message` and the fields the code names */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -7823,7 +8286,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "anonymous_quota_exhausted" | "preview_in_progress" | "rate_limit";
+                        error: "anonymous_quota_exhausted" | "failure_budget_exhausted" | "preview_in_progress" | "rate_limit" | "too_many_concurrent_compiles";
                         message: string;
                     } & {
                         [key: string]: unknown;
