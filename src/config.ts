@@ -54,6 +54,9 @@ export interface Config {
   resultCacheBytes: number;
   /** Preamble cache budget in bytes of dumped formats (see tex/format-cache.ts); 0 turns it off. */
   preambleCacheBytes: number;
+  /** Paused preambles for xelatex and lualatex (see tex/paused-cache.ts): most waiting processes (0 turns them off), and their resident bytes. */
+  pausedPreambles: number;
+  pausedPreambleBytes: number;
   /** Where the TeX Live index behind package suggestions is cached (see tex/diagnosis/catalog.ts). */
   texIndexDir: string;
   /** Diagnosis probe compiles (see compile/probe-budget.ts): runs per caller per minute, CPU seconds per run, node CPU seconds per minute. */
@@ -262,6 +265,8 @@ export function loadConfig(env: Env = process.env): Config {
     resultCacheEntries: integer(env, 'QUIRE_RESULT_CACHE_ENTRIES', 256, 0, 1_000_000),
     resultCacheBytes: integer(env, 'QUIRE_RESULT_CACHE_MB', 128, 0, 1_000_000) * 1024 * 1024,
     preambleCacheBytes: integer(env, 'QUIRE_PREAMBLE_CACHE_MB', 256, 0, 1_000_000) * 1024 * 1024,
+    pausedPreambles: integer(env, 'QUIRE_PAUSED_PREAMBLES', 4, 0, 256),
+    pausedPreambleBytes: integer(env, 'QUIRE_PAUSED_PREAMBLE_MB', 1024, 0, 1_000_000) * 1024 * 1024,
     texIndexDir: texIndexDir(env),
     probes: probeSettings(env),
     signup,

@@ -52,6 +52,42 @@ export class Metrics {
     for (const [stage, ms] of Object.entries(stages)) if (ms !== undefined) this.jobStages.observe({ stage }, ms / 1000);
   }
 
+  /** The paused preambles' counters and size (tex/paused-cache.ts), read at scrape time. */
+  watchPausedPreambles(stats: Readonly<Record<'hits' | 'misses' | 'builds' | 'rejections' | 'fallbacks' | 'evictions' | 'waiting' | 'bytes', number>>): void {
+    for (const [field, help] of [
+      ['hits', 'xelatex and lualatex jobs whose first pass a paused preamble ran'],
+      ['misses', 'Jobs of a verified preamble that found no paused process waiting'],
+      ['builds', 'Paused preamble processes started (verifications included)'],
+      ['rejections', 'Preambles refused after a paused run differed from a cold one'],
+      ['fallbacks', 'Paused runs that ended cold (process gone or outcome doubtful)'],
+      ['evictions', 'Paused processes ended for the count, memory or age bounds'],
+    ] as const) {
+      let seen = 0;
+      new Counter({
+        name: `quire_paused_preambles_${field}_total`,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.inc(stats[field] - seen);
+          seen = stats[field];
+        },
+      });
+    }
+    for (const [field, name, help] of [
+      ['waiting', 'quire_paused_preambles_waiting', 'Paused preamble processes waiting for a job'],
+      ['bytes', 'quire_paused_preambles_bytes', 'Resident bytes of the waiting paused preamble processes'],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(stats[field]);
+        },
+      });
+    }
+  }
+
   /** The preamble cache's counters and size (tex/format-cache.ts), read at scrape time. */
   watchPreambleCache(cache: { readonly stats: Readonly<Record<'hits' | 'misses' | 'builds' | 'rejections' | 'evictions', number>>; readonly bytes: number }): void {
     for (const [field, help] of [

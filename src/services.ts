@@ -41,6 +41,7 @@ import { LocalTexPool } from './queue/local-pool.js';
 import type { TexQueue } from './queue/queue.js';
 import { FormatCache } from './tex/format-cache.js';
 import { localRunner } from './tex/local-runner.js';
+import { pausedStats, type PausedStats } from './tex/paused-cache.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
@@ -119,7 +120,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const metrics = new Metrics();
   const formats = new FormatCache(config.preambleCacheBytes);
   metrics.watchPreambleCache(formats);
-  const texQueue = domainQueue(options.overrides?.texQueue ?? compileQueue(config, blobs, log, formats));
+  const paused = pausedStats();
+  metrics.watchPausedPreambles(paused);
+  const texQueue = domainQueue(options.overrides?.texQueue ?? compileQueue(config, blobs, log, formats, paused));
   cleanups.push(() => texQueue.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
   cleanups.push(() => pdfs.stopJanitor());
@@ -235,7 +238,7 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 }
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
-export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes)): LocalTexPool {
+export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes), paused = pausedStats()): LocalTexPool {
   return new LocalTexPool(
     localRunner(
       {
@@ -247,6 +250,7 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
         formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
       },
       { formats: preambles },
+      { maxCount: config.pausedPreambles, maxBytes: config.pausedPreambleBytes, stats: paused },
     ),
     config.compileConcurrency,
     config.compileQueueLimit,
@@ -255,7 +259,7 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */
-function compileQueue(config: Config, blobs: BlobStore, log: Logger, formats: FormatCache): TexQueue {
-  if (config.queue === 'local') return localCompilePool(config, formats);
+function compileQueue(config: Config, blobs: BlobStore, log: Logger, formats: FormatCache, paused: PausedStats): TexQueue {
+  if (config.queue === 'local') return localCompilePool(config, formats, paused);
   return new BullTexQueue({ redisUrl: config.redisUrl!, redisPrefix: config.redisPrefix, blobs, queueLimit: config.compileQueueLimit, log });
 }

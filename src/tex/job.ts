@@ -83,6 +83,8 @@ export interface TexResult {
   reasons?: string[];
   /** With ok and `output.pageImages`: the rendered pages. */
   pageImages?: PageImage[];
+  /** `paused`: the first pass was a paused preamble's (paused-cache.ts), given only the body. */
+  warm?: 'paused';
 }
 
 /**
@@ -112,6 +114,8 @@ export const MEMORY_BYTES = 4 * 1024 ** 3;
 export const PROCESSES = 32;
 /** CPU seconds a warm engine gets on top of the job's, for loading its format ahead of time. */
 export const WARM_CPU_SECONDS = 2;
+/** CPU seconds a paused preamble (paused.ts) gets on top of the job's: it ran the preamble ahead of time. */
+export const PAUSED_CPU_SECONDS = 10;
 
 /**
  * A cached preamble format in a job's workspace: a dot name no job file can have and TeX

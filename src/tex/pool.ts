@@ -121,6 +121,23 @@ export class SandboxPool {
     return stopped ? closing : Promise.resolve();
   }
 
+  /**
+   * Ends a sandbox that was not the uid's warm one (a paused preamble's, see paused-cache.ts):
+   * the uid's next warm sandbox is already there, so none is started.
+   */
+  discard(session: Session, stopped: boolean): Promise<void> {
+    const closing = session.close(stopped).catch(() => {});
+    this.closing.add(closing);
+    void closing.then(() => this.closing.delete(closing));
+    return stopped ? closing : Promise.resolve();
+  }
+
+  /** A new sandbox on `uid` for `compiler` (lualatex's font cache prepared first), no engine started. */
+  async openFor(uid: number | undefined, compiler: Compiler): Promise<Session> {
+    if (compiler === 'lualatex') await this.preparedLuaCache();
+    return this.open(uid);
+  }
+
   /** A new sandbox on `uid` (after `after`), with `engine` started ahead of time when given. */
   open(uid: number | undefined, after?: Promise<void>, engine?: Compiler): Promise<Session> {
     return Promise.all([this.start(), after]).then(async () => {

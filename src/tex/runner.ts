@@ -14,6 +14,7 @@ import {
   FORMAT_ENGINE,
   formatEngineArgs,
   MEMORY_BYTES,
+  PAUSED_CPU_SECONDS,
   PROCESSES,
   WARM_CPU_SECONDS,
   type JobRunner,
@@ -21,7 +22,9 @@ import {
   type TexResult,
   type TexStages,
 } from './job.js';
+import type { Compiler } from './compilers.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
+import { goLine, PAUSED_DRIVER, PAUSED_ENGINE, PAUSED_PREAMBLE, pausedDriver, pausedEngineArgs } from './paused.js';
 import { outputFiles, outputSource } from './output/source.js';
 import { runOutputStep } from './output/steps.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
@@ -111,20 +114,23 @@ export class TexRunner implements JobRunner {
    * sandbox when it has one. `format`: a preamble format the job's first pass starts from
    * (see preamble-cache.ts).
    */
-  async run(job: TexJob, uid?: number, format?: Buffer): Promise<TexResult> {
+  async run(job: TexJob, uid?: number, format?: Buffer, paused?: Session): Promise<TexResult> {
     const started = performance.now();
-    const session = await this.pool.take(uid, job.compiler);
+    const session = paused ?? (await this.pool.take(uid, job.compiler));
     const stages: TexStages = {};
     const state = { passes: 0, stages };
     let stopped = true;
     try {
+      // A paused preamble's sandbox: its engine waits for the go-line, written only once every file of the job is in place.
       await this.prepare(session, job, format);
       // The job's first pass starts warm with the format (the slot's warm engine has the base one).
       if (format) await session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
       stages.sandbox = performance.now() - started;
       const result = await this.compile(session, job, state, format !== undefined);
       stopped = false;
-      return { ...result, passes: state.passes, durationMs: Math.round(performance.now() - started), stages };
+      // The paused engine really ran the first pass (its driver is in the transcript), or the sandbox ran it cold.
+      const warm = paused && result.log.includes(`(./${PAUSED_DRIVER}`) ? { warm: 'paused' as const } : {};
+      return { ...result, ...warm, passes: state.passes, durationMs: Math.round(performance.now() - started), stages };
     } catch (caught) {
       const err = caught instanceof WorkspaceViolation ? new Killed('refused', undefined, caught.message) : caught;
       if (!(err instanceof Killed)) throw err;
@@ -140,10 +146,37 @@ export class TexRunner implements JobRunner {
       };
     } finally {
       const releasing = performance.now();
-      await this.pool.release(session, uid, stopped);
+      await (paused ? this.pool.discard(session, stopped) : this.pool.release(session, uid, stopped));
       // The result (already built) holds this same object.
       stages.cleanup = performance.now() - releasing;
     }
+  }
+
+  /**
+   * A fresh sandbox on `uid` whose `compiler` runs `preamble` (its first `lines` lines of
+   * main.tex) and waits for the go-line (see paused.ts); the session to pass to `run`, once.
+   */
+  async pause(uid: number | undefined, compiler: Compiler, preamble: string, lines: number): Promise<Session> {
+    const session = await this.pool.openFor(uid, compiler);
+    try {
+      for (const [name, text] of [
+        [PAUSED_PREAMBLE, preamble],
+        [PAUSED_DRIVER, pausedDriver(preamble, lines, compiler)],
+      ] as const) {
+        await writeFile(join(session.dir, name), text, { flag: 'wx' });
+        if (session.uid !== undefined) await lchown(join(session.dir, name), session.uid, session.uid);
+      }
+      await session.startEngine(PAUSED_ENGINE, this.pool.command(session, pausedEngineArgs(compiler, this.pool.fmt(session, compiler))));
+      return session;
+    } catch (err) {
+      await this.pool.discard(session, true);
+      throw err;
+    }
+  }
+
+  /** Ends a paused sandbox no job took (evicted, expired, or the service closing). */
+  discard(session: Session): Promise<void> {
+    return this.pool.discard(session, true);
   }
 
   /**
@@ -251,10 +284,12 @@ export class TexRunner implements JobRunner {
       state.passes++;
       // The pass is a warm engine's when the sandbox started the job's engine; on the first
       // pass of a document that will likely need a second, that one starts meanwhile.
-      const warm = session.engine === (format ? FORMAT_ENGINE : job.compiler);
-      const again = warm && state.passes === 1 && rerunLikely(sources);
+      // A paused preamble serves the first pass only; its sandbox starts no engine for a second.
+      const paused = session.engine === PAUSED_ENGINE;
+      const warm = paused || session.engine === (format ? FORMAT_ENGINE : job.compiler);
+      const again = warm && !paused && state.passes === 1 && rerunLikely(sources);
       const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
-      const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again));
+      const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again, paused ? goLine(new Date()) : undefined));
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -409,6 +444,7 @@ export class TexRunner implements JobRunner {
     fileBytes?: number,
     warm = false,
     again = false,
+    goline?: string,
   ): Promise<Exec> {
     const remaining = deadline - performance.now();
     if (remaining <= 0 || job.signal?.aborted) throw new Killed('timeout');
@@ -444,7 +480,9 @@ export class TexRunner implements JobRunner {
     }, WATCH_MS);
     try {
       // A warm engine already spent CPU time loading its format: it gets WARM_CPU_SECONDS more.
-      const result = warm ? await session.go({ ...limits, cpuSeconds: limits.cpuSeconds + WARM_CPU_SECONDS }, command, again) : await session.run(command);
+      // A paused preamble spent its preamble's CPU time too: it gets PAUSED_CPU_SECONDS more.
+      const bonus = goline === undefined ? WARM_CPU_SECONDS : PAUSED_CPU_SECONDS;
+      const result = warm ? await session.go({ ...limits, cpuSeconds: limits.cpuSeconds + bonus }, command, again, goline) : await session.run(command);
       // RLIMIT_FSIZE kills with SIGXFSZ, which the shell reports as 128 + 25.
       const after = await measure(workspace);
       if (result.code === 128 + 25) throw new Killed('file_too_large', after.largest);

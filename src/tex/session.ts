@@ -49,9 +49,9 @@ while IFS= read -r line; do
     stop_warm; warmline=$line; start_warm
     printf '0 0\\n';;
   quire-go)
-    limits="--cpu=$2 --fsize=$3 --as=$4 --nproc=$5"; again=$6; shift 6
+    limits="--cpu=$2 --fsize=$3 --as=$4 --nproc=$5"; again=$6; goline=$7; shift 7
     if [ -n "$warm" ] && grep -q '^State:[[:space:]]*[RSD]' "/proc/$warm/status" 2>/dev/null && prlimit --pid "$warm" $limits --core=0 2>/dev/null; then
-      printf '\\n' >&3; exec 3>&-
+      printf '%s\\n' "$goline" >&3; exec 3>&-
       current=$warm; warm=
       mv "$QUIRE_OUT.warm" "$QUIRE_OUT.pass"
       # A rerun is likely: the next pass's engine loads its format while this pass runs.
@@ -139,6 +139,11 @@ export class Session {
     return this.warmEngine;
   }
 
+  /** The sandbox's outermost process on the host (bubblewrap): its descendants are the job's (paused-cache.ts measures them). */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   /**
    * Starts `argv` (a TeX engine whose first line waits on the terminal) in the background,
    * without limits until the job's are known; `engine` names it for `engine`.
@@ -152,11 +157,12 @@ export class Session {
    * A pass of the job: the warm engine under `limits` when it still waits, otherwise `cold`
    * (the same pass started the ordinary way, its own limits included). `again`: another
    * pass is likely, so the same engine starts anew, ahead of time, while this one runs.
+   * `line`: what the engine reads (a paused preamble's go-line, see paused.ts); empty by default.
    */
-  go(limits: GoLimits, cold: string[], again = false): Promise<Exec> {
+  go(limits: GoLimits, cold: string[], again = false, line = ''): Promise<Exec> {
     const { cpuSeconds, fileBytes, memoryBytes, processes } = limits;
     const engine = this.warmEngine;
-    const pass = this.run(['quire-go', String(cpuSeconds), String(fileBytes), String(memoryBytes), String(processes), again ? '1' : '0', ...cold]);
+    const pass = this.run(['quire-go', String(cpuSeconds), String(fileBytes), String(memoryBytes), String(processes), again ? '1' : '0', line, ...cold]);
     // With `again`, the driver started the same engine anew for the next pass (when this one was warm).
     if (again) this.warmEngine = engine;
     return pass;

@@ -1,0 +1,316 @@
+// Paused preambles for xelatex and lualatex (issue 27), as a layer around the job runners: a
+// job whose preamble (per scope, engine, preamble bytes, TeX Live and day) was delivered
+// before, and verified, takes a TeX process that already ran that preamble and waits at
+// \begin{document} (paused.ts) in a fresh sandbox of its slot's uid; that sandbox is the
+// job's and is never used again. The first delivery of a preamble only counts it; the second
+// has one built, off the request path, and verified: the same job runs again from it and must
+// give the cold compile's pages and text. Anything doubtful from a paused process runs again
+// cold, silently (counted in `fallbacks`). Bounded in count, memory (resident bytes of the
+// waiting processes) and age.
+import { availableParallelism } from 'node:os';
+import type { Compiler } from './compilers.js';
+import type { JobRunner, TexJob, TexResult } from './job.js';
+import { changesSource } from './output/spec.js';
+import { bodyFilesOnly, pausedRefusal } from './paused.js';
+import { pdfTexts } from './pdftext.js';
+import { preambleKey, splitPreamble, texliveIdentity } from './preamble.js';
+import { treeUsage } from './proctree.js';
+import type { TexRunner } from './runner.js';
+import type { Session } from './session.js';
+
+/** What the layer needs of the runner: runs (with a paused sandbox), and paused sandboxes. */
+export type PausedRunner = Pick<TexRunner, 'run' | 'pause' | 'discard'>;
+
+export interface PausedStats {
+  /** Jobs whose first pass a paused preamble ran. */
+  hits: number;
+  /** Jobs of a verified preamble that found none waiting (they run cold; one is started). */
+  misses: number;
+  /** Paused processes started (verifications included). */
+  builds: number;
+  /** Preambles refused after a verification that differed, or a paused run that failed where a cold one delivered. */
+  rejections: number;
+  /** Paused runs that ended cold (the process was gone, or its outcome was doubtful). */
+  fallbacks: number;
+  /** Waiting processes ended for the count, memory or age bounds. */
+  evictions: number;
+  /** Waiting processes now, and their resident bytes at the last sweep. */
+  waiting: number;
+  bytes: number;
+}
+
+export function pausedStats(): PausedStats {
+  return { hits: 0, misses: 0, builds: 0, rejections: 0, fallbacks: 0, evictions: 0, waiting: 0, bytes: 0 };
+}
+
+export interface PausedOptions {
+  /** Most waiting processes (0 turns paused preambles off). */
+  maxCount: number;
+  /** Most resident bytes of them all; past it the least recently made go. */
+  maxBytes: number;
+  /** A process waiting longer is ended (default 10 minutes). */
+  maxAgeMs?: number;
+  /** Run pdftotext (the verification) in bubblewrap. */
+  isolate: boolean;
+  stats?: PausedStats;
+  /** How often waiting processes are measured (default 2 s). */
+  sweepMs?: number;
+}
+
+/** CPU seconds a preamble may spend before its process counts as a runaway and goes. */
+const PREAMBLE_CPU_SECONDS = 30;
+const KNOWN_KEYS = 4096;
+const TEXLIVE_REFRESH_MS = 10 * 60 * 1000;
+
+interface Lookup {
+  key: string;
+  compiler: Compiler;
+  preamble: string;
+  lines: number;
+}
+
+interface Known {
+  seen: number;
+  verified: boolean;
+  refused: boolean;
+}
+
+interface Waiting {
+  key: string;
+  compiler: Compiler;
+  uid: number | undefined;
+  /** Null when it could not start. */
+  session: Promise<Session | null>;
+  ready?: Session | null;
+  started: number;
+  rss: number;
+}
+
+export class PausedPreambles implements JobRunner {
+  readonly stats: PausedStats;
+  private readonly known = new Map<string, Known>();
+  /** By `${uid}\n${key}`, at most one each; map order is start order (oldest first out). */
+  private readonly waiting = new Map<string, Waiting>();
+  private active = 0;
+  private closed = false;
+  private verifying: Promise<void> | null = null;
+  private sweeper: NodeJS.Timeout | null = null;
+  private texliveId: { at: number; id: Promise<string | null> } | null = null;
+
+  constructor(
+    private readonly inner: JobRunner,
+    private readonly runner: PausedRunner,
+    private readonly options: PausedOptions,
+  ) {
+    this.stats = options.stats ?? pausedStats();
+  }
+
+  start(): Promise<string[]> {
+    if (this.options.maxCount > 0 && !this.sweeper) {
+      this.sweeper = setInterval(() => void this.sweep().catch(() => {}), this.options.sweepMs ?? 2000);
+      this.sweeper.unref();
+    }
+    return this.inner.start();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    await this.verifying;
+    await Promise.all([...this.waiting.keys()].map((slot) => this.end(slot)));
+    await this.inner.close();
+  }
+
+  /** Resolves when no verification runs and every waiting process has started (tests). */
+  async idle(): Promise<void> {
+    while (this.verifying) await this.verifying;
+    await Promise.all([...this.waiting.values()].map((w) => w.session));
+  }
+
+  /** The waiting sandboxes (tests). */
+  sessions(): Array<{ uid: number | undefined; compiler: Compiler; session: Session | null | undefined }> {
+    return [...this.waiting.values()].map((w) => ({ uid: w.uid, compiler: w.compiler, session: w.ready }));
+  }
+
+  async run(job: TexJob, uid?: number): Promise<TexResult> {
+    const look = await this.lookup(job);
+    if (!look) return this.inner.run(job, uid);
+    this.active++;
+    try {
+      const known = this.known.get(look.key);
+      if (known?.verified) {
+        const slot = `${uid}\n${look.key}`;
+        const waiting = this.waiting.get(slot);
+        this.waiting.delete(slot);
+        this.stats.waiting = this.waiting.size;
+        if (waiting) this.stats.hits++;
+        else this.stats.misses++;
+        const result = waiting ? await this.runPaused(job, uid, waiting, look) : await this.inner.run(job, uid);
+        if (this.known.get(look.key)?.verified) this.replenish(uid, look);
+        return result;
+      }
+      const cold = await this.inner.run(job, uid);
+      if (cold.outcome === 'ok') this.delivered(job, uid, look, cold);
+      return cold;
+    } finally {
+      this.active--;
+    }
+  }
+
+  /** The job from its paused process; what may be the process's fault runs again cold. */
+  private async runPaused(job: TexJob, uid: number | undefined, waiting: Waiting, look: Lookup): Promise<TexResult> {
+    const started = performance.now();
+    const session = await waiting.session;
+    const result = session ? await this.runner.run(job, uid, undefined, session).catch(() => null) : null;
+    if (result && !doubtful(result, look.lines)) {
+      // The driver ran the pass cold when the paused process was gone: right, but no hit.
+      if (result.warm !== 'paused') this.stats.fallbacks++;
+      return result;
+    }
+    this.stats.fallbacks++;
+    const spent = performance.now() - started;
+    const cold = await this.inner.run({ ...job, timeoutMs: Math.max(1000, job.timeoutMs - spent) }, uid);
+    if (cold.outcome === 'ok' && result?.warm === 'paused') this.refuse(look.key);
+    return { ...cold, durationMs: Math.round(performance.now() - started) };
+  }
+
+  /**
+   * A cold delivery: the second of a preamble has one process built and verified, off the
+   * request path, one at a time and only while a core is free.
+   */
+  private delivered(job: TexJob, uid: number | undefined, look: Lookup, cold: TexResult): void {
+    const known = this.known.get(look.key) ?? { seen: 0, verified: false, refused: false };
+    known.seen++;
+    this.remember(look.key, known);
+    if (known.seen < 2 || known.refused || known.verified || this.verifying || this.closed || this.active > availableParallelism() - 1) return;
+    this.verifying = this.verify(job, uid, look, cold)
+      .then((same) => {
+        if (same) {
+          known.verified = true;
+          this.replenish(uid, look);
+        } else this.refuse(look.key);
+      })
+      .catch(() => this.refuse(look.key))
+      .finally(() => (this.verifying = null));
+  }
+
+  /** The same job from a paused process: ok, the paused pass really ran, the same pages and text. */
+  private async verify(job: TexJob, uid: number | undefined, look: Lookup, cold: TexResult): Promise<boolean> {
+    this.stats.builds++;
+    const session = await this.runner.pause(uid, job.compiler, look.preamble, look.lines);
+    const again = await this.runner.run(job, uid, undefined, session);
+    if (again.outcome !== 'ok' || again.warm !== 'paused' || again.totalPages !== cold.totalPages || !again.pdf || !cold.pdf) return false;
+    const texts = await pdfTexts([again.pdf, cold.pdf], this.options.isolate);
+    return texts !== null && texts[0] === texts[1];
+  }
+
+  /** Starts the next paused process of `look` for `uid`, within the count bound. */
+  private replenish(uid: number | undefined, look: Lookup): void {
+    const slot = `${uid}\n${look.key}`;
+    if (this.closed || this.options.maxCount <= 0 || this.waiting.has(slot)) return;
+    for (const oldest of this.waiting.keys()) {
+      if (this.waiting.size < this.options.maxCount) break;
+      this.stats.evictions++;
+      void this.end(oldest);
+    }
+    this.stats.builds++;
+    const waiting: Waiting = {
+      key: look.key,
+      compiler: look.compiler,
+      uid,
+      started: performance.now(),
+      rss: 0,
+      session: this.runner.pause(uid, look.compiler, look.preamble, look.lines).catch(() => null),
+    };
+    // Evicted meanwhile, it is ended by end(), which waits for it; taken, the job ends it.
+    void waiting.session.then((session) => (waiting.ready = session));
+    this.waiting.set(slot, waiting);
+    this.stats.waiting = this.waiting.size;
+  }
+
+  /** Ends the waiting process at `slot`. */
+  private async end(slot: string): Promise<void> {
+    const waiting = this.waiting.get(slot);
+    if (!waiting) return;
+    this.waiting.delete(slot);
+    this.stats.waiting = this.waiting.size;
+    const session = await waiting.session;
+    if (session) await this.runner.discard(session);
+  }
+
+  /** Measures the waiting processes: too old, a runaway preamble, dead, or over the memory budget go. */
+  private async sweep(): Promise<void> {
+    const ready = [...this.waiting.entries()].filter(([, w]) => w.ready !== undefined);
+    const usage = await treeUsage(ready.flatMap(([, w]) => (w.ready?.pid !== undefined ? [w.ready.pid] : [])));
+    const maxAge = this.options.maxAgeMs ?? 10 * 60 * 1000;
+    for (const [slot, w] of ready) {
+      const use = w.ready?.pid !== undefined ? usage.get(w.ready.pid) : undefined;
+      const dead = !w.ready || !w.ready.alive || !use || use.processes.length === 0;
+      if (dead || performance.now() - w.started > maxAge || use.cpuSeconds > PREAMBLE_CPU_SECONDS) {
+        if (!dead) this.stats.evictions++;
+        await this.end(slot);
+      } else w.rss = use.rssBytes;
+    }
+    let total = [...this.waiting.values()].reduce((sum, w) => sum + w.rss, 0);
+    for (const [slot, w] of this.waiting) {
+      if (total <= this.options.maxBytes) break;
+      total -= w.rss;
+      this.stats.evictions++;
+      await this.end(slot);
+    }
+    this.stats.bytes = total;
+  }
+
+  private refuse(key: string): void {
+    const known = this.known.get(key) ?? { seen: 0, verified: false, refused: false };
+    if (!known.refused) this.stats.rejections++;
+    known.refused = true;
+    known.verified = false;
+    this.remember(key, known);
+    for (const [slot, w] of this.waiting) if (w.key === key) void this.end(slot);
+  }
+
+  private remember(key: string, known: Known): void {
+    this.known.delete(key);
+    this.known.set(key, known);
+    for (const oldest of this.known.keys()) {
+      if (this.known.size <= KNOWN_KEYS) break;
+      this.known.delete(oldest);
+    }
+  }
+
+  /**
+   * The job's preamble key, or null when it cannot use a paused preamble: another engine, no
+   * scope, an output step, no \begin{document} line, a refused preamble, a file the preamble
+   * might have looked for, or an unknown TeX Live.
+   */
+  private async lookup(job: TexJob): Promise<Lookup | null> {
+    if (this.options.maxCount <= 0 || (job.compiler !== 'xelatex' && job.compiler !== 'lualatex') || !job.preamble || job.output) return null;
+    if (changesSource(job.output) || !bodyFilesOnly(job.files ?? [])) return null;
+    const split = splitPreamble(job.source);
+    if (!split || pausedRefusal(split.preamble) !== null) return null;
+    const texlive = await this.texlive();
+    if (texlive === null) return null;
+    const key = preambleKey({ ...job.preamble, engine: job.compiler, preamble: split.preamble, texlive });
+    return { key, compiler: job.compiler, preamble: split.preamble, lines: split.lines };
+  }
+
+  private texlive(): Promise<string | null> {
+    if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
+      this.texliveId = { at: performance.now(), id: texliveIdentity().then((t) => t.id).catch(() => null) };
+    }
+    return this.texliveId.id;
+  }
+}
+
+/**
+ * A paused run is trusted when it delivered, timed out, or stopped on an error TeX placed on
+ * a body line of main.tex; anything else (an error in the preamble, no transcript, a refused
+ * or unmeasurable output) may be the paused process's and runs again cold.
+ */
+function doubtful(result: TexResult, preambleLines: number): boolean {
+  if (result.outcome === 'ok' || result.outcome === 'timeout') return false;
+  if (result.outcome !== 'failed') return true;
+  const at = /^\.\/main\.tex:(\d+): /m.exec(result.log);
+  return !at || Number(at[1]) <= preambleLines;
+}
