@@ -5,7 +5,9 @@
 // engines, 16 clients against bare pdflatex run 2-parallel, and the service's RSS over all
 // of it. Goals from issue 16: ≤ 0.5× bare for the one-pagers, ≥ 0.9× for throughput.
 // Preamble cache: a heavy document whose preamble was seen before, and a V2 template render
-// with fresh data, each against `latexmk -pdf` of the same (filled) source: ≤ 0.35×.
+// with fresh data, each against `latexmk -pdf` of the same (filled) source: ≤ 0.35×. Paused
+// preambles: xelatex and lualatex with fontspec and unicode-math, preamble seen before, fresh
+// body, against `latexmk -xelatex` / `-lualatex`: ≤ 0.20× (issue 27).
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -84,13 +86,17 @@ const filled = (n: number) => {
   return V2_TEMPLATE.replace('{{ number }}', data.number).replace('{{ customer }}', data.customer).replace('{{ amount }}', data.amount);
 };
 
-/** `latexmk -pdf` as a user would run it, in a fresh directory. */
-async function bareLatexmk(root: string, source: string): Promise<void> {
+/** A modern xelatex/lualatex document: fontspec and unicode-math (paused preambles, issue 27); `n` makes the body fresh. */
+const UNICODE_PREAMBLE = ['\\documentclass{article}', '\\usepackage{fontspec}', '\\usepackage{unicode-math}', '\\setmathfont{Latin Modern Math}', ''].join('\n');
+const unicodeDoc = (n: number) => `${UNICODE_PREAMBLE}\\begin{document}\n\\section{Note ${n}}\nFresh body ${n}: \\(\\alpha + x^{${n % 9}} = \\sum_i y_i\\), Grüße.\n\\end{document}\n`;
+
+/** `latexmk -pdf` (or `-xelatex`, `-lualatex`) as a user would run it, in a fresh directory. */
+async function bareLatexmk(root: string, source: string, mode = '-pdf'): Promise<void> {
   const dir = join(root, `m${bareSeq++}`);
   await mkdir(dir);
   await writeFile(join(dir, 'main.tex'), source);
   await new Promise<void>((resolve, reject) => {
-    const child = spawn('latexmk', ['-pdf', '-interaction=nonstopmode', '-halt-on-error', 'main.tex'], { cwd: dir, stdio: 'ignore' });
+    const child = spawn('latexmk', [mode, '-interaction=nonstopmode', '-halt-on-error', 'main.tex'], { cwd: dir, stdio: 'ignore' });
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`latexmk exited ${code}`))));
   });
@@ -184,23 +190,36 @@ async function main(): Promise<void> {
     const created = await fetch(`${address}/api/v2/templates`, { method: 'POST', headers, body: JSON.stringify({ name: 'bench-invoice', latex_with_placeholders: V2_TEMPLATE }) });
     if (created.status !== 201 && created.status !== 200) throw new Error(`template create answered ${created.status}: ${await created.text()}`);
     const templateId = ((await created.json()) as { template: { id: number } }).template.id;
-    const preambleCases: Array<[string, (n: number) => Promise<void>, (n: number) => string]> = [
-      ['heavy doc, preamble seen (fresh body)', (n) => service('pdflatex', heavy(n)), heavy],
-      ['V2 render, fresh data', (n) => service('pdflatex', undefined, `/api/v2/templates/${templateId}/render`, { data: v2Data(n) }), filled],
+    // Paused preambles: the second delivery of a preamble has one verified in the background;
+    // the bench waits for the first to wait (at most a minute), then each slot makes its own.
+    const pausedWaiting = async () => Number(/^quire_paused_preambles_waiting (\d+)/m.exec(await services.metrics.registry.getSingleMetricAsString('quire_paused_preambles_waiting'))?.[1] ?? 0);
+    const waitForPaused = async () => {
+      const until = performance.now() + 60_000;
+      while (performance.now() < until && (await pausedWaiting()) === 0) await new Promise((r) => setTimeout(r, 250));
+    };
+    const preambleCases: Array<[string, (n: number) => Promise<void>, (n: number) => string, string, number]> = [
+      ['heavy doc, preamble seen (fresh body)', (n) => service('pdflatex', heavy(n)), heavy, '-pdf', 0.35],
+      ['V2 render, fresh data', (n) => service('pdflatex', undefined, `/api/v2/templates/${templateId}/render`, { data: v2Data(n) }), filled, '-pdf', 0.35],
+      ['xelatex fontspec+unicode-math, preamble seen', (n) => service('xelatex', unicodeDoc(n)), unicodeDoc, '-xelatex', 0.2],
+      ['lualatex fontspec+unicode-math, preamble seen', (n) => service('lualatex', unicodeDoc(n)), unicodeDoc, '-lualatex', 0.2],
     ];
-    for (const [name, run, source] of process.env.BENCH_SKIP_LATENCY ? [] : preambleCases.filter(([n]) => wanted(n))) {
+    for (const [name, run, source, mode, goal] of process.env.BENCH_SKIP_LATENCY ? [] : preambleCases.filter(([n]) => wanted(n))) {
       const samples = { service: [] as number[], bare: [] as number[] };
       const load = loadavg()[0]!;
+      const paused = mode !== '-pdf';
+      // A paused preamble serves the slot it was made on: every slot needs one miss first.
+      const warmup = paused ? WARMUP + 2 * config.compileConcurrency : WARMUP;
       await staged(name, () => samples.service, async (mark) => {
-      for (let i = 0; i < WARMUP + RUNS; i++) {
-        if (i === WARMUP) await mark();
+      for (let i = 0; i < warmup + RUNS; i++) {
+        if (i === warmup) await mark();
         const n = ++seq;
-        const b = await time(() => bareLatexmk(bareRoot, source(n)));
+        const b = await time(() => bareLatexmk(bareRoot, source(n), mode));
         const before = i === 0 ? await formatBytes() : 0;
         const s = await time(() => run(n));
-        if (i === 0) await waitForFormat(before);
+        if (i === 0 && !paused) await waitForFormat(before);
+        if (i === 1 && paused) await waitForPaused();
         compiles++;
-        if (i >= WARMUP) {
+        if (i >= warmup) {
           samples.bare.push(b);
           samples.service.push(s);
         }
@@ -208,7 +227,7 @@ async function main(): Promise<void> {
       });
       const ratio = median(samples.service) / median(samples.bare);
       say(
-        `${name.padEnd(44)}${`${median(samples.service).toFixed(0)} ms`.padStart(10)}${`${median(samples.bare).toFixed(0)} ms`.padStart(10)}${ratio.toFixed(2).padStart(8)}  ≤ 0.35 ${ratio <= 0.35 ? 'MET' : 'NOT MET'} (vs latexmk -pdf; load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)})`,
+        `${name.padEnd(44)}${`${median(samples.service).toFixed(0)} ms`.padStart(10)}${`${median(samples.bare).toFixed(0)} ms`.padStart(10)}${ratio.toFixed(2).padStart(8)}  ≤ ${goal.toFixed(2)} ${ratio <= goal ? 'MET' : 'NOT MET'} (vs latexmk ${mode}; load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)})`,
       );
     }
 
