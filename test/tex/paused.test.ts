@@ -47,11 +47,11 @@ describe('paused preambles', () => {
     await paused.idle();
     return result;
   };
-  const make = (maxCount: number) => {
+  const make = (maxCount: number, maxBytes = 4096 * MB, sweepMs = 60_000) => {
     stats = pausedStats();
     const luaCache = () => prepareLuaCache(workRoot);
     runner = new TexRunner({ workRoot, isolate: true, luaCache });
-    paused = new PausedPreambles(new PreambleCache(runner, { formats: new FormatCache(0) }), runner, { maxCount, maxBytes: 4096 * MB, isolate: true, stats, sweepMs: 60_000 });
+    paused = new PausedPreambles(new PreambleCache(runner, { formats: new FormatCache(0) }), runner, { maxCount, maxBytes, isolate: true, stats, sweepMs });
   };
 
   before(async () => {
@@ -166,5 +166,17 @@ describe('paused preambles', () => {
     const seven = await run(job(doc('c'), 'xelatex', 'account:7'));
     assert.equal(seven.warm, undefined, 'its preamble runs cold');
     assert.equal(stats.misses, 1);
+  });
+
+  test('the memory bound evicts, and measures what waits', { timeout: 240_000 }, async () => {
+    await paused.close();
+    make(4, 1, 200);
+    await paused.start();
+    for (const body of ['a', 'b']) await run(job(doc(body), 'xelatex', 'account:9'));
+    const until = Date.now() + 10_000;
+    while (paused.sessions().length > 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(paused.sessions().length, 0, 'one byte holds no process');
+    assert.equal(stats.evictions, 1);
+    assert.equal(stats.waiting, 0);
   });
 });
