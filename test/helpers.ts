@@ -74,6 +74,8 @@ export async function testServices(options: TestServicesOptions = {}): Promise<T
     LOG_LEVEL: 'silent',
     // No background preamble-format builds in app tests (test/tex/preamble.test.ts covers the cache).
     QUIRE_PREAMBLE_CACHE_MB: '0',
+    // Paused preambles likewise: tests that want them build their own (test/tex/paused.test.ts).
+    QUIRE_PAUSED_PREAMBLES: '0',
     // The machine's TeX Live index cache, wherever this machine keeps it.
     QUIRE_TEX_INDEX_DIR: texIndexDir(process.env),
     ...options.env,
