@@ -118,7 +118,7 @@ export class TexRunner implements JobRunner {
     const started = performance.now();
     const session = paused ?? (await this.pool.take(uid, job.compiler));
     const stages: TexStages = {};
-    const state = { passes: 0, stages };
+    const state = { passes: 0, stages, paused: false };
     let stopped = true;
     try {
       // A paused preamble's sandbox: its engine waits for the go-line, written only once every file of the job is in place.
@@ -128,8 +128,7 @@ export class TexRunner implements JobRunner {
       stages.sandbox = performance.now() - started;
       const result = await this.compile(session, job, state, format !== undefined);
       stopped = false;
-      // The paused engine really ran the first pass (its driver is in the transcript), or the sandbox ran it cold.
-      const warm = paused && result.log.includes(`(./${PAUSED_DRIVER}`) ? { warm: 'paused' as const } : {};
+      const warm = state.paused ? { warm: 'paused' as const } : {};
       return { ...result, ...warm, passes: state.passes, durationMs: Math.round(performance.now() - started), stages };
     } catch (caught) {
       const err = caught instanceof WorkspaceViolation ? new Killed('refused', undefined, caught.message) : caught;
@@ -243,7 +242,7 @@ export class TexRunner implements JobRunner {
   private async compile(
     session: Session,
     job: TexJob,
-    state: { passes: number; stages: TexStages },
+    state: { passes: number; stages: TexStages; paused: boolean },
     format = false,
   ): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
     const compileStart = performance.now();
@@ -257,7 +256,7 @@ export class TexRunner implements JobRunner {
   private async passes(
     session: Session,
     job: TexJob,
-    state: { passes: number; stages: TexStages },
+    state: { passes: number; stages: TexStages; paused: boolean },
     format: boolean,
   ): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
     const { stages } = state;
@@ -300,6 +299,8 @@ export class TexRunner implements JobRunner {
         return { outcome: 'refused', log: '', problem: `${MAIN}.log is missing: the document removed its own transcript` };
       }
       log = transcript;
+      // The paused engine really ran the first pass (its driver is in the transcript), or the sandbox ran it cold.
+      if (paused && transcript.includes(`(./${PAUSED_DRIVER}`)) state.paused = true;
       // A pass may end without pages (a document that only prints a biblatex list before biber ran).
       const empty = pass.code === 0 && /^No pages of output\.$/m.test(log);
       if (pass.code !== 0 || (!empty && (await workspace.size(`${MAIN}.pdf`)) === null)) return { outcome: 'failed', log };

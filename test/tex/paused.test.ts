@@ -67,7 +67,7 @@ describe('paused preambles', () => {
 
   for (const compiler of ['xelatex', 'lualatex'] as const) {
     test(`${compiler}: three bodies, one preamble: each its own text and a cold compile's pages, the third paused`, { timeout: 180_000 }, async () => {
-      const bodies = ['First body, alpha. \\(x^2 + y\\)', 'Second body, beta.\n\n\\newpage Page two.', 'Third body, gamma \\(\\alpha\\). ü\n\n\\newpage Two\n\n\\newpage Three.'];
+      const bodies = ['First body, alpha. \\(x^2 + y\\)', 'Second body, beta.\n\n\\newpage Page two.', 'Third body, gamma \\(\\alpha\\). ü\\label{g}\n\n\\newpage Two, see page \\pageref{g}\n\n\\newpage Three.'];
       const results = [];
       for (const body of bodies) results.push(await run(job(doc(body), compiler)));
       assert.deepEqual(
@@ -85,6 +85,8 @@ describe('paused preambles', () => {
       }
       assert.match(text(results[2]!.pdf), /Third body, gamma/);
       assert.equal(results[2]!.pages, 3);
+      assert.equal(results[2]!.passes, 2, 'the rerun for the reference runs cold');
+      assert.match(text(results[2]!.pdf), /see page 1/);
 
       // A body error is reported on its line of main.tex, as a cold compile does.
       const broken = await run(job(doc('Fine line.\n\\undefinedmacro'), compiler));
