@@ -18,17 +18,28 @@ export interface AssetUse {
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** Throws validation_failed, with each field's path, unless `raw` is absent or fits the declared schema. */
+export function checkOutputShape(raw: unknown): asserts raw is OutputRequest | undefined | null {
+  if (raw === undefined || raw === null || Value.Check(OutputBody, raw)) return;
+  const fields: FieldError[] = [...Value.Errors(OutputBody, raw)].slice(0, 10).map((e) => ({
+    field: `output${e.path.replaceAll('/', '.')}`,
+    rule: 'schema',
+    message: e.message.toLowerCase(),
+  }));
+  throw validationFailed(fields);
+}
+
+/** The batch's `output` with an item's own fields over it (an item's field replaces the batch's). */
+export function mergeOutput(batch: unknown, item: unknown): unknown {
+  if (item === undefined || item === null) return batch;
+  if (batch === undefined || batch === null) return item;
+  return { ...(batch as object), ...(item as object) };
+}
+
 export function parseOutput(raw: unknown, tier: Tier, latex: string, assets: AssetUse, upgradeUrl: string): OutputSpec | undefined {
+  checkOutputShape(raw);
   if (raw === undefined || raw === null) return undefined;
-  if (!Value.Check(OutputBody, raw)) {
-    const fields: FieldError[] = [...Value.Errors(OutputBody, raw)].slice(0, 10).map((e) => ({
-      field: `output${e.path.replaceAll('/', '.')}`,
-      rule: 'schema',
-      message: e.message.toLowerCase(),
-    }));
-    throw validationFailed(fields);
-  }
-  const request = raw as OutputRequest;
+  const request = raw;
   const fields: FieldError[] = [];
   const field = (name: string, rule: string, message: string) => fields.push({ field: name, rule, message });
   if (request.encrypt && request.pdf_standard) field('output.encrypt', 'conflict', 'cannot be combined with output.pdf_standard (PDF/A forbids encryption)');

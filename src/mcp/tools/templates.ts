@@ -154,7 +154,7 @@ export const renderTool = defineTool({
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   job: 'render',
-  run: (args, context, hooks) => context.services.templates.render(accountOf(context), ref(args), args.data, hooks, args.version),
+  run: (args, context, hooks) => context.services.templates.render(accountOf(context), ref(args), args.data, hooks, { version: args.version, output: args.output }),
   summarize: (body) => `Rendered template ${body.template.name} (v${body.template.version}).\n${pdfText(body)}`,
 });
 
