@@ -10,7 +10,45 @@ import { after, before, describe, it } from 'node:test';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { waitForJob } from '../jobs/receiver.js';
 
+const INVOICE = String.raw`\documentclass{article}
+\usepackage[T1]{fontenc}
+\usepackage{lmodern}
+\begin{document}
+\textbf{Invoice {{ number }}} \hfill {{ date }}
+
+Bill to: {{ buyer }}
+
+\begin{tabular}{lr}
+{% for line in lines %}{{ line.description }} & {{ line.amount }}\\
+{% endfor %}
+\end{tabular}
+
+Total due: {{ total }} EUR
+\end{document}
+`;
+
+/** The Factur-X (minimum profile) XML of an invoice, made from the same data as the PDF. */
+function facturX(data: { number: string; date: string; buyer: string; total: string }): string {
+  const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<rsm:CrossIndustryInvoice xmlns:rsm="urn:un:unece:uncefact:data:standard:CrossIndustryInvoice:100" xmlns:ram="urn:un:unece:uncefact:data:standard:ReusableAggregateBusinessInformationEntity:100" xmlns:udt="urn:un:unece:uncefact:data:standard:UnqualifiedDataType:100">',
+    '  <rsm:ExchangedDocumentContext><ram:GuidelineSpecifiedDocumentContextParameter><ram:ID>urn:factur-x.eu:1p0:minimum</ram:ID></ram:GuidelineSpecifiedDocumentContextParameter></rsm:ExchangedDocumentContext>',
+    `  <rsm:ExchangedDocument><ram:ID>${esc(data.number)}</ram:ID><ram:TypeCode>380</ram:TypeCode><ram:IssueDateTime><udt:DateTimeString format="102">${data.date.replaceAll('-', '')}</udt:DateTimeString></ram:IssueDateTime></rsm:ExchangedDocument>`,
+    `  <rsm:SupplyChainTradeTransaction><ram:ApplicableHeaderTradeAgreement><ram:BuyerTradeParty><ram:Name>${esc(data.buyer)}</ram:Name></ram:BuyerTradeParty></ram:ApplicableHeaderTradeAgreement>`,
+    `  <ram:ApplicableHeaderTradeSettlement><ram:InvoiceCurrencyCode>EUR</ram:InvoiceCurrencyCode><ram:SpecifiedTradeSettlementHeaderMonetarySummation><ram:DuePayableAmount>${data.total}</ram:DuePayableAmount></ram:SpecifiedTradeSettlementHeaderMonetarySummation></ram:ApplicableHeaderTradeSettlement></rsm:SupplyChainTradeTransaction>`,
+    '</rsm:CrossIndustryInvoice>',
+    '',
+  ].join('\n');
+}
+
 const LETTER = '\\documentclass{article}\\begin{document}Dear {{ name }}, you owe {{ amount }}.\\end{document}';
+
+/** The objects of a PDF as qpdf's JSON has them (`obj:N 0 R` → value). */
+function pdfObjects(file: string): Record<string, { value?: Record<string, unknown> }> {
+  const json = JSON.parse(execFileSync('qpdf', ['--json=2', '--json-key=qpdf', file]).toString('utf8')) as { qpdf: [unknown, Record<string, { value?: Record<string, unknown> }>] };
+  return json.qpdf[1];
+}
 
 type PageImage = { page: number; url: string; width: number; height: number };
 
@@ -110,6 +148,61 @@ describe('render with output options', () => {
     assert.match(cy, /Optimized:\s+yes/);
     assert.deepEqual(items[2]!.result.page_images!.map((p) => [p.page, p.width, p.height]), [[1, 1654, 2339]]);
     assert.equal(await used(), before + 3);
+  });
+
+  it('Factur-X: a V2 invoice renders as PDF/A-3b carrying its XML byte for byte, and as PDF/A-2b', async () => {
+    const created = await t.app.inject({ method: 'POST', url: '/api/v2/templates', headers: pro.headers, payload: { name: 'invoice', latex_with_placeholders: INVOICE } });
+    assert.equal(created.statusCode, 201, created.body);
+    const data = { number: '2026-001', date: '2026-03-10', buyer: 'Müller & Söhne GmbH', lines: [{ description: 'Consulting', amount: '1000.00' }, { description: 'Travel', amount: '190.00' }], total: '1190.00' };
+    const xml = facturX(data);
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v2/templates/invoice/render',
+      headers: pro.headers,
+      payload: {
+        data,
+        output: {
+          pdf_standard: 'a-3b',
+          metadata: { title: 'Invoice 2026-001', author: 'ACME GmbH', lang: 'de-DE' },
+          attachments: { 'factur-x.xml': { content_base64: Buffer.from(xml).toString('base64'), relationship: 'Data', mime_type: 'text/xml', description: 'Factur-X invoice' } },
+        },
+      },
+    });
+    assert.equal(res.statusCode, 200, res.body.slice(0, 3000));
+    const file = join(dir, 'invoice-a3b.pdf');
+    writeFileSync(file, (await get(res.json().pdf_url)).rawPayload);
+    assert.equal(execFileSync('qpdf', ['--show-attachment=factur-x.xml', file]).toString('utf8'), xml);
+    const listing = execFileSync('qpdf', ['--list-attachments', '--verbose', file], { encoding: 'utf8' });
+    assert.match(listing, /factur-x\.xml/);
+    assert.match(listing, /mime type: text\/xml/);
+    // A PDF/A-3 associated file: /AFRelationship on its file spec, listed in the catalog's /AF.
+    const objects = pdfObjects(file);
+    const spec = Object.entries(objects).find(([, o]) => o.value?.['/AFRelationship'] === '/Data');
+    assert.ok(spec, 'a file spec with /AFRelationship /Data');
+    const catalog = Object.values(objects).find((o) => o.value?.['/Type'] === '/Catalog');
+    const af = catalog?.value?.['/AF'];
+    const afList = typeof af === 'string' ? objects[`obj:${af}`]?.value : af;
+    assert.ok(Array.isArray(afList) && afList.includes(spec[0].slice(4)), `the catalog /AF names it: ${JSON.stringify(afList)}`);
+    const xmp = execFileSync('pdfinfo', ['-meta', file], { encoding: 'utf8' });
+    assert.match(xmp, /pdfaid:part(>|=")3/);
+    assert.match(xmp, /pdfaid:conformance(>|=")B/);
+    assert.match(execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' }), /Müller & Söhne GmbH/);
+
+    const a2b = await t.app.inject({ method: 'POST', url: '/api/v2/templates/invoice/render', headers: pro.headers, payload: { data, output: { pdf_standard: 'a-2b', metadata: { title: 'Invoice 2026-001' } } } });
+    assert.equal(a2b.statusCode, 200, a2b.body.slice(0, 3000));
+    const file2 = join(dir, 'invoice-a2b.pdf');
+    writeFileSync(file2, (await get(a2b.json().pdf_url)).rawPayload);
+    const xmp2 = execFileSync('pdfinfo', ['-meta', file2], { encoding: 'utf8' });
+    assert.match(xmp2, /pdfaid:part(>|=")2/);
+    assert.match(xmp2, /pdfaid:conformance(>|=")B/);
+    // The structural check, read back: an output intent, no encryption, every font embedded, no attachment.
+    const root = Object.values(pdfObjects(file2)).find((o) => o.value?.['/Type'] === '/Catalog');
+    assert.ok(root?.value?.['/OutputIntents'], 'the catalog has /OutputIntents');
+    assert.match(execFileSync('pdfinfo', [file2], { encoding: 'utf8' }), /Encrypted:\s+no/);
+    const fonts = execFileSync('pdffonts', [file2], { encoding: 'utf8' }).split('\n').slice(2).filter(Boolean);
+    // pdffonts columns: name, type, encoding, emb, sub, uni, object, generation.
+    assert.ok(fonts.length > 0 && fonts.every((line) => /\syes\s+(yes|no)\s+(yes|no)\s+\d+\s+\d+$/.test(line)), fonts.join('\n'));
+    assert.equal(execFileSync('qpdf', ['--list-attachments', file2], { encoding: 'utf8' }).trim(), `${file2} has no embedded files`);
   });
 
   it('a malformed output option is 422 validation_failed with the field path on every door, and costs nothing', async () => {
