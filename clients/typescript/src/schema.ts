@@ -1069,9 +1069,19 @@ export interface operations {
                             };
                         };
                         watermark?: {
-                            /** @description Latin-1 text stamped over the pages */
-                            text: string;
-                            /** @default 0.2 */
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
                             opacity?: number;
                             /** @default 45 */
                             angle?: number;
@@ -5823,9 +5833,19 @@ export interface operations {
                             };
                         };
                         watermark?: {
-                            /** @description Latin-1 text stamped over the pages */
-                            text: string;
-                            /** @default 0.2 */
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
                             opacity?: number;
                             /** @default 45 */
                             angle?: number;
@@ -7080,9 +7100,19 @@ export interface operations {
                             };
                         };
                         watermark?: {
-                            /** @description Latin-1 text stamped over the pages */
-                            text: string;
-                            /** @default 0.2 */
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
                             opacity?: number;
                             /** @default 45 */
                             angle?: number;
@@ -8145,9 +8175,19 @@ export interface operations {
                             };
                         };
                         watermark?: {
-                            /** @description Latin-1 text stamped over the pages */
-                            text: string;
-                            /** @default 0.2 */
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
                             opacity?: number;
                             /** @default 45 */
                             angle?: number;
@@ -9109,9 +9149,19 @@ export interface operations {
                             };
                         };
                         watermark?: {
-                            /** @description Latin-1 text stamped over the pages */
-                            text: string;
-                            /** @default 0.2 */
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
                             opacity?: number;
                             /** @default 45 */
                             angle?: number;
@@ -9204,9 +9254,19 @@ export interface operations {
                             };
                         };
                         watermark?: {
-                            /** @description Latin-1 text stamped over the pages */
-                            text: string;
-                            /** @default 0.2 */
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
                             opacity?: number;
                             /** @default 45 */
                             angle?: number;
