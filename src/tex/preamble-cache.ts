@@ -57,7 +57,9 @@ export class PreambleCache implements JobRunner {
   async close(): Promise<void> {
     this.closed = true;
     this.stopBuild?.abort();
-    await Promise.all([this.runner.close(), this.formatsIdle()]);
+    // The build's sandbox is gone before the runner closes (and removes the process's folder).
+    await this.formatsIdle();
+    await this.runner.close();
   }
 
   /** Resolves when no format build is under way (tests). */
