@@ -23,7 +23,8 @@ RUN apt-get update \
     texlive-pictures texlive-science texlive-bibtex-extra texlive-xetex texlive-luatex \
     texlive-lang-european texlive-lang-german texlive-plain-generic lmodern tex-gyre \
     fonts-dejavu-core fonts-liberation2 fonts-noto-core cm-super-minimal biber latexmk \
-    qpdf poppler-utils bubblewrap librsvg2-bin chktex \
+    qpdf poppler-utils bubblewrap librsvg2-bin chktex ghostscript \
+    libpdfbox2-java openjdk-17-jdk-headless \
   && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /app /app

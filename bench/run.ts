@@ -8,6 +8,8 @@
 // with fresh data, each against `latexmk -pdf` of the same (filled) source: ≤ 0.35×. Paused
 // preambles: xelatex and lualatex with fontspec and unicode-math, preamble seen before, fresh
 // body, against `latexmk -xelatex` / `-lualatex`: ≤ 0.20× (issue 27).
+// Output option (issue 23, bench/output.ts): PDF/A-1b and encrypted hello ≤ 0.6× bare, a page image ≤ 150 ms added.
+// Fair use (bench/abuse.ts): victim p95 under abuse / quiet p95, ≤ 2.
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -16,6 +18,8 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/app.js';
 import { createServices } from '../src/services.js';
+import { outputCases } from './output.js';
+import { abuseCase } from './abuse.js';
 import { stageHeader, stageRow, stageTotals } from './stages.js';
 
 type Engine = 'pdflatex' | 'xelatex' | 'lualatex';
@@ -151,6 +155,7 @@ async function main(): Promise<void> {
     };
     /** BENCH_CASES: a comma-separated filter on case names (a short run of some cases). */
     const wanted = (name: string) => !process.env.BENCH_CASES || process.env.BENCH_CASES.split(',').some((part) => name.includes(part));
+    // (the throughput case is "throughput" to BENCH_CASES)
     let compiles = 0;
 
     say(`\nquire bench — ${RUNS} interleaved runs per case after ${WARMUP} warm-ups; medians\n`);
@@ -237,6 +242,40 @@ async function main(): Promise<void> {
       );
     }
 
+    // The output option (issue 23): each case against its bare equivalent (bench/output.ts).
+    const compileWith = async (body: Record<string, unknown>) => {
+      const res = await fetch(`${address}/api/v1/compile`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (res.status !== 200) throw new Error(`compile answered ${res.status}: ${(await res.text()).slice(0, 500)}`);
+      const url = new URL(((await res.json()) as { pdf_url: string }).pdf_url);
+      const pdf = await fetch(`${address}${url.pathname}${url.search}`);
+      if (pdf.status !== 200) throw new Error(`PDF fetch answered ${pdf.status}`);
+      await pdf.arrayBuffer();
+    };
+    for (const output of process.env.BENCH_SKIP_LATENCY ? [] : outputCases(bareRoot, compileWith).filter((c) => wanted(c.name))) {
+      const samples = { service: [] as number[], bare: [] as number[] };
+      await staged(output.name, () => samples.service, async (mark) => {
+        for (let i = 0; i < WARMUP + RUNS; i++) {
+          if (i === WARMUP) await mark();
+          const n = ++seq;
+          const b = await time(() => output.bare(n));
+          const s = await time(() => output.service(n));
+          compiles += 2;
+          if (i >= WARMUP) {
+            samples.bare.push(b);
+            samples.service.push(s);
+          }
+        }
+      });
+      const [sm, bm] = [median(samples.service), median(samples.bare)];
+      const { kind, value } = output.goal;
+      const score = kind === 'ratio' ? sm / bm : sm - bm;
+      const goal = kind === 'ratio' ? `≤ ${value.toFixed(2)}` : `≤ +${value} ms`;
+      say(`${output.name.padEnd(44)}${`${sm.toFixed(0)} ms`.padStart(10)}${`${bm.toFixed(0)} ms`.padStart(10)}${(kind === 'ratio' ? score.toFixed(2) : `+${score.toFixed(0)}`).padStart(8)}  ${goal} ${score <= value ? 'MET' : 'NOT MET'}`);
+    }
+
+    // Fair use: its own service (budgets and result cache set for the case), about 45 s.
+    if (wanted('victim p95 under abuse')) await abuseCase(say);
+
     // Throughput: the same number of fresh one-pagers through 16 clients, and bare 2-parallel.
     const pool = async (workers: number, jobs: number, one: () => Promise<void>, latencies?: number[]) => {
       let next = 0;
@@ -252,18 +291,20 @@ async function main(): Promise<void> {
       return jobs / ((performance.now() - start) / 1000);
     };
     const latencies: number[] = [];
-    const bareRate = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
-    let serviceRate = 0;
-    await staged(`${CLIENTS} clients, fresh one-pagers`, () => latencies, async () => {
-      serviceRate = await pool(CLIENTS, THROUGHPUT_JOBS, () => service('pdflatex'), latencies);
-    });
-    const bareRate2 = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
-    compiles += THROUGHPUT_JOBS;
-    const bareMean = (bareRate + bareRate2) / 2;
-    const tput = serviceRate / bareMean;
-    say(
-      `${`${CLIENTS} clients, ${THROUGHPUT_JOBS} compiles/s`.padEnd(44)}${serviceRate.toFixed(1).padStart(10)}${bareMean.toFixed(1).padStart(10)}${tput.toFixed(2).padStart(8)}  ≥ 0.90 ${tput >= 0.9 ? 'MET' : 'NOT MET'}  (bare 2-parallel before/after: ${bareRate.toFixed(1)}/${bareRate2.toFixed(1)}; service p99 ${p99(latencies).toFixed(0)} ms)`,
-    );
+    if (wanted('throughput') || wanted(`${CLIENTS} clients`)) {
+      const bareRate = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
+      let serviceRate = 0;
+      await staged(`${CLIENTS} clients, fresh one-pagers`, () => latencies, async () => {
+        serviceRate = await pool(CLIENTS, THROUGHPUT_JOBS, () => service('pdflatex'), latencies);
+      });
+      const bareRate2 = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
+      compiles += THROUGHPUT_JOBS;
+      const bareMean = (bareRate + bareRate2) / 2;
+      const tput = serviceRate / bareMean;
+      say(
+        `${`${CLIENTS} clients, ${THROUGHPUT_JOBS} compiles/s`.padEnd(44)}${serviceRate.toFixed(1).padStart(10)}${bareMean.toFixed(1).padStart(10)}${tput.toFixed(2).padStart(8)}  ≥ 0.90 ${tput >= 0.9 ? 'MET' : 'NOT MET'}  (bare 2-parallel before/after: ${bareRate.toFixed(1)}/${bareRate2.toFixed(1)}; service p99 ${p99(latencies).toFixed(0)} ms)`,
+      );
+    }
 
     const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
     const rss = process.memoryUsage().rss;

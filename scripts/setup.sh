@@ -4,12 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Ghostscript converts EPS figures; PDFBox (with a JDK to build its small driver) checks PDF/A-1b.
 PACKAGES=(
   texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
   texlive-pictures texlive-science texlive-bibtex-extra texlive-xetex texlive-luatex
   texlive-lang-european texlive-lang-german texlive-plain-generic lmodern tex-gyre
   fonts-dejavu-core fonts-liberation2 fonts-noto-core cm-super-minimal biber latexmk
-  qpdf poppler-utils bubblewrap librsvg2-bin chktex
+  qpdf poppler-utils bubblewrap librsvg2-bin chktex ghostscript
+  libpdfbox2-java openjdk-17-jdk-headless
 )
 # Only the test suite needs a browser.
 if [ "${QUIRE_SETUP_TEST:-}" = 1 ]; then PACKAGES+=(chromium); fi

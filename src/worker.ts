@@ -1,11 +1,15 @@
 // `quire worker`: a compile worker for QUIRE_QUEUE=bullmq. Same configuration as the API
 // nodes; it runs the sandboxed TeX pool (QUIRE_COMPILE_CONCURRENCY jobs at once) and nothing
-// else: no HTTP, no database. SIGTERM lets running jobs finish, then exits.
+// else: no API, no database; only its own /health and /metrics on QUIRE_WORKER_PORT
+// (worker-status.ts). SIGTERM lets running jobs finish, then exits.
+import { systemClock } from './clock.js';
 import { startCompileWorker } from './queue/worker.js';
 import { createLogger } from './log.js';
 import { domainQueue } from './queue/domain.js';
 import { blobStore, localCompilePool } from './services.js';
 import { configOrExit, requireSandbox } from './startup.js';
+import { probeEngines } from './tex/engines.js';
+import { WorkerStatus } from './worker-status.js';
 
 /** Runs until SIGTERM or SIGINT; resolves with the exit code. */
 export async function runWorker(): Promise<number> {
@@ -18,6 +22,12 @@ export async function runWorker(): Promise<number> {
   requireSandbox(config, log);
   const pool = domainQueue(localCompilePool(config));
   const cleanups: Array<() => Promise<void> | void> = [];
+  const engines = await probeEngines();
+  // The worker is started just below; health is asked only once it listens.
+  const status: WorkerStatus = new WorkerStatus(
+    { engines, connection: () => worker.connection(), concurrency: config.compileConcurrency, sandbox: config.sandbox },
+    systemClock,
+  );
   const worker = startCompileWorker({
     redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,
@@ -25,9 +35,16 @@ export async function runWorker(): Promise<number> {
     blobs: await blobStore(config, cleanups),
     pool,
     log,
+    activity: status,
   });
+  // A port in use (another worker on this host) leaves the worker compiling, unwatched: said loudly.
+  const port = await status.listen(config.workerPort, config.host).catch((err: Error) => {
+    log.error({ err: err.message, port: config.workerPort }, 'worker health and metrics not served: set QUIRE_WORKER_PORT to a free port (0 picks one)');
+    return null;
+  });
+  if (port !== null) log.info({ port, health: `http://${config.host}:${port}/health`, metrics: `http://${config.host}:${port}/metrics` }, 'worker health and metrics served');
   await worker.worker.waitUntilReady().catch(() => {});
-  log.info({ concurrency: config.compileConcurrency, pid: process.pid }, 'quire worker ready');
+  log.info({ concurrency: config.compileConcurrency, pid: process.pid, ...(port !== null ? { port } : {}) }, 'quire worker ready');
 
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
@@ -41,6 +58,7 @@ export async function runWorker(): Promise<number> {
   force.unref();
   await worker.close();
   await pool.close();
+  await status.close();
   for (const cleanup of cleanups) await cleanup();
   log.info('worker stopped');
   return 0;

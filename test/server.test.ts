@@ -1,8 +1,8 @@
-// The server process as an operator runs it: it starts, serves, stops cleanly on SIGTERM,
-// and refuses to start when the TeX sandbox cannot run unless told to run without it.
+// The server process as an operator runs it: it starts, serves, stops cleanly on SIGTERM
+// (leaving no job folder behind), and refuses to start when the TeX sandbox cannot run unless told to run without it.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -71,6 +71,33 @@ describe('the server process', () => {
     assert.equal(await run.exited, 0, run.output());
     assert.match(run.output(), /shutting down/);
     assert.match(run.output(), /"msg":"stopped"/);
+  });
+
+  test('on SIGTERM after a compile it removes its own job folder and exits 0', LIMIT, async () => {
+    // Its own TMPDIR, so that the work root holds only this server's folder.
+    const tmp = join(dir, 'tmp');
+    await mkdir(tmp);
+    await chmod(tmp, 0o755);
+    const port = await freePort();
+    const run = start({ PORT: String(port), HOST: '127.0.0.1', QUIRE_DATA_DIR: join(dir, 'e'), TMPDIR: tmp });
+    assert.equal((await healthy(port, run)).status, 200);
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/compile`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ latex: '\\documentclass{article}\\begin{document}Stop cleanly.\\end{document}' }),
+    });
+    assert.equal(res.status, 200, await res.clone().text());
+    assert.match((await res.json()).pdf_url, /^http/);
+    const root = join(tmp, 'quire-jobs');
+    const own = (await readdir(root)).filter((name) => name.startsWith(`p${run.child.pid}-`));
+    assert.equal(own.length, 1, 'the server made its folder');
+    run.child.kill('SIGTERM');
+    assert.equal(await run.exited, 0, run.output());
+    assert.deepEqual(
+      (await readdir(root)).filter((name) => /^p\d+-\d+$/.test(name)),
+      [],
+      'no job folder is left',
+    );
   });
 
   test('refuses to start when the sandbox cannot run', LIMIT, async () => {

@@ -66,8 +66,12 @@ export const OutputBody = Type.Object(
     watermark: Type.Optional(
       Type.Object(
         {
-          text: Type.String({ minLength: 1, maxLength: WATERMARK_MAX, description: 'Latin-1 text stamped over the pages' }),
-          opacity: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.2 })),
+          text: Type.Optional(Type.String({ minLength: 1, maxLength: WATERMARK_MAX, description: 'Latin-1 text stamped over the pages (or `asset`)' })),
+          asset: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 255, description: "Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf" }),
+          ),
+          underlay: Type.Optional(Type.Boolean({ default: false, description: 'With asset: stamp under the page content instead of over it' })),
+          opacity: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.2, description: 'Text only' })),
           angle: Type.Optional(Type.Number({ minimum: -360, maximum: 360, default: 45 })),
           color: Type.Optional(Type.String({ pattern: '^#[0-9A-Fa-f]{6}$', default: '#808080' })),
           pages: Type.Optional(Type.Array(Type.Integer({ minimum: 1 }), { minItems: 1, maxItems: 1000, description: 'Pages to stamp; all when absent' })),

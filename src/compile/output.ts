@@ -18,22 +18,51 @@ export interface AssetUse {
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
-export function parseOutput(raw: unknown, tier: Tier, latex: string, assets: AssetUse, upgradeUrl: string): OutputSpec | undefined {
+/** Throws validation_failed, with each field's path, unless `raw` is absent or fits the declared schema. */
+export function checkOutputShape(raw: unknown): asserts raw is OutputRequest | undefined | null {
+  if (raw === undefined || raw === null || Value.Check(OutputBody, raw)) return;
+  const fields: FieldError[] = [...Value.Errors(OutputBody, raw)].slice(0, 10).map((e) => ({
+    field: `output${e.path.replaceAll('/', '.')}`,
+    rule: 'schema',
+    message: e.message.toLowerCase(),
+  }));
+  throw validationFailed(fields);
+}
+
+/** The batch's `output` with an item's own fields over it (an item's field replaces the batch's). */
+export function mergeOutput(batch: unknown, item: unknown): unknown {
+  if (item === undefined || item === null) return batch;
+  if (batch === undefined || batch === null) return item;
+  return { ...(batch as object), ...(item as object) };
+}
+
+/**
+ * `files`: the compile's resolved asset files, where output.watermark.asset is looked up.
+ */
+export function parseOutput(
+  raw: unknown,
+  tier: Tier,
+  latex: string,
+  assets: AssetUse,
+  upgradeUrl: string,
+  files: ReadonlyArray<{ name: string; data: Buffer }> = [],
+): OutputSpec | undefined {
+  checkOutputShape(raw);
   if (raw === undefined || raw === null) return undefined;
-  if (!Value.Check(OutputBody, raw)) {
-    const fields: FieldError[] = [...Value.Errors(OutputBody, raw)].slice(0, 10).map((e) => ({
-      field: `output${e.path.replaceAll('/', '.')}`,
-      rule: 'schema',
-      message: e.message.toLowerCase(),
-    }));
-    throw validationFailed(fields);
-  }
-  const request = raw as OutputRequest;
+  const request = raw;
   const fields: FieldError[] = [];
   const field = (name: string, rule: string, message: string) => fields.push({ field: name, rule, message });
   if (request.encrypt && request.pdf_standard) field('output.encrypt', 'conflict', 'cannot be combined with output.pdf_standard (PDF/A forbids encryption)');
   if (request.encrypt && request.pdf_standard) field('output.pdf_standard', 'conflict', 'cannot be combined with output.encrypt (PDF/A forbids encryption)');
-  if (request.watermark && request.pdf_standard) field('output.watermark', 'conflict', 'a text watermark uses a font that is not embedded: not with output.pdf_standard');
+  if (request.watermark && request.pdf_standard) field('output.watermark', 'conflict', 'a watermark is not checked for PDF/A (a text one uses a font that is not embedded): not with output.pdf_standard');
+  const stampFile = request.watermark?.asset !== undefined ? files.find((file) => file.name === request.watermark!.asset) : undefined;
+  if (request.watermark && (request.watermark.text === undefined) === (request.watermark.asset === undefined)) {
+    field('output.watermark', 'one_of', 'must have exactly one of text and asset');
+  } else if (request.watermark?.asset !== undefined && !stampFile) {
+    field('output.watermark.asset', 'asset', 'must name a PDF sent with this compile in assets or use_stored_assets');
+  } else if (stampFile && !stampFile.data.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
+    field('output.watermark.asset', 'format', 'must name a PDF file');
+  }
   if (request.attachments && Object.keys(request.attachments).length > 0 && request.pdf_standard && !request.pdf_standard.startsWith('a-3')) {
     field('output.attachments', 'conflict', 'PDF/A allows embedded files only at level 3 (a-3b, a-3u)');
   }
@@ -42,7 +71,7 @@ export function parseOutput(raw: unknown, tier: Tier, latex: string, assets: Ass
     if (password !== undefined && Buffer.byteLength(password) > PASSWORD_MAX_BYTES) field(`output.encrypt.${key}`, 'maxBytes', `must be at most ${PASSWORD_MAX_BYTES} bytes`);
     if (password !== undefined && /[\n\r\0]/.test(password)) field(`output.encrypt.${key}`, 'characters', 'must not contain line breaks or null bytes');
   }
-  if (request.watermark && !/^[\x20-\x7e\xa0-\xff]+$/.test(request.watermark.text)) field('output.watermark.text', 'characters', 'must be printable Latin-1 text');
+  if (request.watermark?.text !== undefined && !/^[\x20-\x7e\xa0-\xff]+$/.test(request.watermark.text)) field('output.watermark.text', 'characters', 'must be printable Latin-1 text');
   const meta = request.metadata ?? {};
   for (const [key, value] of Object.entries(meta)) {
     const values = Array.isArray(value) ? value : [value];
@@ -84,7 +113,8 @@ export function parseOutput(raw: unknown, tier: Tier, latex: string, assets: Ass
           },
         }
       : {}),
-    ...(mark
+    ...(mark && stampFile ? { stamp: { pdf: stampFile.data, underlay: mark.underlay ?? false, ...(mark.pages ? { pages: mark.pages } : {}) } } : {}),
+    ...(mark?.text !== undefined
       ? {
           watermark: {
             text: mark.text,

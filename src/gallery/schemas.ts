@@ -3,6 +3,7 @@ import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
 import { CompileSuccessBody } from '../compile/schemas.js';
+import { OutputBody } from '../compile/output-schema.js';
 import { GALLERY_CATEGORIES } from './catalog.js';
 
 export const GalleryEntryBody = Type.Object({
@@ -43,6 +44,7 @@ export const PublicRenderRequest = Type.Object(
       ),
     ),
     color: Type.Optional(checkedByService(Type.String({ description: "One of the template's colors; default the template's default", examples: ['blue'] }))),
+    output: Type.Optional(OutputBody),
     ...AsyncRequestFields,
   },
   {

@@ -132,16 +132,16 @@ export class GalleryService {
   }
 
   /**
-   * Checks the request body's shape and color; returns the data (blank optionals dropped) and
+   * Checks the request body's shape and color; returns the data (blank optionals dropped), the `output` object and the
    * color to render with. The data is validated against the schema by the render pipeline.
    */
-  check(t: GalleryTemplate, body: unknown): { data: Record<string, unknown>; color: string } {
+  check(t: GalleryTemplate, body: unknown): { data: Record<string, unknown>; color: string; output: unknown } {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw errors.invalid_data('The body must be a JSON object: {"data": {...}, "color": "..."}', {
         got: jsonType(body),
       });
     }
-    const { data, color } = body as { data?: unknown; color?: unknown };
+    const { data, color, output } = body as { data?: unknown; color?: unknown; output?: unknown };
     if (data === undefined) {
       throw errors.invalid_data('`data` is required: an object matching the template schema', {
         missing_fields: ['data'],
@@ -163,7 +163,7 @@ export class GalleryService {
       }
       chosen = color;
     }
-    return { data: dropBlankOptionals(t.schema, data) as Record<string, unknown>, color: chosen };
+    return { data: dropBlankOptionals(t.schema, data) as Record<string, unknown>, color: chosen, output };
   }
 
   async render(caller: Caller, slug: string, body: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}): Promise<GalleryRenderSuccess> {
@@ -172,7 +172,7 @@ export class GalleryService {
       caller,
       async () => {
         const t = this.find(slug);
-        const { data, color } = this.check(t, body);
+        const { data, color, output } = this.check(t, body);
         return {
           source: t.latex_with_placeholders,
           schema: t.schema,
@@ -180,6 +180,7 @@ export class GalleryService {
           values: (valid) => this.values(t, valid, color),
           compiler: t.compiler,
           template: { slug: t.slug, document: t.document, design: t.design, color },
+          output,
         };
       },
       hooks,

@@ -2,6 +2,7 @@
 // POST /api/v2/templates/{id}/render_batch (always async): docs/async-and-webhooks.md.
 import { Type } from '@sinclair/typebox';
 import { checkedByService } from '../documented.js';
+import { OutputBody } from '../compile/output-schema.js';
 import type { Services } from '../services.js';
 import { JobBody } from '../jobs/schemas.js';
 import { BATCH_MAX_ITEMS } from '../templates/batch.js';
@@ -16,6 +17,13 @@ const BatchBody = Type.Object(
     items: Type.Array(checkedByService(Type.Record(Type.String(), Type.Unknown(), { description: 'The data of one render, as `data` of a render' })), { minItems: 1, maxItems: BATCH_MAX_ITEMS, description: `The data of each render (1 to ${BATCH_MAX_ITEMS})` }),
     merge: Type.Optional(Type.Boolean({ description: 'Also join the successful PDFs into one (qpdf)' })),
     callback_url: Type.Optional(Type.String({ description: 'Webhook receiver (https)' })),
+    output: Type.Optional(OutputBody),
+    outputs: Type.Optional(
+      Type.Array(OutputBody, {
+        maxItems: BATCH_MAX_ITEMS,
+        description: "Per item, by position: that item's `output` fields, each replacing the batch's field of the same name ({}: the batch's `output` as it is)",
+      }),
+    ),
   },
   { additionalProperties: false, examples: [{ items: [{ name: 'Ada' }, { name: 'Grace' }], merge: true }] },
 );
@@ -43,7 +51,7 @@ export function jobRoutes(app: App, services: Services): void {
       schema: {
         operationId: 'renderTemplateBatch',
         summary: 'Render a placeholder template once per item, as one async job',
-        description: `Up to ${BATCH_MAX_ITEMS} items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF.`,
+        description: `Up to ${BATCH_MAX_ITEMS} items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. \`output\` shapes every PDF as on compile; \`outputs[i]\` overrides its fields for item i.`,
         tags: ['templates v2', 'jobs'],
         params: IdParam,
         body: BatchBody,
@@ -51,8 +59,8 @@ export function jobRoutes(app: App, services: Services): void {
       },
     },
     async (req, reply) => {
-      const { items, merge, callback_url } = req.body;
-      const accepted = await services.batches.start(accountOf(req), req.params.id, { items, merge, callbackUrl: callback_url });
+      const { items, merge, callback_url, output, outputs } = req.body;
+      const accepted = await services.batches.start(accountOf(req), req.params.id, { items, merge, callbackUrl: callback_url, output, outputs });
       return reply.code(202).header('location', accepted.status_url).send(accepted);
     },
   );

@@ -199,7 +199,7 @@ export function templateRoutes(app: App, services: Services): void {
         operationId: 'renderTemplate',
         summary: 'Render a placeholder template with data into a PDF',
         description:
-          '`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.',
+          '`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.',
         tags: ['templates v2'],
         params: IdParam,
         body: RenderBody,
@@ -209,7 +209,9 @@ export function templateRoutes(app: App, services: Services): void {
     async (req, reply) => {
       const caller = accountOf(req);
       const { request } = asyncOf(req.body);
-      return answer(services, reply, caller, 'render', request, (hooks) => templates.render(caller, req.params.id, req.body.data, hooks, req.body.version));
+      return answer(services, reply, caller, 'render', request, (hooks) =>
+        templates.render(caller, req.params.id, req.body.data, hooks, { version: req.body.version, output: req.body.output }),
+      );
     },
   );
 }

@@ -68,8 +68,8 @@ export interface ToolSpec<In extends TObject, Out extends TObject, Args extends 
   run(args: Static<Args>, context: ToolContext, hooks: ToolHooks): Promise<Static<Out>>;
   /** The short text the agent reads next to the structured body. */
   summarize(body: Static<Out>): string;
-  /** Content blocks after the text, such as the file of get_asset. */
-  attachments?(body: Static<Out>): ContentBlock[];
+  /** Content blocks after the text, such as the file of get_asset or a compile's first page image. */
+  attachments?(body: Static<Out>, context: ToolContext): ContentBlock[] | Promise<ContentBlock[]>;
 }
 
 /** A tool with its types erased, as the registry and the async door handle it. */
@@ -88,20 +88,24 @@ export interface Tool {
   check(args: Body): void;
   run(args: Body, context: ToolContext, hooks?: ToolHooks): Promise<ToolReply>;
   /** The reply for a body this tool answered before (an idempotent replay). */
-  replay(body: Body): ToolReply;
+  replay(body: Body, context: ToolContext): Promise<ToolReply>;
 }
 
 export function defineTool<In extends TObject, Out extends TObject, Args extends TSchema = In>(spec: ToolSpec<In, Out, Args>): Tool {
   const { run, summarize, attachments, argumentSchema, ...meta } = spec;
   const parse = guard<Static<Args>>(argumentSchema ?? spec.inputSchema);
   const isOutput = guard<Static<Out>>(spec.outputSchema).is;
-  const reply = (body: Static<Out>): ToolReply => ({ body, text: summarize(body), attachments: attachments?.(body) ?? [] });
+  const reply = async (body: Static<Out>, context: ToolContext): Promise<ToolReply> => ({
+    body,
+    text: summarize(body),
+    attachments: (await attachments?.(body, context)) ?? [],
+  });
   return {
     ...meta,
     check: (args) => void parse.strict(args),
-    run: async (args, context, hooks = {}) => reply(await run(parse.strict(args), context, hooks)),
+    run: async (args, context, hooks = {}) => reply(await run(parse.strict(args), context, hooks), context),
     // A body stored by an earlier call has the output shape; its text is then the usual one.
-    replay: (body) => (isOutput(body) ? reply(body) : { body, text: `Result of ${spec.name} (a repeated call).`, attachments: [] }),
+    replay: async (body, context) => (isOutput(body) ? reply(body, context) : { body, text: `Result of ${spec.name} (a repeated call).`, attachments: [] }),
   };
 }
 

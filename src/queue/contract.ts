@@ -105,13 +105,14 @@ export const resultKey = (prefix: string) => `${prefix}-result.json`;
 export const outputKey = (prefix: string) => `${prefix}-output.json`;
 export const pageImageKey = (prefix: string, page: number) => `${prefix}-page-${page}.png`;
 
-/** The output step as JSON for the blob store (attachment bytes in base64), and back. */
+/** The output step as JSON for the blob store (attachment and stamp bytes in base64), and back. */
 export function encodeOutput(output: OutputSpec): Buffer {
   return Buffer.from(JSON.stringify(output, (_key, value: unknown) => (isBufferJson(value) ? Buffer.from(value.data).toString('base64') : value)));
 }
 export function decodeOutput(bytes: Buffer): OutputSpec {
-  const output = JSON.parse(bytes.toString('utf8')) as OutputSpec & { attachments?: Array<{ data: unknown }> };
+  const output = JSON.parse(bytes.toString('utf8')) as OutputSpec & { attachments?: Array<{ data: unknown }>; stamp?: { pdf: unknown } };
   for (const attachment of output.attachments ?? []) attachment.data = Buffer.from(String(attachment.data), 'base64');
+  if (output.stamp) output.stamp.pdf = Buffer.from(String(output.stamp.pdf), 'base64');
   return output;
 }
 const isBufferJson = (value: unknown): value is { type: 'Buffer'; data: number[] } =>

@@ -18,10 +18,20 @@ export interface CompileWorkerOptions extends WorkerDeps {
   redisPrefix: string;
   concurrency: number;
   log: Logger;
+  /** Told when each TeX job starts and ends (the worker's /health and /metrics). */
+  activity?: WorkerActivity;
+}
+
+/** What the worker reports of its jobs: `name` is the BullMQ job name (a compile or a merge). */
+export interface WorkerActivity {
+  started(name: string): void;
+  ended(name: string, seconds: number, ok: boolean): void;
 }
 
 export interface CompileWorker {
   worker: Worker<Payload, RemoteJobReturn>;
+  /** The queue's Redis connection state (ioredis: `ready` when commands go through). */
+  connection(): string;
   /** Waits for running TeX jobs, then closes the connections. */
   close(): Promise<void>;
 }
@@ -38,13 +48,16 @@ export function startCompileWorker(options: CompileWorkerOptions): CompileWorker
       const started = clock.ms();
       log.info({ job: job.id, name: job.name, attempt: job.attemptsStarted }, 'compile job started');
       let returned;
+      options.activity?.started(job.name);
       try {
         returned = job.name === MERGE ? await processMerge(job.data as RemoteMergeData, options) : await processJob(job.data as RemoteJobData, options);
       } catch (err) {
+        options.activity?.ended(job.name, (clock.ms() - started) / 1000, false);
         // The reason BullMQ keeps and broadcasts must not carry anything of the document.
         log.error({ job: job.id, err }, 'compile job: worker error');
         throw new Error('the worker could not run the job (see its log)');
       }
+      options.activity?.ended(job.name, (clock.ms() - started) / 1000, true);
       // The TeX job's id and timings only: never the source or the log.
       log.info({ job: job.id, name: job.name, attempt: job.attemptsStarted, ms: clock.ms() - started, stored: returned.stored }, 'compile job');
       return returned;
@@ -66,6 +79,7 @@ export function startCompileWorker(options: CompileWorkerOptions): CompileWorker
   worker.on('failed', (job, err) => log.error({ job: job?.id, err: { message: err.message } }, 'compile job failed'));
   return {
     worker,
+    connection: () => connection.status,
     async close() {
       await worker.close();
       connection.disconnect();

@@ -9,7 +9,8 @@ import type { Clock } from '../clock.js';
 import { signedPdfUrl } from '../compile/links.js';
 import type { PdfStore } from '../compile/pdfs.js';
 import type { Config } from '../config.js';
-import { INTERNAL_ERROR_BODY, isServiceError } from '../errors.js';
+import { checkOutputShape, mergeOutput } from '../compile/output.js';
+import { INTERNAL_ERROR_BODY, invalidField, isServiceError } from '../errors.js';
 import type { Accepted, JobService } from '../jobs/service.js';
 import { limitsOf } from '../quota/plans.js';
 import type { TexQueue } from '../queue/queue.js';
@@ -25,6 +26,10 @@ export interface BatchRequest {
   items: unknown[];
   merge?: boolean;
   callbackUrl?: unknown;
+  /** The `output` of every render (compile/output-schema.ts). */
+  output?: unknown;
+  /** Per item, by position: its own `output` fields, over the batch's ({}: the batch's). */
+  outputs?: unknown[];
 }
 
 export interface BatchDeps {
@@ -44,19 +49,28 @@ export class BatchService {
   /** Refuses what concerns the whole batch now (unknown or raw V1 template), then accepts the job. */
   async start(caller: AccountCaller, templateId: string, request: BatchRequest): Promise<Accepted> {
     const { templates, asyncJobs } = this.deps;
+    const outputs = request.outputs ?? [];
+    if (outputs.length > request.items.length) {
+      throw invalidField('outputs', 'maxItems', `must have at most as many entries as items (${request.items.length})`);
+    }
+    // Malformed output objects refuse the whole batch now; what depends on the plan fails its item alone.
+    checkOutputShape(request.output);
+    for (const output of outputs) checkOutputShape(output);
     const template = await templates.getV2(caller, templateId);
     const id = String(template.template.id);
     return asyncJobs.startQueued(caller, { kind: 'render_batch', callbackUrl: request.callbackUrl }, async () => ({
       template_id: template.template.id,
-      ...(await this.run(caller, request.items, request.merge === true, (data) => templates.render(caller, id, data, { background: true }))),
+      ...(await this.run(caller, request.items, request.merge === true, (data, index) =>
+        templates.render(caller, id, data, { background: true }, { output: mergeOutput(request.output, outputs[index]) }),
+      )),
     }));
   }
 
-  private async run(caller: Caller, items: unknown[], merge: boolean, render: (data: unknown) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+  private async run(caller: Caller, items: unknown[], merge: boolean, render: (data: unknown, index: number) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
     const results: BatchItem[] = [];
     for (const [index, data] of items.entries()) {
       try {
-        results.push({ index, status: 200, result: await render(data) });
+        results.push({ index, status: 200, result: await render(data, index) });
       } catch (err) {
         if (!isServiceError(err)) this.deps.log.error({ err, index }, 'batch item failed unexpectedly');
         results.push(isServiceError(err) ? { index, status: err.status, error: err.body() } : { index, status: 500, error: { ...INTERNAL_ERROR_BODY } });

@@ -6,6 +6,7 @@
 import type { Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { CompileContext, CompileSuccess } from '../compile/types.js';
+import { checkOutputShape } from '../compile/output.js';
 import { errors, ServiceError } from '../errors.js';
 import type { Compiler } from '../quota/plans.js';
 import type { DataProblems, JsonSchema } from './data-schema.js';
@@ -15,7 +16,7 @@ import { chooseCompiler } from './validate.js';
 export interface RenderCompiler {
   compile(
     caller: Caller,
-    input: { latex?: unknown; compiler?: unknown; use_stored_assets?: unknown },
+    input: { latex?: unknown; compiler?: unknown; use_stored_assets?: unknown; output?: unknown },
     context: Pick<CompileContext, 'onAccepted' | 'background'> & { via: 'render' | 'public_render'; deadline: number },
   ): Promise<CompileSuccess>;
 }
@@ -36,6 +37,8 @@ export interface LoadedTemplate<T> {
   charge?(): Promise<void>;
   /** The `template` object of the success body. */
   template: T;
+  /** The request's `output` object (compile/output-schema.ts), checked by the compile service. */
+  output?: unknown;
 }
 
 /** How one kind of template judges and words its data. */
@@ -62,6 +65,8 @@ export class RenderPipeline {
     const t = await load();
     const problems = this.kind.validate(t.schema, t.data);
     if (problems) throw this.kind.invalid(problems, t.schema);
+    // A malformed `output` is refused before the render limit is charged (the rest is the compile's check).
+    checkOutputShape(t.output);
     await t.charge?.();
     return this.withinWallClock(deadline, wallClockMs, async () => {
       const assetNames = t.assetNames ? await t.assetNames() : undefined;
@@ -70,7 +75,7 @@ export class RenderPipeline {
       const input = rendered.assets.length > 0 ? { use_stored_assets: rendered.assets } : {};
       const result = await this.compiler.compile(
         caller,
-        { latex: rendered.latex, compiler: t.compiler ?? chooseCompiler(rendered.latex), ...input },
+        { latex: rendered.latex, compiler: t.compiler ?? chooseCompiler(rendered.latex), ...input, ...(t.output !== undefined ? { output: t.output } : {}) },
         { via: this.kind.via, deadline, ...hooks },
       );
       return { ...result, template: t.template, render_time_ms: this.clock.ms() - started };

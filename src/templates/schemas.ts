@@ -5,6 +5,7 @@ import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
 import { CompileSuccessBody } from '../compile/schemas.js';
+import { OutputBody } from '../compile/output-schema.js';
 import { TEMPLATE_DESCRIPTION_MAX, TEMPLATE_INSTRUCTIONS_MAX, TEMPLATE_NAME_MAX } from '../quota/plans.js';
 
 const Name = Type.String({ minLength: 1, maxLength: TEMPLATE_NAME_MAX, description: 'Unique per account (case-insensitive)' });
@@ -80,6 +81,7 @@ export const RenderBody = Type.Object(
       checkedByService(Type.Record(Type.String(), Type.Unknown(), { description: 'Object whose keys match the template schema; extra keys are ignored' })),
     ),
     version: Type.Optional(VersionNumber),
+    output: Type.Optional(OutputBody),
     ...AsyncRequestFields,
   },
   { additionalProperties: true, examples: [{ data: { name: 'Ada Lovelace', amount: 42 } }] },

@@ -30,6 +30,12 @@ export interface AssetNames {
 }
 
 
+/** What a render may add to the data: a kept version, and the `output` object. */
+export interface RenderOptions {
+  version?: number | undefined;
+  output?: unknown;
+}
+
 export class TemplateService {
   private readonly pipeline: RenderPipeline;
   /** The stored templates and their kept versions (store.ts, versions.ts). */
@@ -248,8 +254,12 @@ export class TemplateService {
     await this.counters.commit(slot.key, slot.lease);
   }
 
-  /** Renders the latest version, or `version` when given (a kept one, see versions.ts). */
-  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}, version?: number) {
+  /**
+   * Renders the latest version, or `version` when given (a kept one, see versions.ts); `output`
+   * shapes the PDF as on compile (compile/output-schema.ts).
+   */
+  async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}, options: RenderOptions = {}) {
+    const { version, output } = options;
     return this.pipeline.run(
       caller,
       async () => {
@@ -271,6 +281,7 @@ export class TemplateService {
           // The saved-template render limit charges the account; the compile charges its quota.
           charge: () => this.rateLimit(owner),
           template: { id: Number(row.id), name: row.name, version: Number(row.version) },
+          output,
         };
       },
       hooks,

@@ -1,11 +1,17 @@
 // Builds and verifies one preamble format, in a fresh sandbox holding a copy of the job that
 // asked for it (preamble-cache.ts has the runner open it with the job's files). In order: a cold
 // pass (so the files a later pass finds, .aux and .toc, exist while the preamble is dumped),
-// the dump (pdftex -ini with mylatexformat, recorded), a pass with the format, a cold pass,
-// and the comparison of the two: same page count, same page renderings (pdftoppm), same
-// text (pdftotext), same warnings. Any doubt rejects the format; nothing is retried.
+// the dump (pdftex -ini with mylatexformat, recorded: it may read no job file and main.tex
+// only once, for mylatexformat itself), a pass with the format, a cold pass, and the
+// comparison of the two: same page count, same page renderings (pdftoppm), same text
+// (pdftotext), same warnings. Then the same comparison for a second document, the same
+// preamble with another body (other text on every line, another page count): a format that
+// carried anything of the first body into a later job fails it. Any doubt rejects the
+// format; nothing is retried.
+import { randomBytes } from 'node:crypto';
 import { sha256, type FormatEntry } from './format-cache.js';
 import { FORMAT_FIRST_LINE } from './job.js';
+import { SANDBOX_WORKDIR } from './sandbox.js';
 import type { Exec } from './session.js';
 import { collectWarnings } from './warnings.js';
 import type { Workspace } from './workspace.js';
@@ -37,6 +43,8 @@ export interface BuildInput {
   day: string;
   /** Size of the base format (pdflatex.fmt): a format barely larger holds a preamble too light to gain from it. */
   baseBytes: number;
+  /** Lines of main.tex before its \begin{document} line: the preamble (preamble.ts splitPreamble). */
+  preambleLines: number;
 }
 
 /**
@@ -45,6 +53,8 @@ export interface BuildInput {
  * to the base format (a few packages beyond the class) saves more than that costs.
  */
 export const MIN_GAIN_BYTES = 64 * 1024;
+/** Nonce lines the second document puts before the first body at most (a preamble reading further is caught by the recorder). */
+const VARIANT_LINES = 20_000;
 
 export type BuildOutcome = { entry: FormatEntry } | { rejected: string };
 
@@ -53,38 +63,88 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
   const epoch = Math.floor(Date.parse(`${input.day}T12:00:00Z`) / 1000);
   if (!Number.isFinite(epoch)) return { rejected: 'no day' };
   const dated = ['env', `SOURCE_DATE_EPOCH=${epoch}`, 'FORCE_SOURCE_DATE=1'];
-  const aside = (argv: string[]) => ['sh', '-c', '"$@"; rc=$?; mv -f main.pdf f.pdf && mv -f main.log f.log || exit 9; exit $rc', 'sh', ...argv];
+  const coldPass = [...dated, 'pdflatex', ...FLAGS, 'main.tex'];
 
-  if ((await run([...dated, 'pdflatex', ...FLAGS, 'main.tex'])).code !== 0) return { rejected: 'the cold pass failed' };
+  if ((await run(coldPass)).code !== 0) return { rejected: 'the cold pass failed' };
+  // The body may write files (\openout main.tex among them): the dump must read the job's own source.
+  const mainHash = await run(['sha256sum', 'main.tex']);
+  if (mainHash.code !== 0 || mainHash.output.split(/\s/)[0] !== sha256(Buffer.from(input.source, 'utf8'))) return { rejected: 'the document rewrote main.tex' };
   const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', '-no-shell-escape', '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}\\input mylatexformat.ltx main.tex`]);
   if (dump.code !== 0) return { rejected: 'the dump failed' };
   const dumpLog = (await workspace.readLog(`${BUILD}.log`)) ?? '';
   if (/^! /m.test(dumpLog)) return { rejected: 'the dump reported an error' };
 
-  // The recorder: the dump wrote only its format and transcript, and read, inside the
-  // workspace, only main.tex and the job's own files (never something a pass writes).
+  // The recorder: the dump wrote only its format and transcript, and read nothing in the
+  // workspace but main.tex, once (mylatexformat's own read). A second read of main.tex (\openin,
+  // \pdffiledump, \input), a job file or a file a pass wrote would put one document's bytes
+  // into every later job's format.
   const fls = (await workspace.readCapped(`${BUILD}.fls`, FLS_CAP))?.toString('utf8');
   if (!fls) return { rejected: 'no recorder file' };
-  const byName = new Map(input.files.map((file) => [file.name, file.data]));
-  const reads = new Map<string, string>();
+  const jobFiles = new Set(input.files.map((file) => file.name));
+  const roots = [`${SANDBOX_WORKDIR}/`, `${workspace.dir}/`];
+  let mainReads = 0;
   for (const line of fls.split('\n')) {
     const match = /^(INPUT|OUTPUT) (.+)$/.exec(line);
     if (!match) continue;
-    const name = match[2]!.replace(/^(\.\/)+/, '');
+    const root = roots.find((prefix) => match[2]!.startsWith(prefix));
+    const name = (root ? match[2]!.slice(root.length) : match[2]!).replace(/^(\.\/)+/, '');
     if (match[1] === 'OUTPUT') {
       if (name !== `${BUILD}.fmt` && name !== `${BUILD}.log`) return { rejected: `the preamble wrote ${name}` };
       continue;
     }
-    if (name.startsWith('/') || name === 'main.tex') continue;
-    const data = byName.get(name);
-    if (!data) return { rejected: `the preamble read ${name}, which is not a job file` };
-    reads.set(name, sha256(data));
+    if (name.startsWith('/')) continue;
+    if (name === 'main.tex' && ++mainReads === 1) continue;
+    return { rejected: `the preamble read ${name}${jobFiles.has(name) ? ', a job file' : name === 'main.tex' ? '' : ', which is not a job file'}` };
   }
 
+  const first = await compareWithCold(run, workspace, dated, coldPass);
+  if ('rejected' in first) return first;
+
+  // The second document: the same preamble, then a page of its own, then as many lines as the
+  // first body has, each with a fresh nonce, then the first body itself. Every line a preamble
+  // could read of the first body is another line here, while the body that shows what it read
+  // still follows; so a format holding anything of the first body gives another PDF than a
+  // cold pass does. The preamble is main.tex's first lines (checked above to be the job's
+  // source); no job file's name starts with "main.".
+  const nonce = randomBytes(8).toString('hex');
+  const bodyLines = Math.min(VARIANT_LINES, input.source.split('\n').length - input.preambleLines + 1);
+  const variant = await run([
+    'sh',
+    '-c',
+    // One line: the sandbox's driver reads a command a line.
+    String.raw`head -n "$1" main.tex > main.quirevariant || exit 9; { printf '%s\n%s\n' "$2" "$3"; i=0; while [ $i -lt "$4" ]; do printf '%s%s%s\n' "$5" $i "$6"; i=$((i+1)); done; tail -n +"$(($1 + 1))" main.tex | sed '1s/^[[:space:]]*\\begin{document}//'; } >> main.quirevariant && mv -f main.quirevariant main.tex`,
+    'sh',
+    String(input.preambleLines),
+    String.raw`\begin{document}%` + nonce,
+    String.raw`Quire check ${nonce}.\par\clearpage`,
+    String(bodyLines),
+    String.raw`\iffalse ${nonce} `,
+    String.raw`\fi`,
+  ]);
+  if (variant.code !== 0) return { rejected: 'the second document could not be written' };
+  // A cold pass first, so the files it writes (.aux, .toc) are the second document's for both compared passes.
+  if ((await run(coldPass)).code !== 0) return { rejected: 'the second document failed cold' };
+  const second = await compareWithCold(run, workspace, dated, coldPass);
+  if ('rejected' in second) return { rejected: `the second document: ${second.rejected}` };
+  if (second.pages === first.pages) return { rejected: 'the second document has the page count of the first' };
+
+  const fmt = await workspace.read(`${BUILD}.fmt`, FORMAT_CAP);
+  if (fmt === 'over') return { rejected: 'the format is over the cap' };
+  if (!fmt) return { rejected: 'no format' };
+  if (fmt.length - input.baseBytes < MIN_GAIN_BYTES) return { rejected: 'the preamble is too light to gain from a format' };
+  return { entry: { fmt, present: jobFiles } };
+}
+
+/**
+ * A pass of main.tex with the format (its PDF and transcript moved aside), then a cold pass:
+ * the files each leaves, its pages, text and warnings must be the same. Gives the page count.
+ */
+async function compareWithCold(run: (argv: string[]) => Promise<Exec>, workspace: Workspace, dated: string[], coldPass: string[]): Promise<{ pages: number } | { rejected: string }> {
+  const aside = (argv: string[]) => ['sh', '-c', '"$@"; rc=$?; mv -f main.pdf f.pdf && mv -f main.log f.log || exit 9; exit $rc', 'sh', ...argv];
   const formatPass = [...dated, 'sh', '-c', 'echo | exec "$@"', 'sh', 'pdflatex', `-fmt=${BUILD}`, '-progname=pdflatex', ...FLAGS.filter((f) => !f.startsWith('-interaction')), '-jobname=main', FORMAT_FIRST_LINE];
   if ((await run(aside(formatPass))).code !== 0) return { rejected: 'the pass with the format failed' };
   const writtenWithFormat = await run(WRITTEN);
-  if ((await run([...dated, 'pdflatex', ...FLAGS, 'main.tex'])).code !== 0) return { rejected: 'the second cold pass failed' };
+  if ((await run(coldPass)).code !== 0) return { rejected: 'the second cold pass failed' };
   // mylatexformat defers a preamble's \openout to each job, and a \write before it goes nowhere:
   // every file a pass leaves (but its PDF, transcript and recorder) must be the cold pass's.
   const writtenCold = await run(WRITTEN);
@@ -103,10 +163,5 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
   if (withFormat === null || cold === null) return { rejected: 'a transcript is missing' };
   const warnings = (log: string) => JSON.stringify(collectWarnings(log, null, 'pdflatex', []));
   if (warnings(withFormat) !== warnings(cold)) return { rejected: 'the warnings differ from a cold compile' };
-
-  const fmt = await workspace.read(`${BUILD}.fmt`, FORMAT_CAP);
-  if (fmt === 'over') return { rejected: 'the format is over the cap' };
-  if (!fmt) return { rejected: 'no format' };
-  if (fmt.length - input.baseBytes < MIN_GAIN_BYTES) return { rejected: 'the preamble is too light to gain from a format' };
-  return { entry: { fmt, reads, present: new Set(byName.keys()) } };
+  return { pages: Number(lines[3]) };
 }

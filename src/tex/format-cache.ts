@@ -1,13 +1,12 @@
 // The preamble cache's store: dumped formats held in memory, least recently used first out,
 // bounded by their total bytes. An entry is found by its key (see preamble.ts) and used only
-// when the job's files agree with the ones the preamble read when it was built.
+// when the job brings no file the build did not have (a preamble reads no job file: a
+// probe for a missing one is all it may have made).
 import { createHash } from 'node:crypto';
 
 export interface FormatEntry {
   /** The dumped format (pdftex .fmt). */
   fmt: Buffer;
-  /** Job files the preamble read while it was dumped, with their SHA-256. */
-  reads: ReadonlyMap<string, string>;
   /** Names of every job file present at the build: a job with another file might make the preamble read it. */
   present: ReadonlySet<string>;
 }
@@ -49,7 +48,7 @@ export class FormatCache {
     return this.entries.size;
   }
 
-  /** The entry for `key` when the job's files match what its preamble read; counts a hit or a miss. */
+  /** The entry for `key` when the job has no file its build lacked; counts a hit or a miss. */
   lookup(key: string, files: ReadonlyArray<{ name: string; data: Buffer }>): FormatEntry | undefined {
     const entry = this.entries.get(key);
     if (!entry || !matches(entry, files)) {
@@ -104,13 +103,7 @@ export class FormatCache {
   }
 }
 
-/** Every file the preamble read has the same bytes, and the job brings no file the build did not have. */
+/** The job brings no file the build did not have: the preamble may have probed for it and found none. */
 function matches(entry: FormatEntry, files: ReadonlyArray<{ name: string; data: Buffer }>): boolean {
-  const byName = new Map(files.map((file) => [file.name, file.data]));
-  for (const name of byName.keys()) if (!entry.present.has(name)) return false;
-  for (const [name, hash] of entry.reads) {
-    const data = byName.get(name);
-    if (!data || sha256(data) !== hash) return false;
-  }
-  return true;
+  return files.every((file) => entry.present.has(file.name));
 }

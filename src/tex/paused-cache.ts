@@ -288,7 +288,7 @@ export class PausedPreambles implements JobRunner {
     if (this.options.maxCount <= 0 || (job.compiler !== 'xelatex' && job.compiler !== 'lualatex') || !job.preamble || job.output) return null;
     if (changesSource(job.output) || !bodyFilesOnly(job.files ?? [])) return null;
     const split = splitPreamble(job.source);
-    if (!split || pausedRefusal(split.preamble) !== null) return null;
+    if (!split || pausedRefusal(split.preamble, (job.files ?? []).map((file) => file.name)) !== null) return null;
     const texlive = await this.texlive();
     if (texlive === null) return null;
     const key = preambleKey({ ...job.preamble, engine: job.compiler, preamble: split.preamble, texlive });

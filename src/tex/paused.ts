@@ -61,11 +61,11 @@ export function goLine(now: Date): string {
  */
 const READS = /\\(?:openin|read|readline|input|include|InputIfFileExists|IfFileExists|includegraphics|lstinputlisting|verbatiminput|directlua|luaexec|latelua|luadirect|scantokens|XeTeXinputencoding|XeTeXdefaultencoding|addbibresource|bibliography)\b|\{luacode\*?\}|Path\s*=/;
 
-/** Why a preamble is not paused, or null. */
-export function pausedRefusal(preamble: string): string | null {
+/** Why a preamble is not paused, or null. `jobFiles`: the names of the job's files. */
+export function pausedRefusal(preamble: string, jobFiles: ReadonlyArray<string> = []): string | null {
   if (/[\r\u2028\u2029]/.test(preamble)) return 'line ends other than LF';
   if (READS.test(preamble)) return 'it may read files of the job';
-  return refusal(preamble);
+  return refusal(preamble, jobFiles);
 }
 
 /**

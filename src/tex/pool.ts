@@ -9,7 +9,7 @@ import type { Formats } from './formats.js';
 import { MEMORY_BYTES, PROCESSES, warmEngineArgs } from './job.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session } from './session.js';
-import { ownerFolder, sweepWorkRoot } from './sweep.js';
+import { leaveOwnerFolder, ownerFolder, sweepWorkRoot } from './sweep.js';
 
 export interface PoolOptions {
   /** Parent of the per-job workspaces; job uids must be able to traverse it. */
@@ -55,6 +55,8 @@ export class SandboxPool {
   private rootReady: Promise<string[]> | null = null;
   /** This process's folder under the work root, holding its workspaces. */
   private folder: string | undefined;
+  /** Set while this pool holds the folder (see sweep.ts leaveOwnerFolder): from start, or a job after close, to close. */
+  private holding: Promise<void> | null = null;
   /** A warm sandbox per uid, started when the previous job on that uid ended. */
   private readonly spare = new Map<string, Promise<Session>>();
   /** The engine of each uid's last job: its next sandbox starts that engine ahead of time. */
@@ -75,19 +77,35 @@ export class SandboxPool {
       await mkdir(this.options.workRoot, { recursive: true });
       await chmod(this.options.workRoot, 0o711);
       const swept = await sweepWorkRoot(this.options.workRoot);
-      this.folder = await ownerFolder(this.options.workRoot);
+      await this.hold();
       this.formats = await this.options.formats?.().catch(() => undefined);
       return swept;
     })();
     return this.rootReady;
   }
 
-  /** Ends the warm sandboxes, and waits for the sandboxes of ended jobs to be torn down. */
+  /**
+   * Ends the warm sandboxes, waits for the sandboxes of ended jobs to be torn down, then
+   * leaves this process's folder (the last pool to close removes it). Called once the last job
+   * has ended (service shutdown).
+   */
   async close(): Promise<void> {
     this.closed = true;
     const spares = [...this.spare.values()];
     this.spare.clear();
     await Promise.all([...spares.map((s) => s.then((session) => session.close()).catch(() => {})), ...this.closing]);
+    await this.rootReady?.catch(() => {});
+    const holding = this.holding;
+    this.holding = null;
+    if (holding && (await holding.then(() => true, () => false))) await leaveOwnerFolder(this.folder!).catch(() => {});
+  }
+
+  /** Holds this process's folder (made again for a job that still runs after close). */
+  private hold(): Promise<void> {
+    this.holding ??= ownerFolder(this.options.workRoot).then((folder) => {
+      this.folder = folder;
+    });
+    return this.holding;
   }
 
   /** The sandbox for a job of `compiler` on `uid`: the uid's warm one when it suits, otherwise a new one. */
@@ -141,6 +159,7 @@ export class SandboxPool {
   /** A new sandbox on `uid` (after `after`), with `engine` started ahead of time when given. */
   open(uid: number | undefined, after?: Promise<void>, engine?: Compiler): Promise<Session> {
     return Promise.all([this.start(), after]).then(async () => {
+      await this.hold();
       const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },

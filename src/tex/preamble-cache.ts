@@ -57,7 +57,9 @@ export class PreambleCache implements JobRunner {
   async close(): Promise<void> {
     this.closed = true;
     this.stopBuild?.abort();
-    await Promise.all([this.runner.close(), this.formatsIdle()]);
+    // The build's sandbox is gone before the runner closes (and removes the process's folder).
+    await this.formatsIdle();
+    await this.runner.close();
   }
 
   /** Resolves when no format build is under way (tests). */
@@ -75,7 +77,7 @@ export class PreambleCache implements JobRunner {
     } finally {
       this.active--;
     }
-    if (cached && result.outcome === 'ok') this.scheduleBuild(job, cached.key, uid);
+    if (cached && result.outcome === 'ok') this.scheduleBuild(job, cached, uid);
     return result;
   }
 
@@ -105,7 +107,7 @@ export class PreambleCache implements JobRunner {
     // PDF/A and attachments add to the preamble (tex/output/source.ts): such jobs run without a format.
     if (!formats.enabled || job.compiler !== 'pdflatex' || !job.preamble || changesSource(job.output)) return null;
     const split = splitPreamble(job.source);
-    if (!split || refusal(split.preamble) !== null) return null;
+    if (!split || refusal(split.preamble, (job.files ?? []).map((file) => file.name)) !== null) return null;
     const texlive = await this.texlive();
     if (texlive === null) return null;
     const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive: texlive.id });
@@ -138,7 +140,7 @@ export class PreambleCache implements JobRunner {
    * the machine is busy with jobs or the cache closes, in a fresh sandbox as the same uid
    * holding a copy of the job (see format-build.ts). Only a verified format is kept.
    */
-  private scheduleBuild(job: TexJob, key: string, uid: number | undefined): void {
+  private scheduleBuild(job: TexJob, { key, lines }: Lookup, uid: number | undefined): void {
     const formats = this.options.formats;
     if (this.closed || this.building || this.active >= availableParallelism() || formats.has(key) || formats.isRefused(key)) return;
     const report = (admitted: boolean, reason?: string) => {
@@ -150,13 +152,13 @@ export class PreambleCache implements JobRunner {
       this.options.onFormatBuild?.({ admitted, ...(reason ? { reason } : {}) });
     };
     formats.stats.builds++;
-    this.building = this.build(job, uid)
+    this.building = this.build(job, lines, uid)
       .then((outcome) => ('entry' in outcome && !this.closed && formats.admit(key, outcome.entry) ? report(true) : report(false, 'rejected' in outcome ? outcome.rejected : 'not kept')))
       .catch((err: Error) => report(false, err.message))
       .finally(() => (this.building = null));
   }
 
-  private async build(job: TexJob, uid: number | undefined): Promise<BuildOutcome> {
+  private async build(job: TexJob, preambleLines: number, uid: number | undefined): Promise<BuildOutcome> {
     const texlive = await this.texlive();
     if (!texlive) return { rejected: 'TeX Live unknown' };
     const stop = new AbortController();
@@ -165,7 +167,7 @@ export class PreambleCache implements JobRunner {
     const timer = setTimeout(() => stop.abort(), BUILD_MS);
     try {
       const limits = { cpuSeconds: BUILD_CPU_SECONDS, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
-      const input = { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes };
+      const input = { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes, preambleLines };
       return await this.runner.isolated(job, uid, limits, BUILD_DISK, stop.signal, (run, workspace) => buildFormat(run, workspace, input));
     } finally {
       clearTimeout(timer);

@@ -39,12 +39,44 @@ const REFUSED: Array<[RegExp, string]> = [
   [/\\catcode\b|\\uccode\b|\\lccode\b|\\endlinechar\b|\\newlinechar\b/, 'catcode changes'],
   [/\\time\b|\\pdfelapsedtime\b|\\pdfcreationdate\b|\\pdf(?:uniform|normal)deviate\b|\\pdf(?:set)?randomseed\b|\\currenttime\b/, 'the time of day or random numbers'],
   [/\\(?:immediate|openout|write|filecontents|newwrite)\b|\{filecontents\*?\}/, 'file writes'],
-  [/\\(?:input|include)\s*\{?\s*main\b|\\jobname\b/, 'reads of its own job files'],
+  [/\\jobname\b/, 'reads of its own job files'],
+  // A format is dumped from one document and used for the next: a preamble that reads a file
+  // (main.tex's body above all) would freeze the first document's bytes into the format.
+  [/\\(?:openin|read|readline|closein|ifeof)(?![A-Za-z@])|\\pdf(?:filedump|mdfivesum|filesize|filemoddate)\b|\\CatchFile|\\(?:ior|file)_|\\(?:verbatiminput|VerbatimInput|lstinputlisting|inputminted)\b/, 'file reads'],
 ];
 
-/** Why a preamble is not cached, or null when it may be built. */
-export function refusal(preamble: string): string | null {
+/**
+ * The commands that read (or probe) a file named by their argument: refused when it is
+ * main.tex or a file of the job (the job's `files` and assets), or when the name is computed.
+ * A name spelled through \csname escapes this check; the build's recorder does not (format-build.ts).
+ */
+const FILE_ARGUMENT =
+  /\\(input|include|@input|@@input|@iinput|InputIfFileExists|IfFileExists|subfile|import|subimport|usepackage|RequirePackage|RequirePackageWithOptions|documentclass|LoadClass|LoadClassWithOptions)(?![A-Za-z@])\s*(?:\[[^\]]*\]\s*)?(?:\{([^{}]*)\}|([^\s{}%\\]*))(?:\s*\{([^{}]*)\})?/g;
+
+function readsJobFile(preamble: string, jobFiles: ReadonlyArray<string>): boolean {
+  const names = new Set(['main', 'main.tex', ...jobFiles]);
+  const named = (arg: string) => {
+    const name = arg.trim().replace(/^(?:\.\/)+/, '');
+    return ['', '.tex', '.sty', '.cls'].some((ext) => names.has(name + ext));
+  };
+  for (const match of preamble.replace(/(^|[^\\])%.*$/gm, '$1').matchAll(FILE_ARGUMENT)) {
+    const [, command, braced, bare, second] = match;
+    const arg = braced ?? bare ?? '';
+    // `\input\foo` or `\input{\foo}`: the name is made by a macro.
+    if (arg.trim() === '' || /[\\#]/.test(arg)) return true;
+    if (arg.split(',').some(named)) return true;
+    if ((command === 'import' || command === 'subimport') && second !== undefined && (/[\\#]/.test(second) || named(`${arg.trim().replace(/\/?$/, '/')}${second}`) || named(second))) return true;
+  }
+  return false;
+}
+
+/**
+ * Why a preamble is not cached, or null when it may be built. `jobFiles`: the names of the
+ * job's files (its `files` and assets), which the preamble must not read.
+ */
+export function refusal(preamble: string, jobFiles: ReadonlyArray<string> = []): string | null {
   for (const [pattern, why] of REFUSED) if (pattern.test(preamble)) return why;
+  if (readsJobFile(preamble, jobFiles)) return 'reads of its own job files';
   // Braces must balance outside comments and escapes: the dump stops at \begin{document}.
   let depth = 0;
   for (const line of preamble.split('\n')) {

@@ -1,7 +1,8 @@
 // Job workspaces hold customer source; a service that was killed leaves them behind. Each
 // process keeps its workspaces in its own folder under the shared work root, named after its
 // pid and the kernel's start time for that pid, so a later start can tell a dead owner's
-// folder (remove it) from a live one's (another service, or a parallel test process).
+// folder (remove it) from a live one's (another service, or a parallel test process). A
+// process that stops cleanly removes its own folder once its last pool has closed.
 import { lstat, mkdir, chmod, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeWorkspace } from './workspace.js';
@@ -17,12 +18,30 @@ export async function startTime(pid: number): Promise<string | null> {
   return fields[19] ?? null;
 }
 
-/** This process's folder under `root` (created, traversable by job uids). */
+/** Pools of this process holding each owner folder: the last to leave removes it. */
+const holders = new Map<string, number>();
+
+/** This process's folder under `root` (created, traversable by job uids); leave it with leaveOwnerFolder. */
 export async function ownerFolder(root: string): Promise<string> {
   const folder = join(root, `p${process.pid}-${(await startTime(process.pid)) ?? '0'}`);
+  holders.set(folder, (holders.get(folder) ?? 0) + 1);
   await mkdir(folder, { recursive: true, mode: 0o711 });
   await chmod(folder, 0o711);
   return folder;
+}
+
+/**
+ * A pool that has ended its last job leaves its folder; the process's last pool to leave
+ * removes it with whatever is in it, so a clean stop leaves nothing for the next start to sweep.
+ */
+export async function leaveOwnerFolder(folder: string): Promise<void> {
+  const left = (holders.get(folder) ?? 1) - 1;
+  if (left > 0) {
+    holders.set(folder, left);
+    return;
+  }
+  holders.delete(folder);
+  await removeWorkspace(folder);
 }
 
 /** Removes the folders under `root` whose owning process has ended; returns their names. */

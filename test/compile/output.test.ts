@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/clock.js';
 import { monthlyCompilesKey } from '../../src/quota/keys.js';
+import { watermarkPdf } from '../../src/tex/output/watermark.js';
 import { createAccount, HELLO, testApp, type TestAccount, type TestApp } from '../helpers.js';
 
 const TWO_PAGES = '\\documentclass{article}\n\\begin{document}\nFirst page.\\newpage Second page.\n\\end{document}\n';
@@ -98,11 +99,14 @@ describe('compile output options', () => {
   });
 
   test('PDF/A-1b from every engine passes PDFBox Preflight, with the metadata in Info and XMP', async () => {
-    for (const compiler of ['pdflatex', 'lualatex'] as const) {
+    for (const compiler of ['pdflatex', 'xelatex', 'lualatex'] as const) {
       const res = await compile({ latex: HELLO, compiler, output: { pdf_standard: 'a-1b', metadata: { title: `Archive {${compiler}} 100% #1`, author: 'A. Author', lang: 'en-GB' } } });
       assert.equal(res.statusCode, 200, `${compiler}: ${res.body.slice(0, 2000)}`);
       const file = await fetchPdf(res.json().pdf_url);
-      assert.match(tool('pdfinfo', [file]), new RegExp(`Title:\\s+Archive \\{${compiler}\\} 100% #1`));
+      const info = tool('pdfinfo', [file]);
+      assert.match(info, new RegExp(`Title:\\s+Archive \\{${compiler}\\} 100% #1`));
+      // xelatex gets the job's own date (pdfx's fallback would write 2018).
+      assert.doesNotMatch(info, /CreationDate:.*2018/);
       const xmp = tool('pdfinfo', ['-meta', file]);
       assert.match(xmp, /pdfaid:part(>|=")1/);
       assert.match(xmp, /pdfaid:conformance(>|=")B/);
@@ -135,6 +139,35 @@ describe('compile output options', () => {
     assert.equal(body.pdf_standard, 'a-1b');
     assert.ok(body.reasons.some((r: string) => /PDFBox Preflight/.test(r)), body.reasons.join('\n'));
     assert.equal(typeof body.log, 'string');
+    assert.equal(await used(), before);
+  });
+
+  test("a watermark from the caller's PDF asset, over the pages asked or under every page; a bad asset is refused", async () => {
+    const stamp = watermarkPdf({ text: 'STAMPED', opacity: 1, angle: 0, color: [0, 0, 0] }).toString('base64');
+    const over = await compile({ latex: TWO_PAGES, assets: { 'stamp.pdf': stamp }, output: { watermark: { asset: 'stamp.pdf', pages: [2] } } });
+    assert.equal(over.statusCode, 200, over.body.slice(0, 2000));
+    const file = await fetchPdf(over.json().pdf_url);
+    assert.doesNotMatch(tool('pdftotext', ['-f', '1', '-l', '1', file, '-']), /STAMPED/);
+    assert.match(tool('pdftotext', ['-f', '2', '-l', '2', file, '-']), /STAMPED/);
+    const under = await compile({ latex: TWO_PAGES, assets: { 'stamp.pdf': stamp }, output: { watermark: { asset: 'stamp.pdf', underlay: true } } });
+    assert.equal(under.statusCode, 200, under.body.slice(0, 2000));
+    const both = await fetchPdf(under.json().pdf_url);
+    for (const page of ['1', '2']) assert.match(tool('pdftotext', ['-f', page, '-l', page, both, '-']), /STAMPED[\s\S]*(First|Second) page|(First|Second) page[\s\S]*STAMPED/);
+
+    const before = await used();
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+    const cases: Array<[Record<string, unknown>, unknown, string, string]> = [
+      [{}, { asset: 'stamp.pdf' }, 'output.watermark.asset', 'asset'],
+      [{ 'logo.png': png }, { asset: 'logo.png' }, 'output.watermark.asset', 'format'],
+      [{ 'stamp.pdf': stamp }, { asset: 'stamp.pdf', text: 'DRAFT' }, 'output.watermark', 'one_of'],
+      [{ 'stamp.pdf': stamp }, { pages: [1] }, 'output.watermark', 'one_of'],
+    ];
+    for (const [assets, watermark, name, rule] of cases) {
+      const res = await compile({ latex: HELLO, ...(Object.keys(assets).length ? { assets } : {}), output: { watermark } });
+      assert.equal(res.statusCode, 422, res.body.slice(0, 500));
+      assert.equal(res.json().error, 'validation_failed');
+      assert.deepEqual(res.json().fields.map((f: { field: string; rule: string }) => [f.field, f.rule]), [[name, rule]]);
+    }
     assert.equal(await used(), before);
   });
 

@@ -143,7 +143,7 @@ describe('the OpenAPI document against the real server', () => {
           const ok = (await call('compile', { json: { latex: HELLO, output: { page_images: { pages: [1], dpi: 72 } } }, headers: pro.headers, expect: 200 })).json();
           const images = ok.page_images as Array<{ url: string }>;
           const url = new URL(images[0]!.url);
-          const [id, page] = url.pathname.split('/').slice(-3).filter((part) => part !== 'pages');
+          const [, id, page] = /\/pdfs\/([^/]+)\/pages\/([^/]+)$/.exec(url.pathname) ?? ['', '', ''];
           const query = Object.fromEntries(url.searchParams);
           await call('downloadPageImage', { path: { id, page }, query, expect: 200 });
           await call('downloadPageImage', { path: { id, page }, query: { ...query, sig: 'x'.repeat(64) }, expect: 403 });

@@ -107,3 +107,45 @@ describe('batch render', () => {
     assert.equal(badUrl.json().error, 'invalid_callback_url');
   });
 });
+
+describe('batch render under the failure budget', () => {
+  let t: TestApp;
+  before(async () => {
+    // Starter's 300 s of free failure time × 0.01: a few failing items use it up.
+    t = await testApp({ env: { QUIRE_FAILURE_BUDGET_FACTOR: '0.01' } });
+  });
+  after(() => t.close());
+
+  it('failing items spend the caller\'s failure budget; once it is gone the rest are 429 without TeX', async () => {
+    const starter = await createAccount(t.services, 'starter');
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v2/templates',
+      headers: starter.headers,
+      payload: { name: 'broken', latex_with_placeholders: '\\documentclass{article}\\begin{document}{{ name }} \\nosuchcommandanywhere\\end{document}' },
+    });
+    const id = created.json().template.id as number;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: `/api/v2/templates/${id}/render_batch`,
+      headers: starter.headers,
+      payload: { items: Array.from({ length: 30 }, (_, i) => ({ name: `Item ${i}` })) },
+    });
+    assert.equal(res.statusCode, 202);
+    const job = await waitForJob(async () => (await t.app.inject({ url: `/api/v1/jobs/${res.json().job_id}`, headers: starter.headers })).json(), undefined, 120_000);
+    assert.equal(job.status, 'succeeded');
+    const items = (job.result as { items: Array<{ index: number; status: number; error: { error: string; retry_after_seconds?: number } }> }).items;
+    assert.equal(items.length, 30);
+    const failed = items.filter((item) => item.error?.error === 'compilation_failed').length;
+    const refused = items.filter((item) => item.error?.error === 'failure_budget_exhausted');
+    console.log(`batch of 30 failing items with a 3 s failure budget: ${failed} ran TeX and failed, ${refused.length} refused`);
+    assert.ok(failed >= 1 && failed < 30, `${failed} items ran TeX`);
+    assert.equal(failed + refused.length, 30);
+    const firstRefused = items.findIndex((item) => item.error?.error === 'failure_budget_exhausted');
+    assert.ok(items.slice(firstRefused).every((item) => item.status === 429), 'once the budget is gone, every later item is refused');
+    assert.ok(refused.every((item) => (item.error.retry_after_seconds ?? 0) >= 1));
+    const usage = (await t.app.inject({ url: '/api/v1/usage', headers: starter.headers })).json();
+    assert.equal(usage.usage.used_this_month, 0, 'failures cost no quota');
+    assert.ok(usage.fair_use.failure_seconds_used >= usage.fair_use.failure_budget_seconds);
+  });
+});

@@ -146,6 +146,8 @@ describe('a cluster of two API nodes and two workers', () => {
       QUIRE_SECRET: 'cluster-secret-0123456789abcdef',
       QUIRE_COMPILE_CONCURRENCY: '2',
       QUIRE_COMPILE_QUEUE: '100',
+      // Pro's 4 compiles in flight × 5: the burst below is about the cluster, not fair use.
+      QUIRE_CALLER_CONCURRENCY_FACTOR: '5',
       LOG_LEVEL: 'info',
     };
     [a, b, ...workers] = await Promise.all([node('node A', shared.url), node('node B', shared.url), worker('worker 1'), worker('worker 2')]);

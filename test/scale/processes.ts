@@ -51,7 +51,8 @@ export async function startNode(name: string, env: Record<string, string>): Prom
 
 /** A compile worker (`quire worker`), ready once it says so. */
 export async function startWorker(name: string, env: Record<string, string>): Promise<Proc> {
-  const proc = startProc(name, process.execPath, ['--import', 'tsx', 'src/cli/quire.ts', 'worker'], env);
+  // Port 0: several workers on this host each serve /health and /metrics on a free port.
+  const proc = startProc(name, process.execPath, ['--import', 'tsx', 'src/cli/quire.ts', 'worker'], { QUIRE_WORKER_PORT: '0', ...env });
   await waitFor(`${name} to be ready`, async () => (proc.output().includes('quire worker ready') ? true : null), 90_000, proc);
   return proc;
 }

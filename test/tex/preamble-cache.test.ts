@@ -26,7 +26,7 @@ const job = (source: string, extra: Partial<TexJob> = {}): TexJob => ({
 });
 const ok: TexResult = { outcome: 'ok', pdf: Buffer.from('%PDF-'), pages: 1, totalPages: 1, log: '', passes: 1, durationMs: 5 };
 const failed = (log: string): TexResult => ({ outcome: 'failed', log, passes: 1, durationMs: 5 });
-const entry = (fmt = 'format'): FormatEntry => ({ fmt: Buffer.from(fmt), reads: new Map(), present: new Set() });
+const entry = (fmt = 'format'): FormatEntry => ({ fmt: Buffer.from(fmt), present: new Set() });
 
 interface Call {
   job: TexJob;

@@ -1,8 +1,9 @@
 // The preamble cache (preamble.ts, format-cache.ts, format-build.ts, preamble-cache.ts) with real TeX:
 // a run with a cached format gives the pages of a cold run for every gallery template and for
 // test documents (a body error on the same line), formats never cross accounts, a preamble
-// reading a file only one account has cannot reach another, a preamble that writes a file is
-// never cached, and the store evicts by bytes.
+// reading a job file (main.tex's body above all) is never cached, whether the patterns or the
+// build's recorder and second document catch it, a preamble that writes a file is never
+// cached, and the store evicts by bytes.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -13,11 +14,13 @@ import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { loadCatalog } from '../../src/gallery/catalog.js';
 import { normaliseData } from '../../src/gallery/validate.js';
 import { renderInThread } from '../../src/templates/liquid.js';
+import { buildFormat, FORMAT_CAP } from '../../src/tex/format-build.js';
 import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
-import type { TexJob, TexResult } from '../../src/tex/job.js';
+import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
 import { PreambleCache } from '../../src/tex/preamble-cache.js';
 import { TexRunner } from '../../src/tex/runner.js';
+import type { Workspace } from '../../src/tex/workspace.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
@@ -138,29 +141,99 @@ describe('preamble cache', () => {
     assert.equal(formats.stats.misses, missesBefore + 1);
   });
 
-  test('a preamble reading a file of one account cannot reach another account, nor other bytes of the file', async () => {
+  test('a preamble that reads a job file is not cached: each compile shows its own value', async () => {
     const source = '\\documentclass{article}\n\\usepackage{tikz}\n\\input{defs}\n\\begin{document}\nValue: \\quirevalue.\n\\end{document}\n';
     const defs = (value: string) => [{ name: 'defs.tex', data: Buffer.from(`\\newcommand\\quirevalue{${value}}\n`) }];
-    await run(job(source, 'account:1', { files: defs('POISON') }));
-    const own = await run(job(source, 'account:1', { files: defs('POISON') }));
-    assert.ok(usedFormat(own), 'account 1 uses its format');
-    assert.match(text(own), /Value: POISON\./);
+    assert.equal(refusal(splitPreamble(source)!.preamble, ['defs.tex']), 'reads of its own job files');
+    const buildsBefore = formats.stats.builds;
+    for (const value of ['POISON', 'clean', 'POISON']) {
+      const result = await run(job(source, 'account:1', { files: defs(value) }));
+      assert.ok(!usedFormat(result));
+      assert.match(text(result), new RegExp(`Value: ${value}\\.`));
+    }
+    assert.equal(formats.stats.builds, buildsBefore, 'refused before any build');
+  });
 
-    const other = await run(job(source, 'account:2', { files: defs('clean') }));
-    assert.ok(!usedFormat(other));
-    assert.match(text(other), /Value: clean\./);
-    const changed = await run(job(source, 'account:1', { files: defs('changed') }));
-    assert.ok(!usedFormat(changed), 'other bytes of the file the preamble read: no hit');
-    assert.match(text(changed), /Value: changed\./);
-    const extra = await run(job(source, 'account:1', { files: [...defs('POISON'), { name: 'more.tex', data: Buffer.from('x') }] }));
-    assert.ok(!usedFormat(extra), 'a file the build did not have: no hit');
+  // A preamble reading a line of main.tex's body must never replay it into a later document.
+  const OPENIN = [
+    '\\documentclass{article}',
+    '\\usepackage{tikz}',
+    '\\newread\\quirein',
+    '\\openin\\quirein=main.tex',
+    '\\def\\quireskip{\\readline\\quirein to\\quireline}',
+    '\\quireskip\\quireskip\\quireskip\\quireskip\\quireskip\\quireskip\\quireskip\\quireskip\\quireskip',
+    '\\closein\\quirein',
+    '',
+  ].join('\n');
+  /** The body's line 9 of main.tex (the one the preamble reads), then what the preamble read of it. */
+  const reader = (preamble: string, secret: string) => `${preamble}\\begin{document}\nSecret ${secret} here\n\n Read: \\quireline\n\\end{document}\n`;
+  /** What the preamble read, as the body printed it (\\readline keeps the end of line: a glyph after it). */
+  const readOf = (result: TexResult) => /Read: (Secret \w+ here)/.exec(text(result))?.[1];
+
+  test('a preamble that reads main.tex with \\openin and \\readline: every compile shows only its own body line', async () => {
+    assert.equal(refusal(splitPreamble(reader(OPENIN, 'x'))!.preamble), 'file reads');
+    const buildsBefore = formats.stats.builds;
+    for (const secret of ['alpha', 'bravo', 'alpha', 'bravo']) {
+      const result = await run(job(reader(OPENIN, secret), 'account:6'));
+      assert.ok(!usedFormat(result));
+      assert.equal(readOf(result), `Secret ${secret} here`);
+      assert.doesNotMatch(text(result), new RegExp(secret === 'alpha' ? 'bravo' : 'alpha'));
+    }
+    assert.equal(formats.stats.builds, buildsBefore, 'refused before any build');
+  });
+
+  // The same read spelled so that no pattern sees it: the build's recorder does.
+  const HIDDEN = OPENIN.replace('\\openin\\quirein', '\\csname openin\\endcsname\\quirein').replace('\\readline\\quirein', '\\csname readline\\endcsname\\quirein').replace('\\closein', '\\csname closein\\endcsname');
+
+  test('the same read hidden from the patterns: the build is rejected by its recorder, and no compile sees another body', async () => {
+    assert.equal(refusal(splitPreamble(reader(HIDDEN, 'x'))!.preamble), null, 'the patterns miss it');
+    const buildsBefore = formats.stats.builds;
+    for (const secret of ['charlie', 'delta', 'charlie']) {
+      const result = await run(job(reader(HIDDEN, secret), 'account:7'));
+      assert.ok(!usedFormat(result));
+      assert.equal(readOf(result), `Secret ${secret} here`);
+    }
+    assert.equal(formats.stats.builds, buildsBefore + 1, 'built once, rejected, not tried again');
+    assert.deepEqual(builds.at(-1), { admitted: false, reason: 'the preamble read main.tex' });
+  });
+
+  /** buildFormat in a fresh sandbox holding the job, `workspace` seen through `view`. */
+  const build = (source: string, files: TexJob['files'] = [], view: (workspace: Workspace) => Workspace = (w) => w) =>
+    cold.isolated(job(source, 'account:8', { files }), UID, { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES }, 512 * MB, new AbortController().signal, async (exec, workspace) => {
+      const texlive = await texliveIdentity();
+      return buildFormat(exec, view(workspace), { source, files: files ?? [], day: DAY, baseBytes: texlive.baseBytes, preambleLines: splitPreamble(source)!.lines });
+    });
+
+  test('a build proves the format on a second document with another body: a read the recorder missed is caught there', async () => {
+    // A recorder that saw only mylatexformat's own read of main.tex.
+    const blind = (workspace: Workspace): Workspace =>
+      Object.assign(Object.create(workspace) as Workspace, {
+        readCapped: async (name: string, cap: number) => {
+          const data = await workspace.readCapped(name, cap);
+          if (!data || !name.endsWith('.fls')) return data;
+          let seen = 0;
+          const lines = data.toString('utf8').split('\n').filter((line) => !/^INPUT (\/job\/|\.\/)*main\.tex$/.test(line) || ++seen === 1);
+          return Buffer.from(lines.join('\n'));
+        },
+      });
+    assert.deepEqual(await build(reader(HIDDEN, 'echo'), [], blind), { rejected: 'the second document: the pages differ from a cold compile' });
+    // The same preamble without the read passes both documents.
+    const clean = await build(heavy('Clean.'));
+    assert.ok('entry' in clean, JSON.stringify(clean));
+  });
+
+  test('a preamble that loads a job file by a hidden name is rejected by the recorder', async () => {
+    const source = '\\documentclass{article}\n\\usepackage{tikz}\n\\csname usepackage\\endcsname{defs}\n\\begin{document}\nValue: \\quirevalue.\n\\end{document}\n';
+    assert.equal(refusal(splitPreamble(source)!.preamble, ['defs.sty']), null, 'the patterns miss it');
+    const files = [{ name: 'defs.sty', data: Buffer.from('\\newcommand\\quirevalue{kept}\n') }];
+    assert.deepEqual(await build(source, files), { rejected: 'the preamble read defs.sty, a job file' });
   });
 
   test('a format that fails where a cold run would not: the job runs cold and the format goes', async () => {
     const source = heavy('Broken format.');
     const { id } = await texliveIdentity();
     const key = preambleKey({ scope: 'account:5', day: DAY, engine: 'pdflatex', preamble: splitPreamble(source)!.preamble, texlive: id });
-    formats.admit(key, { fmt: Buffer.from('not a format'), reads: new Map(), present: new Set() });
+    formats.admit(key, { fmt: Buffer.from('not a format'), present: new Set() });
     const rejections = formats.stats.rejections;
     const result = await run(job(source, 'account:5'));
     assert.equal(result.outcome, 'ok');
@@ -180,13 +253,24 @@ describe('preamble cache', () => {
   });
 
   test('a preamble that writes a file is never cached', async () => {
-    const pkg = { name: 'writer.sty', data: Buffer.from('\\newwrite\\quireout\\immediate\\openout\\quireout=side.txt\n\\immediate\\write\\quireout{x}\\immediate\\closeout\\quireout\n') };
-    const source = '\\documentclass{article}\n\\usepackage{writer}\n\\begin{document}\nWritten.\n\\end{document}\n';
-    const result = await run(job(source, 'account:3', { files: [pkg] }));
+    // Spelled through \csname, so that only the build's comparison with a cold compile sees it.
+    const source = [
+      '\\documentclass{article}',
+      '\\usepackage{tikz}',
+      '\\csname newwrite\\endcsname\\quireout',
+      '\\csname immediate\\endcsname\\csname openout\\endcsname\\quireout=side.txt',
+      '\\csname immediate\\endcsname\\csname write\\endcsname\\quireout{x}\\csname immediate\\endcsname\\csname closeout\\endcsname\\quireout',
+      '\\begin{document}',
+      'Written.',
+      '\\end{document}',
+      '',
+    ].join('\n');
+    assert.equal(refusal(splitPreamble(source)!.preamble), null);
+    const result = await run(job(source, 'account:3'));
     assert.equal(result.outcome, 'ok');
     // mylatexformat defers the preamble's \openout to each job: the file written differs.
     assert.deepEqual(builds.at(-1), { admitted: false, reason: 'the files it writes differ from a cold compile' });
-    assert.ok(!usedFormat(await run(job(source, 'account:3', { files: [pkg] }))));
+    assert.ok(!usedFormat(await run(job(source, 'account:3'))));
 
     const buildsBefore = formats.stats.builds;
     const inline = '\\documentclass{article}\n\\begin{filecontents*}{side.txt}\nx\n\\end{filecontents*}\n\\begin{document}\nInline.\n\\end{document}\n';
@@ -223,11 +307,20 @@ describe('preamble keys and refusals', () => {
     assert.equal(refusal('\\documentclass{article}\n\\immediate\\write18{x}\n'), 'file writes');
     assert.equal(refusal('%&other\n\\documentclass{article}\n'), 'a %& format line');
     assert.equal(refusal('\\documentclass{article}\n\\everyjob{x}\n'), 'format dump controls');
+    for (const read of ['\\newread\\r\\openin\\r=main.tex', '\\readline\\r to\\x', '\\read\\r to\\x', '\\edef\\x{\\pdffiledump length 9 {main.tex}}', '\\CatchFileDef\\x{main.tex}{}', '\\lstinputlisting{main.tex}', '\\verbatiminput{notes.txt}', '\\ExplSyntaxOn\\ior_open:Nn \\g_tmpa_ior {main.tex}\\ExplSyntaxOff']) {
+      assert.equal(refusal(`\\documentclass{article}\n${read}\n`), 'file reads', read);
+    }
+    const files = ['defs.tex', 'mystyle.sty', 'myclass.cls', 'chapters/setup.tex', 'logo.png'];
+    for (const read of ['\\input{main}', '\\input main.tex', '\\include{main}', '\\input{defs}', '\\input defs ', '\\input{./defs.tex}', '\\usepackage[x]{tikz,mystyle}', '\\RequirePackage{mystyle}', '\\IfFileExists{logo.png}{\\def\\l{1}}{}', '\\InputIfFileExists{chapters/setup}{}{}', '\\import{chapters/}{setup}', '\\input{\\foo}', '\\input\\foo', '\\@@input main.tex']) {
+      assert.equal(refusal(`\\documentclass{article}\n${read}\n`, files), 'reads of its own job files', read);
+    }
+    assert.equal(refusal('\\documentclass[11pt]{myclass}\n', files), 'reads of its own job files');
+    assert.equal(refusal('\\documentclass[11pt]{article}\n\\usepackage{tikz}\n\\input{glyphtounicode}\n\\IfFileExists{fontawesome5.sty}{\\usepackage{fontawesome5}}{}\n% \\input{defs}\n', files), null);
   });
 
   test('the store evicts the least recently used formats by bytes', () => {
     const cache = new FormatCache(10);
-    const entry = (size: number): FormatEntry => ({ fmt: Buffer.alloc(size), reads: new Map(), present: new Set() });
+    const entry = (size: number): FormatEntry => ({ fmt: Buffer.alloc(size), present: new Set() });
     assert.ok(cache.admit('a', entry(4)));
     assert.ok(cache.admit('b', entry(4)));
     assert.ok(cache.lookup('a', []), 'a used: b is now the oldest');

@@ -284,7 +284,7 @@ export interface paths {
         put?: never;
         /**
          * Render a placeholder template with data into a PDF
-         * @description `data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.
+         * @description `data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.
          */
         post: operations["renderTemplate"];
         delete?: never;
@@ -489,7 +489,7 @@ export interface paths {
         put?: never;
         /**
          * Render a placeholder template once per item, as one async job
-         * @description Up to 50 items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF.
+         * @description Up to 50 items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. `output` shapes every PDF as on compile; `outputs[i]` overrides its fields for item i.
          */
         post: operations["renderTemplateBatch"];
         delete?: never;
@@ -1069,9 +1069,19 @@ export interface operations {
                             };
                         };
                         watermark?: {
-                            /** @description Latin-1 text stamped over the pages */
-                            text: string;
-                            /** @default 0.2 */
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
                             opacity?: number;
                             /** @default 45 */
                             angle?: number;
@@ -5752,6 +5762,111 @@ export interface operations {
                     };
                     /** @description A kept version of the template (1, 2, …); omit for the latest */
                     version?: number;
+                    /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
+                    output?: {
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
+                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        attachments?: {
+                            [key: string]: {
+                                /** @description The file bytes, base64 */
+                                content_base64: string;
+                                /** @default Data */
+                                relationship?: "Data" | "Source" | "Alternative" | "Supplement" | "Unspecified";
+                                /** @default application/octet-stream */
+                                mime_type?: string;
+                                /** @description Shown by PDF readers */
+                                description?: string;
+                            };
+                        };
+                        /** @description Written to the Info dictionary and XMP. */
+                        metadata?: {
+                            /** @description Document title */
+                            title?: string;
+                            /** @description Author */
+                            author?: string;
+                            /** @description Subject */
+                            subject?: string;
+                            keywords?: string[];
+                            /** @description BCP 47 language tag, e.g. en-GB */
+                            lang?: string;
+                            /** @description Creating application */
+                            creator?: string;
+                        };
+                        /** @description AES-256 (qpdf). Passwords are never logged, stored or replayed. */
+                        encrypt?: {
+                            /** @description Opens the PDF; empty opens it without a password (at most 127 bytes) */
+                            user_password?: string;
+                            /** @description Lifts the permissions (at most 127 bytes) */
+                            owner_password: string;
+                            permissions?: {
+                                /**
+                                 * @description Allow printing (default true)
+                                 * @default true
+                                 */
+                                print?: boolean;
+                                /**
+                                 * @description Allow changes (default true)
+                                 * @default true
+                                 */
+                                modify?: boolean;
+                                /**
+                                 * @description Allow copying text and images (default true)
+                                 * @default true
+                                 */
+                                copy?: boolean;
+                                /**
+                                 * @description Allow comments (default true)
+                                 * @default true
+                                 */
+                                annotate?: boolean;
+                                /**
+                                 * @description Allow filling forms (default true)
+                                 * @default true
+                                 */
+                                fill_forms?: boolean;
+                                /**
+                                 * @description Allow screen readers (default true)
+                                 * @default true
+                                 */
+                                accessibility?: boolean;
+                            };
+                        };
+                        watermark?: {
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
+                            opacity?: number;
+                            /** @default 45 */
+                            angle?: number;
+                            /** @default #808080 */
+                            color?: string;
+                            /** @description Pages to stamp; all when absent */
+                            pages?: number[];
+                        };
+                        /** @description PNG renderings of pages, returned as signed links in page_images; pages × dpi bounded by the plan (pageImageBudget). */
+                        page_images?: {
+                            pages: number[] | "all";
+                            /** @default 72 */
+                            dpi?: number;
+                            /** @enum {string} */
+                            format?: "png";
+                        };
+                        /** @description Fast web view */
+                        linearize?: boolean;
+                        /** @description Recompress streams and pack objects into object streams (not for a-1b) */
+                        compress?: boolean;
+                    };
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -6985,9 +7100,19 @@ export interface operations {
                             };
                         };
                         watermark?: {
-                            /** @description Latin-1 text stamped over the pages */
-                            text: string;
-                            /** @default 0.2 */
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
                             opacity?: number;
                             /** @default 45 */
                             angle?: number;
@@ -7979,6 +8104,111 @@ export interface operations {
                      * @example blue
                      */
                     color?: string;
+                    /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
+                    output?: {
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
+                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        attachments?: {
+                            [key: string]: {
+                                /** @description The file bytes, base64 */
+                                content_base64: string;
+                                /** @default Data */
+                                relationship?: "Data" | "Source" | "Alternative" | "Supplement" | "Unspecified";
+                                /** @default application/octet-stream */
+                                mime_type?: string;
+                                /** @description Shown by PDF readers */
+                                description?: string;
+                            };
+                        };
+                        /** @description Written to the Info dictionary and XMP. */
+                        metadata?: {
+                            /** @description Document title */
+                            title?: string;
+                            /** @description Author */
+                            author?: string;
+                            /** @description Subject */
+                            subject?: string;
+                            keywords?: string[];
+                            /** @description BCP 47 language tag, e.g. en-GB */
+                            lang?: string;
+                            /** @description Creating application */
+                            creator?: string;
+                        };
+                        /** @description AES-256 (qpdf). Passwords are never logged, stored or replayed. */
+                        encrypt?: {
+                            /** @description Opens the PDF; empty opens it without a password (at most 127 bytes) */
+                            user_password?: string;
+                            /** @description Lifts the permissions (at most 127 bytes) */
+                            owner_password: string;
+                            permissions?: {
+                                /**
+                                 * @description Allow printing (default true)
+                                 * @default true
+                                 */
+                                print?: boolean;
+                                /**
+                                 * @description Allow changes (default true)
+                                 * @default true
+                                 */
+                                modify?: boolean;
+                                /**
+                                 * @description Allow copying text and images (default true)
+                                 * @default true
+                                 */
+                                copy?: boolean;
+                                /**
+                                 * @description Allow comments (default true)
+                                 * @default true
+                                 */
+                                annotate?: boolean;
+                                /**
+                                 * @description Allow filling forms (default true)
+                                 * @default true
+                                 */
+                                fill_forms?: boolean;
+                                /**
+                                 * @description Allow screen readers (default true)
+                                 * @default true
+                                 */
+                                accessibility?: boolean;
+                            };
+                        };
+                        watermark?: {
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
+                            opacity?: number;
+                            /** @default 45 */
+                            angle?: number;
+                            /** @default #808080 */
+                            color?: string;
+                            /** @description Pages to stamp; all when absent */
+                            pages?: number[];
+                        };
+                        /** @description PNG renderings of pages, returned as signed links in page_images; pages × dpi bounded by the plan (pageImageBudget). */
+                        page_images?: {
+                            pages: number[] | "all";
+                            /** @default 72 */
+                            dpi?: number;
+                            /** @enum {string} */
+                            format?: "png";
+                        };
+                        /** @description Fast web view */
+                        linearize?: boolean;
+                        /** @description Recompress streams and pack objects into object streams (not for a-1b) */
+                        compress?: boolean;
+                    };
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -8848,6 +9078,216 @@ export interface operations {
                     merge?: boolean;
                     /** @description Webhook receiver (https) */
                     callback_url?: string;
+                    /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
+                    output?: {
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
+                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        attachments?: {
+                            [key: string]: {
+                                /** @description The file bytes, base64 */
+                                content_base64: string;
+                                /** @default Data */
+                                relationship?: "Data" | "Source" | "Alternative" | "Supplement" | "Unspecified";
+                                /** @default application/octet-stream */
+                                mime_type?: string;
+                                /** @description Shown by PDF readers */
+                                description?: string;
+                            };
+                        };
+                        /** @description Written to the Info dictionary and XMP. */
+                        metadata?: {
+                            /** @description Document title */
+                            title?: string;
+                            /** @description Author */
+                            author?: string;
+                            /** @description Subject */
+                            subject?: string;
+                            keywords?: string[];
+                            /** @description BCP 47 language tag, e.g. en-GB */
+                            lang?: string;
+                            /** @description Creating application */
+                            creator?: string;
+                        };
+                        /** @description AES-256 (qpdf). Passwords are never logged, stored or replayed. */
+                        encrypt?: {
+                            /** @description Opens the PDF; empty opens it without a password (at most 127 bytes) */
+                            user_password?: string;
+                            /** @description Lifts the permissions (at most 127 bytes) */
+                            owner_password: string;
+                            permissions?: {
+                                /**
+                                 * @description Allow printing (default true)
+                                 * @default true
+                                 */
+                                print?: boolean;
+                                /**
+                                 * @description Allow changes (default true)
+                                 * @default true
+                                 */
+                                modify?: boolean;
+                                /**
+                                 * @description Allow copying text and images (default true)
+                                 * @default true
+                                 */
+                                copy?: boolean;
+                                /**
+                                 * @description Allow comments (default true)
+                                 * @default true
+                                 */
+                                annotate?: boolean;
+                                /**
+                                 * @description Allow filling forms (default true)
+                                 * @default true
+                                 */
+                                fill_forms?: boolean;
+                                /**
+                                 * @description Allow screen readers (default true)
+                                 * @default true
+                                 */
+                                accessibility?: boolean;
+                            };
+                        };
+                        watermark?: {
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
+                            opacity?: number;
+                            /** @default 45 */
+                            angle?: number;
+                            /** @default #808080 */
+                            color?: string;
+                            /** @description Pages to stamp; all when absent */
+                            pages?: number[];
+                        };
+                        /** @description PNG renderings of pages, returned as signed links in page_images; pages × dpi bounded by the plan (pageImageBudget). */
+                        page_images?: {
+                            pages: number[] | "all";
+                            /** @default 72 */
+                            dpi?: number;
+                            /** @enum {string} */
+                            format?: "png";
+                        };
+                        /** @description Fast web view */
+                        linearize?: boolean;
+                        /** @description Recompress streams and pack objects into object streams (not for a-1b) */
+                        compress?: boolean;
+                    };
+                    /** @description Per item, by position: that item's `output` fields, each replacing the batch's field of the same name ({}: the batch's `output` as it is) */
+                    outputs?: {
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
+                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        attachments?: {
+                            [key: string]: {
+                                /** @description The file bytes, base64 */
+                                content_base64: string;
+                                /** @default Data */
+                                relationship?: "Data" | "Source" | "Alternative" | "Supplement" | "Unspecified";
+                                /** @default application/octet-stream */
+                                mime_type?: string;
+                                /** @description Shown by PDF readers */
+                                description?: string;
+                            };
+                        };
+                        /** @description Written to the Info dictionary and XMP. */
+                        metadata?: {
+                            /** @description Document title */
+                            title?: string;
+                            /** @description Author */
+                            author?: string;
+                            /** @description Subject */
+                            subject?: string;
+                            keywords?: string[];
+                            /** @description BCP 47 language tag, e.g. en-GB */
+                            lang?: string;
+                            /** @description Creating application */
+                            creator?: string;
+                        };
+                        /** @description AES-256 (qpdf). Passwords are never logged, stored or replayed. */
+                        encrypt?: {
+                            /** @description Opens the PDF; empty opens it without a password (at most 127 bytes) */
+                            user_password?: string;
+                            /** @description Lifts the permissions (at most 127 bytes) */
+                            owner_password: string;
+                            permissions?: {
+                                /**
+                                 * @description Allow printing (default true)
+                                 * @default true
+                                 */
+                                print?: boolean;
+                                /**
+                                 * @description Allow changes (default true)
+                                 * @default true
+                                 */
+                                modify?: boolean;
+                                /**
+                                 * @description Allow copying text and images (default true)
+                                 * @default true
+                                 */
+                                copy?: boolean;
+                                /**
+                                 * @description Allow comments (default true)
+                                 * @default true
+                                 */
+                                annotate?: boolean;
+                                /**
+                                 * @description Allow filling forms (default true)
+                                 * @default true
+                                 */
+                                fill_forms?: boolean;
+                                /**
+                                 * @description Allow screen readers (default true)
+                                 * @default true
+                                 */
+                                accessibility?: boolean;
+                            };
+                        };
+                        watermark?: {
+                            /** @description Latin-1 text stamped over the pages (or `asset`) */
+                            text?: string;
+                            /** @description Instead of text: the name of a PDF among this compile's assets (inline `assets` or `use_stored_assets`); its first page is stamped with qpdf */
+                            asset?: string;
+                            /**
+                             * @description With asset: stamp under the page content instead of over it
+                             * @default false
+                             */
+                            underlay?: boolean;
+                            /**
+                             * @description Text only
+                             * @default 0.2
+                             */
+                            opacity?: number;
+                            /** @default 45 */
+                            angle?: number;
+                            /** @default #808080 */
+                            color?: string;
+                            /** @description Pages to stamp; all when absent */
+                            pages?: number[];
+                        };
+                        /** @description PNG renderings of pages, returned as signed links in page_images; pages × dpi bounded by the plan (pageImageBudget). */
+                        page_images?: {
+                            pages: number[] | "all";
+                            /** @default 72 */
+                            dpi?: number;
+                            /** @enum {string} */
+                            format?: "png";
+                        };
+                        /** @description Fast web view */
+                        linearize?: boolean;
+                        /** @description Recompress streams and pack objects into object streams (not for a-1b) */
+                        compress?: boolean;
+                    }[];
                 };
             };
         };

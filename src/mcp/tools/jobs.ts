@@ -70,7 +70,7 @@ export function withJobs(tool: Tool): Tool {
       const body = isBody(outcome.body) ? outcome.body : {};
       if (outcome.status < 300) {
         if (first) return first;
-        return isAccepted(body) ? acceptedReply(body) : tool.replay(body);
+        return isAccepted(body) ? acceptedReply(body) : tool.replay(body, context);
       }
       const { error, message, ...details } = body;
       throw restore(error as ErrorCode, String(message), details);

@@ -14,6 +14,7 @@ import {
   TemplateV1Response,
   VersionNumber,
 } from '../../templates/schemas.js';
+import { firstPageImage } from '../page-image.js';
 import { pdfText } from '../results.js';
 import { accountOf, defineTool } from '../tool.js';
 
@@ -142,11 +143,12 @@ export const deleteTemplateTool = defineTool({
 export const renderTool = defineTool({
   name: 'render',
   title: 'Render a placeholder template',
-  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Check data for free first with validate (\`template\`, \`data\`). A failed render reads like a failed compile: apply \`diagnosis.suggested_fix\` and retry. Stored assets the template names are used automatically. \`version\` renders a kept version (see list_template_versions); the latest by default. Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
+  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Check data for free first with validate (\`template\`, \`data\`). A failed render reads like a failed compile: apply \`diagnosis.suggested_fix\` and retry. Stored assets the template names are used automatically. \`version\` renders a kept version (see list_template_versions); the latest by default. \`output\` shapes the PDF as on compile (with page_images the first page comes back as an image). Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
   inputSchema: Type.Object({
     id,
     data: Type.Object({}, { additionalProperties: true, description: RenderBody.properties.data.description }),
     version: Type.Optional(VersionNumber),
+    output: RenderBody.properties.output,
   }),
   argumentSchema: Type.Object({ id, ...RenderBody.properties }, { additionalProperties: true }),
   outputSchema: RenderSuccessBody,
@@ -154,8 +156,9 @@ export const renderTool = defineTool({
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   job: 'render',
-  run: (args, context, hooks) => context.services.templates.render(accountOf(context), ref(args), args.data, hooks, args.version),
+  run: (args, context, hooks) => context.services.templates.render(accountOf(context), ref(args), args.data, hooks, { version: args.version, output: args.output }),
   summarize: (body) => `Rendered template ${body.template.name} (v${body.template.version}).\n${pdfText(body)}`,
+  attachments: firstPageImage,
 });
 
 export const templateTools = [renderTool, listTemplatesTool, getTemplateTool, saveTemplateTool, deleteTemplateTool];

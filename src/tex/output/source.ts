@@ -53,9 +53,16 @@ function embed(attachment: OutputAttachment): string {
  * The job's source with what `output` needs injected right after \documentclass, or null
  * when the source does not change. Throws when the main source has no \documentclass line.
  */
-export function outputSource(source: string, output: OutputSpec): string | null {
+export function outputSource(source: string, output: OutputSpec, now: Date = new Date()): string | null {
   const lines: string[] = [];
-  if (output.pdfStandard) lines.push(`\\usepackage[${output.pdfStandard}]{pdfx}`);
+  if (output.pdfStandard) {
+    // XeTeX has no \pdfcreationdate: pdfx then stops with an error (and a constant 2018 date)
+    // unless shell escape runs its Lua helper. The time the job starts, given here, is the date
+    // pdfx writes into both Info and XMP, so xelatex exits cleanly and the two agree (pdfx
+    // parses it with a catcode-12 D, hence \string).
+    lines.push(`\\ifdefined\\pdfcreationdate\\else\\edef\\pdfcreationdate{\\string ${pdfDate(now)}}\\fi`);
+    lines.push(`\\usepackage[${output.pdfStandard}]{pdfx}`);
+  }
   if (output.attachments?.length) {
     lines.push('\\usepackage{embedfile}');
     lines.push(...output.attachments.map(embed));
@@ -65,6 +72,11 @@ export function outputSource(source: string, output: OutputSpec): string | null 
   if (!match) throw new OutputSourceError();
   const end = match.index + match[0].length;
   return `${source.slice(0, end)}\n${lines.join('\n')}\n${source.slice(end)}`;
+}
+
+/** A PDF date string in UTC, as \\pdfcreationdate gives it: D:YYYYMMDDHHmmSS+00'00'. */
+export function pdfDate(date: Date): string {
+  return `D:${date.toISOString().slice(0, 19).replace(/[-T:]/g, '')}+00'00'`;
 }
 
 /** Job files the output step adds: the .xmpdata (PDF/A) and the attachments. */

@@ -41,6 +41,14 @@ export interface OutputWatermark {
   pages?: number[];
 }
 
+/** A caller's PDF whose first page is stamped over (or under) the pages. */
+export interface OutputStamp {
+  pdf: Buffer;
+  underlay: boolean;
+  /** 1-based pages; all pages when absent. */
+  pages?: number[];
+}
+
 export interface OutputAttachment {
   name: string;
   data: Buffer;
@@ -61,6 +69,7 @@ export interface OutputSpec {
   metadata?: OutputMetadata;
   encrypt?: OutputEncrypt;
   watermark?: OutputWatermark;
+  stamp?: OutputStamp;
   attachments?: OutputAttachment[];
   pageImages?: OutputPageImages;
   linearize?: boolean;

@@ -48,11 +48,13 @@ export async function runOutputStep(ctx: StepContext, output: OutputSpec, main: 
     if (!updated.ok) return failed('qpdf (metadata)', updated.run);
     current = updated.name;
   }
-  if (output.watermark) {
-    await put('.quire-stamp.pdf', watermarkPdf(output.watermark));
+  // A text watermark, or the caller's own PDF (its first page), over or under the asked pages.
+  const mark = output.watermark ? { pdf: watermarkPdf(output.watermark), underlay: false, pages: output.watermark.pages } : output.stamp;
+  if (mark) {
+    await put('.quire-stamp.pdf', mark.pdf);
     const out = next();
-    const to = output.watermark.pages ? [`--to=${output.watermark.pages.filter((p) => p <= ctx.pages).join(',') || '1'}`] : [];
-    const run = await ctx.exec(['qpdf', current, '--overlay', '.quire-stamp.pdf', ...to, '--repeat=1', '--', out]);
+    const to = mark.pages ? [`--to=${mark.pages.filter((p) => p <= ctx.pages).join(',') || '1'}`] : [];
+    const run = await ctx.exec(['qpdf', current, mark.underlay ? '--underlay' : '--overlay', '.quire-stamp.pdf', ...to, '--from=1', '--repeat=1', '--', out]);
     if (!qpdfOk(run)) return failed('qpdf (watermark)', run);
     current = out;
   }

@@ -1,0 +1,67 @@
+// Bench cases of the `output` option (issue 23), each interleaved with its bare equivalent:
+// PDF/A-1b hello (service: pdfx, then PDFBox Preflight) against bare pdflatex with pdfx and
+// its .xmpdata; encrypted hello against bare pdflatex then `qpdf --encrypt`; and the time a
+// page image adds to a one-page compile (the same request with and without page_images).
+import { spawn } from 'node:child_process';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export interface OutputCase {
+  name: string;
+  /** The service's run of fresh source `n`. */
+  service(n: number): Promise<void>;
+  /** What it is measured against, for the same `n`. */
+  bare(n: number): Promise<void>;
+  /** `ratio`: service/bare ≤ goal; `added`: service − bare ≤ goal ms. */
+  goal: { kind: 'ratio' | 'added'; value: number };
+}
+
+/** POSTs a compile with `body` and GETs its PDF (the bench's service call). */
+export type ServiceCall = (body: Record<string, unknown>) => Promise<void>;
+
+const hello = (n: number) => `\\documentclass{article}\n\\begin{document}\nHello, Quire. A one-page document.\n\\end{document}\n% output ${n}\n`;
+const withPdfx = (n: number) => hello(n).replace('\\documentclass{article}\n', '\\documentclass{article}\n\\usepackage[a-1b]{pdfx}\n');
+
+function run(cmd: string, args: string[], cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd, stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 || (cmd === 'qpdf' && code === 3) ? resolve() : reject(new Error(`${cmd} exited ${code}`))));
+  });
+}
+
+let seq = 0;
+/** A fresh directory with main.tex (and `extra` files), `steps` run in it, then removed. */
+async function inDir(root: string, source: string, extra: Record<string, string>, steps: Array<[string, string[]]>): Promise<void> {
+  const dir = join(root, `o${seq++}`);
+  await mkdir(dir);
+  await writeFile(join(dir, 'main.tex'), source);
+  for (const [name, text] of Object.entries(extra)) await writeFile(join(dir, name), text);
+  for (const [cmd, args] of steps) await run(cmd, args, dir);
+  await rm(dir, { recursive: true, force: true });
+}
+
+const PDFLATEX: [string, string[]] = ['pdflatex', ['-interaction=nonstopmode', '-halt-on-error', 'main.tex']];
+
+export function outputCases(root: string, service: ServiceCall): OutputCase[] {
+  return [
+    {
+      name: 'PDF/A-1b hello vs pdflatex + pdfx',
+      service: (n) => service({ latex: hello(n), output: { pdf_standard: 'a-1b', metadata: { title: 'Bench' } } }),
+      bare: (n) => inDir(root, withPdfx(n), { 'main.xmpdata': '\\Title{Bench}\n' }, [PDFLATEX]),
+      goal: { kind: 'ratio', value: 0.6 },
+    },
+    {
+      name: 'encrypted hello vs pdflatex + qpdf',
+      service: (n) => service({ latex: hello(n), output: { encrypt: { user_password: 'u', owner_password: 'o', permissions: { print: false, modify: false } } } }),
+      bare: (n) => inDir(root, hello(n), {}, [PDFLATEX, ['qpdf', ['--encrypt', 'u', 'o', '256', '--print=none', '--modify=none', '--', 'main.pdf', 'out.pdf']]]),
+      goal: { kind: 'ratio', value: 0.6 },
+    },
+    {
+      name: 'page image of a one-pager (ms added)',
+      service: (n) => service({ latex: hello(n), output: { page_images: { pages: [1], dpi: 72 } } }),
+      bare: (n) => service({ latex: hello(-n) }),
+      goal: { kind: 'added', value: 150 },
+    },
+  ];
+}
