@@ -2,10 +2,11 @@
 // both see the same machine load. Cases: a one-page pdflatex compile end to end (POST plus
 // PDF GET; a fresh source each time, so the result cache does not answer), the same request
 // repeated (the result cache answers), xelatex and lualatex one-pagers against their bare
-// engines, 16 clients against bare pdflatex run 2-parallel, and the service's RSS over all
-// of it. Goals from issue 16: ≤ 0.5× bare for the one-pagers, ≥ 0.9× for throughput.
+// engines, 16 and 64 clients against bare pdflatex run 2-parallel, and the service's RSS over
+// 1,000 compiles. Goals from issue 27: one-pagers ≤ 0.30× (pdflatex), 0.25× (xelatex), 0.15×
+// (lualatex); throughput ≥ 2.0× (16 clients), ≥ 1.8× with p99 ≤ 2 s (64 clients); RSS flat.
 // Preamble cache: a heavy document whose preamble was seen before, and a V2 template render
-// with fresh data, each against `latexmk -pdf` of the same (filled) source: ≤ 0.35×. Paused
+// with fresh data, each against `latexmk -pdf` of the same (filled) source: ≤ 0.25× and ≤ 0.20×. Paused
 // preambles: xelatex and lualatex with fontspec and unicode-math, preamble seen before, fresh
 // body, against `latexmk -xelatex` / `-lualatex`: ≤ 0.20× (issue 27).
 // Output option (issue 23, bench/output.ts): PDF/A-1b and encrypted hello ≤ 0.6× bare, a page image ≤ 150 ms added.
@@ -117,6 +118,10 @@ async function main(): Promise<void> {
     PORT: '0',
     QUIRE_COMPILE_QUEUE: '64',
     QUIRE_RENDER_PER_MINUTE: '100000',
+    // Every client of the bench is one Business account (8 compiles in flight, docs/fair-use.md);
+    // the throughput cases measure the service, so its in-flight limit is raised to 80. Fair use
+    // has its own case (bench/abuse.ts).
+    QUIRE_CALLER_CONCURRENCY_FACTOR: '10',
     // The slot count is the service's default (one per core) unless set for the run.
     ...(process.env.QUIRE_COMPILE_CONCURRENCY ? { QUIRE_COMPILE_CONCURRENCY: process.env.QUIRE_COMPILE_CONCURRENCY } : {}),
   });
@@ -160,13 +165,14 @@ async function main(): Promise<void> {
 
     say(`\nquire bench — ${RUNS} interleaved runs per case after ${WARMUP} warm-ups; medians\n`);
     say(`${'case'.padEnd(44)}${'service'.padStart(10)}${'bare'.padStart(10)}${'ratio'.padStart(8)}  goal`);
-    const cases: Array<[string, Engine, boolean]> = [
-      ['hello pdflatex, POST + GET (fresh source)', 'pdflatex', false],
-      ['hello pdflatex, repeated (result cache)', 'pdflatex', true],
-      ['hello xelatex, POST + GET (fresh source)', 'xelatex', false],
-      ['hello lualatex, POST + GET (fresh source)', 'lualatex', false],
+    // Goals from issue 27: pdflatex ≤ 0.30×, xelatex ≤ 0.25×, lualatex ≤ 0.15× bare.
+    const cases: Array<[string, Engine, boolean, number]> = [
+      ['hello pdflatex, POST + GET (fresh source)', 'pdflatex', false, 0.3],
+      ['hello pdflatex, repeated (result cache)', 'pdflatex', true, 0.3],
+      ['hello xelatex, POST + GET (fresh source)', 'xelatex', false, 0.25],
+      ['hello lualatex, POST + GET (fresh source)', 'lualatex', false, 0.15],
     ];
-    for (const [name, engine, repeat] of process.env.BENCH_SKIP_LATENCY ? [] : cases.filter(([n]) => wanted(n))) {
+    for (const [name, engine, repeat, goal] of process.env.BENCH_SKIP_LATENCY ? [] : cases.filter(([n]) => wanted(n))) {
       const samples = { service: [] as number[], bare: [] as number[] };
       const fixed = hello(-1);
       await staged(name, () => samples.service, async (mark) => {
@@ -182,7 +188,7 @@ async function main(): Promise<void> {
       }
       });
       const ratio = median(samples.service) / median(samples.bare);
-      say(`${name.padEnd(44)}${`${median(samples.service).toFixed(0)} ms`.padStart(10)}${`${median(samples.bare).toFixed(0)} ms`.padStart(10)}${ratio.toFixed(2).padStart(8)}  ≤ 0.50 ${ratio <= 0.5 ? 'MET' : 'NOT MET'}`);
+      say(`${name.padEnd(44)}${`${median(samples.service).toFixed(0)} ms`.padStart(10)}${`${median(samples.bare).toFixed(0)} ms`.padStart(10)}${ratio.toFixed(2).padStart(8)}  ≤ ${goal.toFixed(2)} ${ratio <= goal ? 'MET' : 'NOT MET'}`);
     }
 
     // Preamble cache: the first run's preamble is built into a format in the background; the
@@ -204,8 +210,8 @@ async function main(): Promise<void> {
       while (performance.now() < until && (await pausedWaiting()) === 0) await new Promise((r) => setTimeout(r, 250));
     };
     const preambleCases: Array<[string, (n: number) => Promise<void>, (n: number) => string, string, number]> = [
-      ['heavy doc, preamble seen (fresh body)', (n) => service('pdflatex', heavy(n)), heavy, '-pdf', 0.35],
-      ['V2 render, fresh data', (n) => service('pdflatex', undefined, `/api/v2/templates/${templateId}/render`, { data: v2Data(n) }), filled, '-pdf', 0.35],
+      ['heavy doc, preamble seen (fresh body)', (n) => service('pdflatex', heavy(n)), heavy, '-pdf', 0.25],
+      ['V2 render, fresh data', (n) => service('pdflatex', undefined, `/api/v2/templates/${templateId}/render`, { data: v2Data(n) }), filled, '-pdf', 0.2],
       ['xelatex fontspec+unicode-math, preamble seen', (n) => service('xelatex', unicodeDoc(n)), unicodeDoc, '-xelatex', 0.2],
       ['lualatex fontspec+unicode-math, preamble seen', (n) => service('lualatex', unicodeDoc(n)), unicodeDoc, '-lualatex', 0.2],
     ];
@@ -290,20 +296,52 @@ async function main(): Promise<void> {
       );
       return jobs / ((performance.now() - start) / 1000);
     };
-    const latencies: number[] = [];
-    if (wanted('throughput') || wanted(`${CLIENTS} clients`)) {
+    // Throughput (issue 27): fresh one-pagers through 16 clients (≥ 2.0× bare pdflatex run
+    // 2-parallel) and 64 clients (≥ 1.8×, p99 ≤ 2 s, only designed 503s), each between two
+    // bare runs of the same count.
+    const throughputCases: Array<[number, number, number | null]> = [
+      [CLIENTS, 2.0, null],
+      [64, 1.8, 2000],
+    ];
+    for (const [clients, goal, p99Goal] of throughputCases) {
+      const name = `${clients} clients, fresh one-pagers`;
+      if (!wanted('throughput') && !wanted(name)) continue;
+      const latencies: number[] = [];
+      let busy = 0;
       const bareRate = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
       let serviceRate = 0;
-      await staged(`${CLIENTS} clients, fresh one-pagers`, () => latencies, async () => {
-        serviceRate = await pool(CLIENTS, THROUGHPUT_JOBS, () => service('pdflatex'), latencies);
+      await staged(name, () => latencies, async () => {
+        serviceRate = await pool(clients, THROUGHPUT_JOBS, async () => {
+          try {
+            await service('pdflatex');
+          } catch (err) {
+            // A designed refusal (503 server_busy with Retry-After) is counted, not fatal.
+            if (!/answered 503/.test(String(err))) throw err;
+            busy++;
+          }
+        }, latencies);
       });
       const bareRate2 = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
       compiles += THROUGHPUT_JOBS;
       const bareMean = (bareRate + bareRate2) / 2;
       const tput = serviceRate / bareMean;
+      const tail = p99(latencies);
+      const met = tput >= goal && (p99Goal === null || tail <= p99Goal);
       say(
-        `${`${CLIENTS} clients, ${THROUGHPUT_JOBS} compiles/s`.padEnd(44)}${serviceRate.toFixed(1).padStart(10)}${bareMean.toFixed(1).padStart(10)}${tput.toFixed(2).padStart(8)}  ≥ 0.90 ${tput >= 0.9 ? 'MET' : 'NOT MET'}  (bare 2-parallel before/after: ${bareRate.toFixed(1)}/${bareRate2.toFixed(1)}; service p99 ${p99(latencies).toFixed(0)} ms)`,
+        `${`${clients} clients, ${THROUGHPUT_JOBS} compiles/s`.padEnd(44)}${serviceRate.toFixed(1).padStart(10)}${bareMean.toFixed(1).padStart(10)}${tput.toFixed(2).padStart(8)}  ≥ ${goal.toFixed(2)}${p99Goal ? `, p99 ≤ ${p99Goal} ms` : ''} ${met ? 'MET' : 'NOT MET'}  (bare 2-parallel before/after: ${bareRate.toFixed(1)}/${bareRate2.toFixed(1)}; service p99 ${tail.toFixed(0)} ms; 503s ${busy})`,
       );
+    }
+
+    // RSS over many compiles (issue 27: flat over 1,000): the RSS after the first fifth of the
+    // run against the end, fresh one-pagers through 8 clients.
+    if (wanted('RSS')) {
+      const total = Number(process.env.BENCH_RSS_COMPILES ?? 1000);
+      await pool(8, Math.round(total / 5), () => service('pdflatex'));
+      const settled = process.memoryUsage().rss;
+      await pool(8, total - Math.round(total / 5), () => service('pdflatex'));
+      compiles += total;
+      const grown = process.memoryUsage().rss - settled;
+      say(`RSS over ${total} compiles: ${(settled / 1048576).toFixed(1)} MB after ${Math.round(total / 5)} → ${((settled + grown) / 1048576).toFixed(1)} MB at the end (${(grown / 1048576).toFixed(1)} MB; flat = under 32 MB ${grown < 32 * 1048576 ? 'MET' : 'NOT MET'})`);
     }
 
     const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
