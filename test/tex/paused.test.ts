@@ -141,8 +141,17 @@ describe('paused preambles', () => {
     await paused.idle();
     const waiting = paused.sessions().find((s) => s.uid === UID && s.compiler === 'xelatex' && s.session);
     assert.ok(waiting?.session?.pid);
-    const tree = (await treeUsage([waiting.session.pid])).get(waiting.session.pid)!;
-    const tex = tree.processes.filter((p) => /^(xelatex|xetex|lualatex|luatex)$/.test(p.comm));
+    // A started sandbox may not have exec'd its engine yet (seen on a loaded machine): wait for it.
+    const pid = waiting.session.pid;
+    const engine = async () => {
+      const tree = (await treeUsage([pid])).get(pid)!;
+      return { tree, tex: tree.processes.filter((p) => /^(xelatex|xetex|lualatex|luatex)$/.test(p.comm)) };
+    };
+    let { tree, tex } = await engine();
+    for (let i = 0; i < 300 && tex.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      ({ tree, tex } = await engine());
+    }
     assert.equal(tex.length, 1, JSON.stringify(tree.processes));
     process.kill(tex[0]!.pid, 'SIGKILL');
     const fallbacks = stats.fallbacks;
