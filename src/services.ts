@@ -248,6 +248,7 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
         isolate: config.sandbox,
         luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
         formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
+        demoteAfterMs: config.demoteAfterMs,
       },
       { formats: preambles },
       { maxCount: config.pausedPreambles, maxBytes: config.pausedPreambleBytes, stats: paused },

@@ -28,6 +28,8 @@ export interface PoolOptions {
   hardenLua?: boolean;
   /** Start each warm sandbox's likely engine ahead of time (default true; needs `warm`). */
   warmEngines?: boolean;
+  /** A job running longer drops to the lowest CPU priority (see demote.ts); 0 or none: never. */
+  demoteAfterMs?: number;
 }
 
 /** Inside the sandbox /tmp is private to the job; TeX's variable trees live there. */

@@ -23,6 +23,7 @@ import {
   type TexStages,
 } from './job.js';
 import type { Compiler } from './compilers.js';
+import { demoteLater } from './demote.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { goLine, PAUSED_DRIVER, PAUSED_ENGINE, PAUSED_PREAMBLE, pausedDriver, pausedEngineArgs } from './paused.js';
 import { outputFiles, outputSource } from './output/source.js';
@@ -120,6 +121,7 @@ export class TexRunner implements JobRunner {
     const stages: TexStages = {};
     const state = { passes: 0, stages, paused: false };
     let stopped = true;
+    const undemote = demoteLater(() => session.pid, this.options.demoteAfterMs ?? 0);
     try {
       // A paused preamble's sandbox: its engine waits for the go-line, written only once every file of the job is in place.
       await this.prepare(session, job, format);
@@ -144,6 +146,7 @@ export class TexRunner implements JobRunner {
         ...(err.problem ? { problem: err.problem } : {}),
       };
     } finally {
+      undemote();
       const releasing = performance.now();
       await (paused ? this.pool.discard(session, stopped) : this.pool.release(session, uid, stopped));
       // The result (already built) holds this same object.
