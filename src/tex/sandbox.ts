@@ -25,6 +25,17 @@ const SYMLINKS: Array<[string, string]> = [
   ['usr/sbin', '/sbin'],
 ];
 
+/**
+ * TeX allocates and fills tens of megabytes of arrays as it loads a format, and on virtual
+ * machines each 4 KB page fault is dear: with glibc's malloc backing its arenas with huge pages
+ * (where the kernel's transparent huge pages are `madvise` or `always`) pdflatex, xelatex and
+ * lualatex run a one-pager in about half the time (measured: 296 → 146–165 ms, 1078 → 518 ms,
+ * 1163 → 625 ms). Memory limits still hold: they cap address space, which this does not grow.
+ */
+export const MALLOC_TUNABLES = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' };
+/** Where glibc looks for the kernel's huge-page settings (read-only in the sandbox; nothing else of /sys is). */
+const THP_SETTINGS = '/sys/kernel/mm/transparent_hugepage';
+
 export interface ProcessLimits {
   cpuSeconds: number;
   /** Largest single file a process may write (RLIMIT_FSIZE). */
@@ -74,7 +85,7 @@ export function prlimit(limits: ProcessLimits): string[] {
 export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
   const limited = spec.limits ? [...prlimit(spec.limits), ...argv] : argv;
   if (!spec.isolate) {
-    const env = { ...spec.env, PATH: '/usr/bin:/bin', HOME: spec.workspace };
+    const env = { ...MALLOC_TUNABLES, ...spec.env, PATH: '/usr/bin:/bin', HOME: spec.workspace };
     return { file: limited[0]!, args: limited.slice(1), cwd: spec.workspace, env };
   }
   const args = [
@@ -91,6 +102,8 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
     'quire',
   ];
   for (const path of READ_ONLY) args.push('--ro-bind-try', path, path);
+  // Only the transparent-huge-page settings of /sys: glibc reads them before it uses huge pages (MALLOC_TUNABLES).
+  args.push('--ro-bind-try', THP_SETTINGS, THP_SETTINGS);
   for (const [target, link] of SYMLINKS) args.push('--symlink', target, link);
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp');
   if (spec.luaCache !== undefined) args.push('--ro-bind', spec.luaCache, SANDBOX_LUA_CACHE);
@@ -100,7 +113,7 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
   // mounted both become read-only (devices such as /dev/null still work), so /tmp (capped)
   // and the workspace (watched, RLIMIT_FSIZE per file) are the only writable places.
   args.push('--remount-ro', '/dev', '--remount-ro', '/');
-  const env = { PATH: '/usr/bin', HOME: '/tmp', ...spec.env };
+  const env = { PATH: '/usr/bin', HOME: '/tmp', ...MALLOC_TUNABLES, ...spec.env };
   for (const [name, value] of Object.entries(env)) args.push('--setenv', name, value);
   args.push('--', ...limited);
   return { file: 'bwrap', args };

@@ -5,6 +5,7 @@
 // keeps one running for a TeX session, whose driver speaks over stdin and stdout.
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { Launcher, type SandboxProcess } from './launcher.js';
 import { sandboxed, type SandboxSpec } from './sandbox.js';
 
 /** stderr kept for the caller's error message. */
@@ -32,8 +33,25 @@ export function startSandboxed(spec: SandboxSpec, argv: string[]): ChildProcessW
   });
 }
 
+/** Starts the sandboxes of TeX sessions (see launcher.ts); one helper for the whole process. */
+const launcher = new Launcher();
+
+/**
+ * Starts `argv` in the sandbox of `spec` like startSandboxed, through the launcher when it
+ * isolates (bubblewrap runs with an empty environment and no working directory of ours).
+ */
+export async function launchSandboxed(spec: SandboxSpec, argv: string[]): Promise<SandboxProcess> {
+  if (!spec.isolate) {
+    const child = startSandboxed(spec, argv);
+    child.stderr.resume();
+    return child;
+  }
+  const { file, args } = sandboxed(spec, argv);
+  return launcher.launch(file, args, spec.uid);
+}
+
 /** Kills every process of a sandboxed command: its process group, and with bwrap its PID namespace. */
-export function killSandboxed(child: ChildProcess): void {
+export function killSandboxed(child: Pick<ChildProcess, 'pid'>): void {
   try {
     if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
   } catch {

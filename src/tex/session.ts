@@ -12,12 +12,12 @@
 // its limits to the job's with prlimit --pid, writes that line, and waits for it like any
 // command. Any other command kills an unused warm engine first, so a warm engine serves at
 // most one pass of the one job this sandbox exists for.
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SANDBOX_LUA_CACHE, type SandboxSpec } from './sandbox.js';
-import { gone, killSandboxed, startSandboxed } from './sandboxed.js';
+import type { SandboxProcess } from './launcher.js';
+import { gone, killSandboxed, launchSandboxed } from './sandboxed.js';
 import { removeWorkspace } from './workspace.js';
 
 /** Output of a command kept for the caller (qpdf's answer, a helper's complaint). */
@@ -101,13 +101,12 @@ export class Session {
     readonly luaCache: string | undefined,
     /** The inflated formats mounted in this sandbox (their host folder), if any. */
     readonly formats: string | undefined,
-    private readonly child: ChildProcessWithoutNullStreams,
+    private readonly child: SandboxProcess,
   ) {
     child.stdout.on('data', (chunk: Buffer) => {
       this.buffer = Buffer.concat([this.buffer, chunk]);
       this.deliver();
     });
-    child.stderr.resume();
     child.stdin.on('error', () => {});
     child.on('close', (code, signal) => {
       this.exited = new Error(`sandbox exited (${signal ?? code})`);
@@ -123,7 +122,7 @@ export class Session {
     if (uid !== undefined) await chown(dir, uid, uid);
     const out = spec.isolate ? '/tmp/.quire-out' : join(dir, '.quire-out');
     const env = { ...spec.env, QUIRE_OUT: out };
-    const child = startSandboxed({ ...spec, workspace: dir, env, uid }, ['sh', '-c', DRIVER]);
+    const child = await launchSandboxed({ ...spec, workspace: dir, env, uid }, ['sh', '-c', DRIVER]);
     // A warm sandbox waiting for work must not keep the process alive.
     child.unref();
     const luaCache = spec.luaCache === undefined ? undefined : spec.isolate ? SANDBOX_LUA_CACHE : spec.luaCache;

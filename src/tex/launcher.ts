@@ -1,0 +1,212 @@
+// Starts TeX sandboxes from a small helper process instead of this one. Node's spawn forks
+// the service itself, and a fork copies the parent's page tables while the event loop waits:
+// from a service of a few hundred megabytes that was about a fifth of the main thread's time
+// in a loop of one-pagers (one sandbox per job). A Perl process of a few megabytes (perl-base
+// is part of every Debian system) forks instead. The sandbox's stdin and stdout are two FIFOs
+// the helper makes in a private folder; the service opens them as soon as the helper answers
+// with the pid, the child opens them before it runs the command, and removes them, so
+// nothing else can reach them. The helper reports each child's exit; when the service dies its
+// stdin ends, it exits, and every sandbox (--die-with-parent) with it.
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+
+const HELPER = String.raw`
+use strict; use POSIX ();
+$| = 1;
+$SIG{CHLD} = sub {
+  while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
+    my $status = $?;
+    print "exit $pid ", ($status & 127 ? "signal " . ($status & 127) : "code " . ($status >> 8)), "\n";
+  }
+};
+while (1) {
+  # A child's exit (SIGCHLD) may interrupt the read: only the end of input ends the helper.
+  $! = 0;
+  my $line = <STDIN>;
+  if (!defined $line) { next if $! == POSIX::EINTR(); last; }
+  chomp $line;
+  my ($id, $in, $out, $uid, @argv) = map { pack('H*', $_) } split / /, $line;
+  if (!POSIX::mkfifo($in, 0600) || !POSIX::mkfifo($out, 0600)) { unlink $in, $out; print "fail $id\n"; next; }
+  # The pid is answered once the child leads its own session: a kill of its process group
+  # right after the answer must reach it.
+  pipe(my $led, my $leading) or do { unlink $in, $out; print "fail $id\n"; next; };
+  my $pid = fork();
+  if (!defined $pid) { unlink $in, $out; close $led; close $leading; print "fail $id\n"; next; }
+  if ($pid == 0) {
+    $SIG{CHLD} = 'DEFAULT';
+    close $led;
+    POSIX::setsid();
+    close $leading;
+    # The service opens both ends at once; a service that died meanwhile leaves nobody to wait for.
+    alarm 30;
+    open(STDIN, '<', $in) or POSIX::_exit(126);
+    open(STDOUT, '>', $out) or POSIX::_exit(126);
+    alarm 0;
+    unlink $in, $out;
+    open(STDERR, '>', '/dev/null');
+    if ($uid ne '') { $( = $uid; $) = "$uid $uid"; $< = $> = $uid; POSIX::_exit(126) if $> != $uid; }
+    %ENV = ();
+    exec { $argv[0] } @argv;
+    POSIX::_exit(127);
+  }
+  close $leading;
+  1 while !defined(sysread($led, my $byte, 1)) && $! == POSIX::EINTR();
+  close $led;
+  print "pid $id $pid\n";
+}
+`;
+
+/** A started sandbox, as much of a ChildProcess as a session uses. */
+export interface SandboxProcess {
+  readonly pid?: number | undefined;
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  /** 'close' (code, signal) once the process has exited and its stdout has ended. */
+  on(event: 'close', listener: (code: number | null, signal: string | null) => void): this;
+  once(event: 'close', listener: (code: number | null, signal: string | null) => void): this;
+  unref(): void;
+}
+
+class Launched extends EventEmitter implements SandboxProcess {
+  private exit: [number | null, string | null] | null = null;
+  private ended = false;
+  /** Whether this sandbox keeps the process alive (until unref or its exit). */
+  held = true;
+
+  constructor(
+    readonly pid: number,
+    readonly stdin: Socket,
+    readonly stdout: Socket,
+    private readonly released: () => void,
+  ) {
+    super();
+    stdout.on('close', () => {
+      this.ended = true;
+      this.settle();
+    });
+    stdin.on('error', () => {});
+  }
+
+  exited(code: number | null, signal: string | null): void {
+    this.exit = [code, signal];
+    this.release();
+    this.settle();
+  }
+
+  private release(): void {
+    if (!this.held) return;
+    this.held = false;
+    this.released();
+  }
+
+  private settle(): void {
+    if (this.exit && this.ended) this.emit('close', ...this.exit);
+  }
+
+  /** Like ChildProcess.unref: the exit no longer keeps the process alive (open pipes still do). */
+  unref(): void {
+    this.release();
+  }
+}
+
+interface Waiting {
+  resolve: (pid: number) => void;
+  reject: (err: Error) => void;
+}
+
+export class Launcher {
+  private helper: ChildProcessWithoutNullStreams | null = null;
+  private folder = '';
+  private seq = 0;
+  private readonly waiting = new Map<string, Waiting>();
+  private readonly running = new Map<number, Launched>();
+  /** Exits reported before their launch was registered (a child that failed to start). */
+  private readonly early = new Map<number, [number | null, string | null]>();
+  /** Launches under way and sandboxes not unref'd: while any, the helper's answers keep the process alive. */
+  private holds = 0;
+
+  /** Starts `file` with `args` (bubblewrap), as `uid` when given, with an empty environment. */
+  async launch(file: string, args: string[], uid?: number): Promise<SandboxProcess> {
+    const helper = this.start();
+    const id = String(++this.seq);
+    const inPath = join(this.folder, `${id}.in`);
+    const outPath = join(this.folder, `${id}.out`);
+    const fields = [id, inPath, outPath, uid === undefined ? '' : String(uid), file, ...args];
+    this.hold(1);
+    const pid = await new Promise<number>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      helper.stdin.write(fields.map((field) => Buffer.from(field).toString('hex')).join(' ') + '\n');
+    }).finally(() => this.hold(-1));
+    // Both FIFOs exist now; the child waits in open() for these ends.
+    const stdout = new Socket({ fd: openSync(outPath, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+    const stdin = new Socket({ fd: openSync(inPath, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
+    this.hold(1);
+    const launched = new Launched(pid, stdin, stdout, () => this.hold(-1));
+    const early = this.early.get(pid);
+    this.early.delete(pid);
+    if (early) launched.exited(...early);
+    else this.running.set(pid, launched);
+    return launched;
+  }
+
+  /** Ends the helper (sandboxes still running die with it). */
+  close(): void {
+    this.helper?.stdin.end();
+    this.helper = null;
+  }
+
+  private hold(change: number): void {
+    this.holds += change;
+    const answers = this.helper?.stdout as unknown as Socket | undefined;
+    if (this.holds > 0) answers?.ref();
+    else answers?.unref();
+  }
+
+  private start(): ChildProcessWithoutNullStreams {
+    if (this.helper) return this.helper;
+    this.folder = mkdtempSync(join(tmpdir(), 'quire-launch-'));
+    const helper = spawn('perl', ['-e', HELPER], { stdio: ['pipe', 'pipe', 'pipe'] });
+    helper.stderr.resume();
+    helper.stdin.on('error', () => {});
+    createInterface({ input: helper.stdout }).on('line', (line) => this.answer(line));
+    const folder = this.folder;
+    helper.on('close', () => {
+      rmSync(folder, { recursive: true, force: true });
+      if (this.helper === helper) this.helper = null;
+      for (const waiting of this.waiting.values()) waiting.reject(new Error('the sandbox launcher exited'));
+      this.waiting.clear();
+      for (const launched of this.running.values()) launched.exited(null, 'SIGKILL');
+      this.running.clear();
+    });
+    // The helper must not keep the service alive once nothing else does.
+    helper.unref();
+    (helper.stdout as unknown as Socket).unref();
+    (helper.stdin as unknown as Socket).unref();
+    (helper.stderr as unknown as Socket).unref();
+    this.helper = helper;
+    return helper;
+  }
+
+  private answer(line: string): void {
+    const [kind, id, a, b] = line.split(' ');
+    if (kind === 'pid' || kind === 'fail') {
+      const waiting = this.waiting.get(id!);
+      this.waiting.delete(id!);
+      if (kind === 'pid') waiting?.resolve(Number(a));
+      else waiting?.reject(new Error('the sandbox launcher could not start a sandbox'));
+    } else if (kind === 'exit') {
+      const pid = Number(id);
+      const launched = this.running.get(pid);
+      this.running.delete(pid);
+      const status: [number | null, string | null] = [a === 'code' ? Number(b) : null, a === 'signal' ? `signal ${b}` : null];
+      if (launched) launched.exited(...status);
+      else this.early.set(pid, status);
+    }
+  }
+}
