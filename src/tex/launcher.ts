@@ -9,7 +9,7 @@
 // stdin ends, it exits, and every sandbox (--die-with-parent) with it.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +83,7 @@ class Launched extends EventEmitter implements SandboxProcess {
     readonly pid: number,
     readonly stdin: Socket,
     readonly stdout: Socket,
+    private readonly fifos: [string, string],
     private readonly released: () => void,
   ) {
     super();
@@ -96,6 +97,17 @@ class Launched extends EventEmitter implements SandboxProcess {
   exited(code: number | null, signal: string | null): void {
     this.exit = [code, signal];
     this.release();
+    // A child killed before it opened its stdout never was that FIFO's writer, and a reader
+    // that never saw a writer never sees the end: one opening and closing it ends it. (A
+    // child that opened its FIFOs has removed them: then the end comes by itself.)
+    const [inPath, outPath] = this.fifos;
+    try {
+      closeSync(openSync(outPath, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // removed by the child, or ours already ended
+    }
+    rmSync(inPath, { force: true });
+    rmSync(outPath, { force: true });
     this.settle();
   }
 
@@ -115,6 +127,13 @@ class Launched extends EventEmitter implements SandboxProcess {
   }
 }
 
+/** The helper ended before it answered (or could not start: see `unavailable`). */
+export class LauncherExited extends Error {
+  constructor() {
+    super('the sandbox launcher exited');
+  }
+}
+
 interface Waiting {
   resolve: (pid: number) => void;
   reject: (err: Error) => void;
@@ -130,6 +149,10 @@ export class Launcher {
   private readonly early = new Map<number, [number | null, string | null]>();
   /** Launches under way and sandboxes not unref'd: while any, the helper's answers keep the process alive. */
   private holds = 0;
+  /** Set when the helper cannot run at all (no perl): callers start their sandboxes themselves. */
+  unavailable = false;
+
+  constructor(private readonly perl = 'perl') {}
 
   /** Starts `file` with `args` (bubblewrap), as `uid` when given, with an empty environment. */
   async launch(file: string, args: string[], uid?: number): Promise<SandboxProcess> {
@@ -147,7 +170,7 @@ export class Launcher {
     const stdout = new Socket({ fd: openSync(outPath, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
     const stdin = new Socket({ fd: openSync(inPath, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
     this.hold(1);
-    const launched = new Launched(pid, stdin, stdout, () => this.hold(-1));
+    const launched = new Launched(pid, stdin, stdout, [inPath, outPath], () => this.hold(-1));
     const early = this.early.get(pid);
     this.early.delete(pid);
     if (early) launched.exited(...early);
@@ -171,15 +194,22 @@ export class Launcher {
   private start(): ChildProcessWithoutNullStreams {
     if (this.helper) return this.helper;
     this.folder = mkdtempSync(join(tmpdir(), 'quire-launch-'));
-    const helper = spawn('perl', ['-e', HELPER], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const helper = spawn(this.perl, ['-e', HELPER], { stdio: ['pipe', 'pipe', 'pipe'] });
     helper.stderr.resume();
     helper.stdin.on('error', () => {});
+    // Only a helper that could not start emits 'error' (ENOENT: no perl); nothing else will answer.
+    helper.on('error', () => {
+      this.unavailable = true;
+      if (this.helper === helper) this.helper = null;
+      for (const waiting of this.waiting.values()) waiting.reject(new LauncherExited());
+      this.waiting.clear();
+    });
     createInterface({ input: helper.stdout }).on('line', (line) => this.answer(line));
     const folder = this.folder;
     helper.on('close', () => {
       rmSync(folder, { recursive: true, force: true });
       if (this.helper === helper) this.helper = null;
-      for (const waiting of this.waiting.values()) waiting.reject(new Error('the sandbox launcher exited'));
+      for (const waiting of this.waiting.values()) waiting.reject(new LauncherExited());
       this.waiting.clear();
       for (const launched of this.running.values()) launched.exited(null, 'SIGKILL');
       this.running.clear();

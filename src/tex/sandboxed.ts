@@ -5,7 +5,7 @@
 // keeps one running for a TeX session, whose driver speaks over stdin and stdout.
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
-import { Launcher, type SandboxProcess } from './launcher.js';
+import { Launcher, LauncherExited, type SandboxProcess } from './launcher.js';
 import { sandboxed, type SandboxSpec } from './sandbox.js';
 
 /** stderr kept for the caller's error message. */
@@ -41,13 +41,18 @@ const launcher = new Launcher();
  * isolates (bubblewrap runs with an empty environment and no working directory of ours).
  */
 export async function launchSandboxed(spec: SandboxSpec, argv: string[]): Promise<SandboxProcess> {
-  if (!spec.isolate) {
+  const spawned = () => {
     const child = startSandboxed(spec, argv);
     child.stderr.resume();
     return child;
-  }
+  };
+  if (!spec.isolate || launcher.unavailable) return spawned();
   const { file, args } = sandboxed(spec, argv);
-  return launcher.launch(file, args, spec.uid);
+  // Without perl the helper cannot start: this process forks its sandboxes itself, as before.
+  return launcher.launch(file, args, spec.uid).catch((err: unknown) => {
+    if (err instanceof LauncherExited && launcher.unavailable) return spawned();
+    throw err;
+  });
 }
 
 /** Kills every process of a sandboxed command: its process group, and with bwrap its PID namespace. */

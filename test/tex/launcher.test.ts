@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { Launcher, type SandboxProcess } from '../../src/tex/launcher.js';
+import { Launcher, LauncherExited, type SandboxProcess } from '../../src/tex/launcher.js';
 
 const UID = CONVERTER_UID - 8;
 
@@ -36,6 +36,16 @@ describe('sandbox launcher', () => {
     assert.equal(Number(fields[3]), child.pid, 'session');
     process.kill(-child.pid!, 'SIGKILL');
     assert.deepEqual(await done, { out: '', code: null, signal: 'signal 9' });
+  });
+
+  test('a child killed before it opened its pipes still ends with close', async () => {
+    // Launched and killed at once, many times: some die before their FIFOs are open.
+    for (let i = 0; i < 20; i++) {
+      const child = await launcher.launch('/bin/sleep', ['30']);
+      const done = collect(child);
+      process.kill(-child.pid!, 'SIGKILL');
+      assert.equal((await done).signal, 'signal 9');
+    }
   });
 
   test('runs as the given uid, with its groups dropped and an empty environment', async () => {
@@ -69,5 +79,11 @@ describe('sandbox launcher', () => {
       results.map((r) => r.out),
       [...Array(40).keys()].map((i) => `in${i}:${i}\n`),
     );
+  });
+
+  test('without perl a launch is refused with LauncherExited and the launcher says it is unavailable', async () => {
+    const missing = new Launcher('/nonexistent/perl');
+    await assert.rejects(missing.launch('/bin/true', []), LauncherExited);
+    assert.equal(missing.unavailable, true);
   });
 });
