@@ -38,15 +38,29 @@ describe('long jobs yield the CPU', () => {
   });
   after(() => rm(workRoot, { recursive: true, force: true }));
 
+  /** A looping job, stopped (as a timeout) once the test has looked at it. */
   const loop = (demoteAfterMs: number) => {
     const runner = new TexRunner({ workRoot, isolate: true, warm: false, demoteAfterMs });
-    return runner.run({ source: LOOP, compiler: 'pdflatex', timeoutMs: 3000, maxFileBytes: 1 << 20 }, UID);
+    const stop = new AbortController();
+    const result = runner.run({ source: LOOP, compiler: 'pdflatex', timeoutMs: 30_000, maxFileBytes: 1 << 20, signal: stop.signal }, UID);
+    return { result, stop: () => stop.abort() };
   };
 
+  /** The engine once `ready` holds for it (a loaded machine may take a while to start it). */
+  async function engineWhen(ready: (seen: NonNullable<ReturnType<typeof engine>>) => boolean): Promise<ReturnType<typeof engine>> {
+    const until = Date.now() + 15_000;
+    let seen = engine();
+    while (!(seen && ready(seen)) && Date.now() < until) {
+      await sleep(100);
+      seen = engine();
+    }
+    return seen;
+  }
+
   test('a job past the threshold runs at nice 19 in a nice-19 autogroup; the service keeps its own', async () => {
-    const result = loop(300);
-    await sleep(1500);
-    const seen = engine();
+    const { result, stop } = loop(300);
+    const seen = await engineWhen((s) => s.nice === DEMOTED_NICE && /nice 19$/.test(s.autogroup));
+    stop();
     assert.ok(seen, 'the looping engine is running');
     assert.equal(seen.nice, DEMOTED_NICE);
     assert.match(seen.autogroup, /nice 19$/);
@@ -57,10 +71,13 @@ describe('long jobs yield the CPU', () => {
   });
 
   test('before the threshold a job runs at normal priority', async () => {
-    const result = loop(60_000);
-    await sleep(1500);
+    const { result, stop } = loop(60_000);
+    const started = await engineWhen(() => true);
+    // Well past the other test's threshold, well before this one's.
+    await sleep(1000);
     const seen = engine();
-    assert.ok(seen, 'the looping engine is running');
+    stop();
+    assert.ok(started && seen, 'the looping engine is running');
     assert.equal(seen.nice, 0);
     assert.match(seen.autogroup, /nice 0$/);
     assert.equal((await result).outcome, 'timeout');
