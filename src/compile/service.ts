@@ -15,7 +15,7 @@ import { CompileQuota, obtainKeyStep, type Ticket } from '../quota/compile-quota
 import type { Counters } from '../quota/counters.js';
 import { callerId, FairUse, type FairTicket, type FairUseReport } from '../quota/fair-use.js';
 import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
-import { graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
+import { FAIR_USE, graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 import type { PreviewStore } from '../quota/previews.js';
 import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/diagnosis/index.js';
@@ -117,7 +117,7 @@ export class CompileService {
           cpuSeconds,
           maxFileBytes: 16 * 1024 * 1024,
           maxPasses: PROBE_PASSES,
-          fairness: { caller: callerId(caller), background },
+          fairness: { caller: callerId(caller), background, yields: FAIR_USE[tierOf(caller)].yieldsCpu },
         });
         fair.spend(result.durationMs);
         return result;
@@ -274,7 +274,7 @@ export class CompileService {
       ...(plan.previews ? { keepPages: limits.maxPages } : {}),
       // The preamble cache's pool: the caller's own, or the gallery's shared one (see cacheScope).
       preamble: { scope: scope === 'public' ? 'gallery' : scope, day: clock.now().toISOString().slice(0, 10) },
-      fairness: { caller: callerId(caller), background },
+      fairness: { caller: callerId(caller), background, yields: FAIR_USE[tierOf(caller)].yieldsCpu },
       ...(request.output ? { output: request.output } : {}),
     };
     const queued = performance.now();

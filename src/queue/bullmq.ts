@@ -160,6 +160,7 @@ export class BullTexQueue implements TexQueue {
         ...(job.maxPasses !== undefined ? { maxPasses: job.maxPasses } : {}),
         ...(job.preamble ? { preamble: job.preamble } : {}),
         ...(job.output ? { output: true as const } : {}),
+        ...(job.fairness?.yields ? { yields: true as const } : {}),
         deadline,
         prefix,
       };

@@ -63,6 +63,8 @@ export interface RemoteJobData {
   maxPasses?: number;
   /** The preamble cache's scope and day (the worker's own cache; see tex/preamble.ts). */
   preamble?: PreambleScope;
+  /** The job yields the CPU once it runs long (see JobFairness). */
+  yields?: true;
   /** With an output step (issue 23): it is a blob at outputKey(prefix), never in Redis (it may hold passwords). */
   output?: true;
   /** Epoch ms when the API node stops waiting: a worker does not start the job, nor keep its output, after it. */

@@ -43,6 +43,7 @@ export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise
       ...(data.maxPasses !== undefined ? { maxPasses: data.maxPasses } : {}),
       ...(data.preamble ? { preamble: data.preamble } : {}),
       ...(output ? { output: decodeOutput(output) } : {}),
+      ...(data.yields ? { fairness: { caller: '', background: false, yields: true } } : {}),
     });
   } catch (err) {
     if (!isServiceError(err)) throw err;

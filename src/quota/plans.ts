@@ -160,14 +160,16 @@ export interface FairUse {
   concurrentCompiles: number;
   /** Seconds of TeX that failed or timed-out compiles (their probes and reruns included) may use per window. */
   failureSeconds: number;
+  /** Its TeX jobs yield the CPU once they run long (tex/demote.ts): free capacity is best effort. */
+  yieldsCpu: boolean;
 }
 
 export const FAIR_USE: Readonly<Record<Tier, FairUse>> = {
-  anonymous: { concurrentCompiles: 1, failureSeconds: 60 },
-  free: { concurrentCompiles: 1, failureSeconds: 90 },
-  starter: { concurrentCompiles: 2, failureSeconds: 300 },
-  pro: { concurrentCompiles: 4, failureSeconds: 900 },
-  business: { concurrentCompiles: 8, failureSeconds: 3600 },
+  anonymous: { concurrentCompiles: 1, failureSeconds: 60, yieldsCpu: true },
+  free: { concurrentCompiles: 1, failureSeconds: 90, yieldsCpu: true },
+  starter: { concurrentCompiles: 2, failureSeconds: 300, yieldsCpu: false },
+  pro: { concurrentCompiles: 4, failureSeconds: 900, yieldsCpu: false },
+  business: { concurrentCompiles: 8, failureSeconds: 3600, yieldsCpu: false },
 };
 /** Diagnosis probe runs per caller per minute: a failing document's suggestions are confirmed only this often. */
 export const PROBES_PER_MINUTE = 6;

@@ -47,6 +47,8 @@ export interface JobFairness {
   caller: string;
   /** An async job or batch item: served after every waiting interactive job. */
   background: boolean;
+  /** Once it runs long, the job yields the CPU to other jobs (keyless and Free callers; see demote.ts). */
+  yields?: boolean;
 }
 
 /**

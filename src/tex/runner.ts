@@ -121,7 +121,8 @@ export class TexRunner implements JobRunner {
     const stages: TexStages = {};
     const state = { passes: 0, stages, paused: false };
     let stopped = true;
-    const undemote = demoteLater(() => session.pid, this.options.demoteAfterMs ?? 0);
+    // Only jobs of best-effort callers yield: demoting every long job would starve them all under a stream of short ones.
+    const undemote = demoteLater(() => session.pid, job.fairness?.yields ? (this.options.demoteAfterMs ?? 0) : 0);
     try {
       // A paused preamble's sandbox: its engine waits for the go-line, written only once every file of the job is in place.
       await this.prepare(session, job, format);

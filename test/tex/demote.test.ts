@@ -1,7 +1,8 @@
-// Long jobs yield the CPU (tex/demote.ts), against real sandboxes: a looping document still
-// running after the threshold has every process of its sandbox at nice 19 in an autogroup at
-// nice 19, before the threshold it runs at normal priority, and the service itself (the
-// canary) keeps its own priority and autogroup throughout.
+// Long jobs of best-effort callers yield the CPU (tex/demote.ts), against real sandboxes: a
+// looping document still running after the threshold has every process of its sandbox at
+// nice 19 in an autogroup at nice 19, before the threshold it runs at normal priority, a
+// paying plan's job is never demoted, and the service itself (the canary) keeps its own
+// priority and autogroup throughout.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -39,10 +40,11 @@ describe('long jobs yield the CPU', () => {
   after(() => rm(workRoot, { recursive: true, force: true }));
 
   /** A looping job, stopped (as a timeout) once the test has looked at it. */
-  const loop = (demoteAfterMs: number) => {
+  const loop = (demoteAfterMs: number, yields = true) => {
     const runner = new TexRunner({ workRoot, isolate: true, warm: false, demoteAfterMs });
     const stop = new AbortController();
-    const result = runner.run({ source: LOOP, compiler: 'pdflatex', timeoutMs: 30_000, maxFileBytes: 1 << 20, signal: stop.signal }, UID);
+    const fairness = { caller: 'anon:192.0.2.1', background: false, yields };
+    const result = runner.run({ source: LOOP, compiler: 'pdflatex', timeoutMs: 30_000, maxFileBytes: 1 << 20, signal: stop.signal, fairness }, UID);
     return { result, stop: () => stop.abort() };
   };
 
@@ -74,6 +76,18 @@ describe('long jobs yield the CPU', () => {
     const { result, stop } = loop(60_000);
     const started = await engineWhen(() => true);
     // Well past the other test's threshold, well before this one's.
+    await sleep(1000);
+    const seen = engine();
+    stop();
+    assert.ok(started && seen, 'the looping engine is running');
+    assert.equal(seen.nice, 0);
+    assert.match(seen.autogroup, /nice 0$/);
+    assert.equal((await result).outcome, 'timeout');
+  });
+
+  test('a job of a paying plan (one that does not yield) is never demoted', async () => {
+    const { result, stop } = loop(300, false);
+    const started = await engineWhen(() => true);
     await sleep(1000);
     const seen = engine();
     stop();
