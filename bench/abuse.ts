@@ -28,6 +28,8 @@ export async function abuseCase(say: (line: string) => void): Promise<void> {
     LOG_LEVEL: 'silent',
     QUIRE_FAILURE_BUDGET_FACTOR: '0.2',
     QUIRE_RESULT_CACHE_ENTRIES: '0',
+    // A public service's setting (docs/fair-use.md): long free jobs yield the CPU.
+    QUIRE_DEMOTE_AFTER_MS: process.env.QUIRE_DEMOTE_AFTER_MS ?? '1000',
   });
   const services = await createServices(config, { log: pino({ level: 'silent' }) });
   const app = await buildApp(services);
