@@ -72,10 +72,10 @@ describe('long jobs yield the CPU', () => {
     assert.equal((await result).outcome, 'timeout');
   });
 
-  test('before the threshold a job runs at normal priority', async () => {
-    const { result, stop } = loop(60_000);
+  /** Runs a loop for a second past its start (past a 300 ms threshold) and asserts it kept normal priority. */
+  async function staysAtNormalPriority(demoteAfterMs: number, yields: boolean): Promise<void> {
+    const { result, stop } = loop(demoteAfterMs, yields);
     const started = await engineWhen(() => true);
-    // Well past the other test's threshold, well before this one's.
     await sleep(1000);
     const seen = engine();
     stop();
@@ -83,19 +83,11 @@ describe('long jobs yield the CPU', () => {
     assert.equal(seen.nice, 0);
     assert.match(seen.autogroup, /nice 0$/);
     assert.equal((await result).outcome, 'timeout');
-  });
+  }
 
-  test('a job of a paying plan (one that does not yield) is never demoted', async () => {
-    const { result, stop } = loop(300, false);
-    const started = await engineWhen(() => true);
-    await sleep(1000);
-    const seen = engine();
-    stop();
-    assert.ok(started && seen, 'the looping engine is running');
-    assert.equal(seen.nice, 0);
-    assert.match(seen.autogroup, /nice 0$/);
-    assert.equal((await result).outcome, 'timeout');
-  });
+  test('before the threshold a job runs at normal priority', () => staysAtNormalPriority(60_000, true));
+
+  test('a job of a paying plan (one that does not yield) is never demoted', () => staysAtNormalPriority(300, false));
 
   test('a job that ends first is never demoted, and 0 turns demotion off', async () => {
     let asked = 0;
