@@ -57,6 +57,8 @@ export interface Config {
   /** Paused preambles for xelatex and lualatex (see tex/paused-cache.ts): most waiting processes (0 turns them off), and their resident bytes. */
   pausedPreambles: number;
   pausedPreambleBytes: number;
+  /** Warm PDF/A-1b validators kept ready (see tex/output/warm-validator.ts); 0 turns them off. */
+  warmValidators: number;
   /** A keyless or Free caller's job still running after this many ms drops to the lowest CPU priority (see tex/demote.ts); 0 (the default) never. */
   demoteAfterMs: number;
   /** Where the TeX Live index behind package suggestions is cached (see tex/diagnosis/catalog.ts). */
@@ -269,6 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
     preambleCacheBytes: integer(env, 'QUIRE_PREAMBLE_CACHE_MB', 256, 0, 1_000_000) * 1024 * 1024,
     pausedPreambles: integer(env, 'QUIRE_PAUSED_PREAMBLES', 4, 0, 256),
     pausedPreambleBytes: integer(env, 'QUIRE_PAUSED_PREAMBLE_MB', 1024, 0, 1_000_000) * 1024 * 1024,
+    warmValidators: integer(env, 'QUIRE_WARM_VALIDATORS', 1, 0, 16),
     // Off by default: under a saturating load a demoted job can wait out its timeout (docs/fair-use.md).
     demoteAfterMs: integer(env, 'QUIRE_DEMOTE_AFTER_MS', 0, 0, 3_600_000),
     texIndexDir: texIndexDir(env),

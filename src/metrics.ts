@@ -1,6 +1,66 @@
 // Prometheus metrics, one registry per running service (tests build several side by side).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+type ValidatorCounts = Record<'warm' | 'warmMs' | 'cold' | 'coldMs' | 'started' | 'failed' | 'expired' | 'ready', number>;
+
+/**
+ * PDF/A-1b validations by path (`warm`: a warm validator answered; `cold`: java in the job's
+ * sandbox) with their time, and the validators' own counts, read at scrape time. On the API
+ * node's registry (QUIRE_QUEUE=local) and on a worker's (worker-status.ts).
+ */
+export function watchValidators(registry: Registry, stats: Readonly<ValidatorCounts>): void {
+  const seen = { warm: 0, cold: 0, warmMs: 0, coldMs: 0 };
+  new Counter({
+    name: 'quire_pdfa_validations_total',
+    help: 'PDF/A-1b Preflight validations by path: warm (a waiting validator JVM) or cold (java started in the job sandbox)',
+    labelNames: ['path'] as const,
+    registers: [registry],
+    collect() {
+      for (const path of ['warm', 'cold'] as const) {
+        this.inc({ path }, stats[path] - seen[path]);
+        seen[path] = stats[path];
+      }
+    },
+  });
+  new Counter({
+    name: 'quire_pdfa_validation_seconds_total',
+    help: 'Time of PDF/A-1b Preflight validations by path (a failed warm attempt counts with the cold run after it)',
+    labelNames: ['path'] as const,
+    registers: [registry],
+    collect() {
+      for (const path of ['warm', 'cold'] as const) {
+        const ms = `${path}Ms` as const;
+        this.inc({ path }, (stats[ms] - seen[ms]) / 1000);
+        seen[ms] = stats[ms];
+      }
+    },
+  });
+  for (const [field, help] of [
+    ['started', 'Warm PDF/A validators started'],
+    ['failed', 'Warm PDF/A validators that ended without a verdict (never ready, died, or failed a job, which then ran cold)'],
+    ['expired', 'Warm PDF/A validators ended after waiting 10 minutes unused'],
+  ] as const) {
+    let last = 0;
+    new Counter({
+      name: `quire_pdfa_validators_${field}_total`,
+      help,
+      registers: [registry],
+      collect() {
+        this.inc(stats[field] - last);
+        last = stats[field];
+      },
+    });
+  }
+  new Gauge({
+    name: 'quire_pdfa_validators_ready',
+    help: 'Warm PDF/A validators ready and waiting for a job',
+    registers: [registry],
+    collect() {
+      this.set(stats.ready);
+    },
+  });
+}
+
 export class Metrics {
   readonly registry = new Registry();
 
@@ -86,6 +146,11 @@ export class Metrics {
         },
       });
     }
+  }
+
+  /** The PDF/A-1b validations, warm or cold, and the warm validators (tex/output/warm-validator.ts). */
+  watchValidators(stats: Readonly<ValidatorCounts>): void {
+    watchValidators(this.registry, stats);
   }
 
   /** The preamble cache's counters and size (tex/format-cache.ts), read at scrape time. */

@@ -37,11 +37,13 @@ import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/engines.js';
 import { prepareFormats } from './tex/formats.js';
 import { prepareLuaCache } from './tex/luacache.js';
-import { LocalTexPool } from './queue/local-pool.js';
+import { sandboxUid } from './tex/sandboxed.js';
+import { LocalTexPool, validatorUid } from './queue/local-pool.js';
 import type { TexQueue } from './queue/queue.js';
 import { FormatCache } from './tex/format-cache.js';
 import { localRunner } from './tex/local-runner.js';
 import { pausedStats, type PausedStats } from './tex/paused-cache.js';
+import { validatorStats, type ValidatorStats } from './tex/output/warm-validator.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
@@ -122,7 +124,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   metrics.watchPreambleCache(formats);
   const paused = pausedStats();
   metrics.watchPausedPreambles(paused);
-  const texQueue = domainQueue(options.overrides?.texQueue ?? compileQueue(config, blobs, log, formats, paused));
+  const validations = validatorStats();
+  metrics.watchValidators(validations);
+  const texQueue = domainQueue(options.overrides?.texQueue ?? compileQueue(config, blobs, log, formats, paused, validations));
   cleanups.push(() => texQueue.close());
   const pdfs = new PdfStore(db.kysely, blobs, clock);
   cleanups.push(() => pdfs.stopJanitor());
@@ -238,7 +242,7 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 }
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
-export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes), paused = pausedStats()): LocalTexPool {
+export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes), paused = pausedStats(), validations = validatorStats()): LocalTexPool {
   return new LocalTexPool(
     localRunner(
       {
@@ -252,6 +256,7 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
       },
       { formats: preambles },
       { maxCount: config.pausedPreambles, maxBytes: config.pausedPreambleBytes, stats: paused },
+      { count: config.warmValidators, uid: (n) => sandboxUid(validatorUid(n)), stats: validations },
     ),
     config.compileConcurrency,
     config.compileQueueLimit,
@@ -260,7 +265,7 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */
-function compileQueue(config: Config, blobs: BlobStore, log: Logger, formats: FormatCache, paused: PausedStats): TexQueue {
-  if (config.queue === 'local') return localCompilePool(config, formats, paused);
+function compileQueue(config: Config, blobs: BlobStore, log: Logger, formats: FormatCache, paused: PausedStats, validations: ValidatorStats): TexQueue {
+  if (config.queue === 'local') return localCompilePool(config, formats, paused, validations);
   return new BullTexQueue({ redisUrl: config.redisUrl!, redisPrefix: config.redisPrefix, blobs, queueLimit: config.compileQueueLimit, log });
 }

@@ -5,10 +5,12 @@
 import { systemClock } from './clock.js';
 import { startCompileWorker } from './queue/worker.js';
 import { createLogger } from './log.js';
+import { watchValidators } from './metrics.js';
 import { domainQueue } from './queue/domain.js';
 import { blobStore, localCompilePool } from './services.js';
 import { configOrExit, requireSandbox } from './startup.js';
 import { probeEngines } from './tex/engines.js';
+import { validatorStats } from './tex/output/warm-validator.js';
 import { WorkerStatus } from './worker-status.js';
 
 /** Runs until SIGTERM or SIGINT; resolves with the exit code. */
@@ -20,7 +22,9 @@ export async function runWorker(): Promise<number> {
     return 2;
   }
   requireSandbox(config, log);
-  const pool = domainQueue(localCompilePool(config));
+  // The runner (and its warm PDF/A validators) runs here: their counts are on this /metrics.
+  const validations = validatorStats();
+  const pool = domainQueue(localCompilePool(config, undefined, undefined, validations));
   const cleanups: Array<() => Promise<void> | void> = [];
   const engines = await probeEngines();
   // The worker is started just below; health is asked only once it listens.
@@ -28,6 +32,7 @@ export async function runWorker(): Promise<number> {
     { engines, connection: () => worker.connection(), concurrency: config.compileConcurrency, sandbox: config.sandbox },
     systemClock,
   );
+  watchValidators(status.registry, validations);
   const worker = startCompileWorker({
     redisUrl: config.redisUrl,
     redisPrefix: config.redisPrefix,

@@ -6,6 +6,7 @@ import { QueueFullError } from '../tex/errors.js';
 import type { JobFairness, JobRunner, TexJob, TexResult } from '../tex/job.js';
 import { FairWaitList } from './fair-wait.js';
 import { mergePdfs } from '../tex/merge.js';
+import { VALIDATOR_UIDS } from '../tex/output/warm-validator.js';
 import { sandboxUid } from '../tex/sandboxed.js';
 import type { MergeJob, MergeResult, TexQueue } from './queue.js';
 
@@ -17,6 +18,8 @@ import type { MergeJob, MergeResult, TexQueue } from './queue.js';
 export const SLOT_UID_BASE = 200_000;
 const MAX_SLOTS = 256;
 export const slotUid = (slot: number) => SLOT_UID_BASE + (process.pid % 1000) * MAX_SLOTS + slot;
+/** Warm PDF/A-1b validators (tex/output/warm-validator.ts) run as uids of their own, above every slot's. */
+export const validatorUid = (n: number) => SLOT_UID_BASE + 1000 * MAX_SLOTS + (process.pid % 1000) * VALIDATOR_UIDS + n;
 const RETRY_AFTER_SECONDS = 5;
 
 export class LocalTexPool implements TexQueue {

@@ -28,6 +28,7 @@ import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { goLine, PAUSED_DRIVER, PAUSED_ENGINE, PAUSED_PREAMBLE, pausedDriver, pausedEngineArgs } from './paused.js';
 import { outputFiles, outputSource } from './output/source.js';
 import { runOutputStep } from './output/steps.js';
+import type { WarmValidators } from './output/warm-validator.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
 import { inspectPdf } from './pdfread.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
@@ -98,7 +99,11 @@ function workspaceOf(session: Session): Workspace {
 export class TexRunner implements JobRunner {
   private readonly pool: SandboxPool;
 
-  constructor(private readonly options: RunnerOptions) {
+  constructor(
+    private readonly options: RunnerOptions,
+    /** Warm PDF/A-1b validators for the output step (none: Preflight runs cold). */
+    private readonly validators?: WarmValidators,
+  ) {
     this.pool = new SandboxPool(options);
   }
 
@@ -106,8 +111,9 @@ export class TexRunner implements JobRunner {
     return this.pool.start();
   }
 
-  close(): Promise<void> {
-    return this.pool.close();
+  async close(): Promise<void> {
+    await this.validators?.close();
+    await this.pool.close();
   }
 
   /**
@@ -340,7 +346,8 @@ export class TexRunner implements JobRunner {
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
     const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
     if (job.output) {
-      const done = await runOutputStep({ exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages }, job.output, `${MAIN}.pdf`);
+      const step = { exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, validators: this.validators, deadline, signal: job.signal };
+      const done = await runOutputStep(step, job.output, `${MAIN}.pdf`);
       if (!done.ok) return { outcome: done.kind === 'standard' ? 'standard_failed' : 'output_failed', log, reasons: done.reasons };
       return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };
     }

@@ -1,23 +1,28 @@
 // Whether a PDF meets the PDF/A level asked for. Every level gets the structural check
 // (docs/pdf-output.md): XMP pdfaid part and conformance as asked, an OutputIntent in the
 // catalog, no encryption, every font embedded. PDF/A-1b also goes through Apache PDFBox
-// Preflight, which checks the rest of ISO 19005-1 (transparency among it). All in the sandbox.
+// Preflight, which checks the rest of ISO 19005-1 (transparency among it): by a warm validator
+// when one is ready (warm-validator.ts), else cold, java in the job's sandbox. All sandboxed.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Exec } from '../session.js';
 import type { Workspace } from '../workspace.js';
 import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
 import type { PdfStandard } from './spec.js';
+import { JVM, VALIDATOR_MAX_BYTES, type WarmValidators } from './warm-validator.js';
 
 interface CheckContext {
   exec: (argv: string[], fileBytes?: number) => Promise<Exec>;
   workspace: Workspace;
   dir: string;
+  /** The warm validators of this process (none: always cold). */
+  validators?: WarmValidators | undefined;
+  /** The job's deadline (performance.now() time) and stop signal, which a warm validation keeps too. */
+  deadline?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 const JAR = '.quire-preflight.jar';
-/** Java's heap and class space inside the sandbox's address-space limit; one compiler thread. */
-const JVM = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-XX:CICompilerCount=1', '-Xss1m', '-Xmx512m', '-XX:ReservedCodeCacheSize=32m', '-XX:CompressedClassSpaceSize=64m', '-XX:MaxMetaspaceSize=128m', '-Djava.awt.headless=true'];
 const MAX_REASONS = 20;
 
 /** Reasons the PDF fails `standard`; none when it passes. */
@@ -53,17 +58,38 @@ async function structural(ctx: CheckContext, standard: PdfStandard, pdf: string)
   return reasons;
 }
 
-/** PDFBox Preflight's errors (code and details), or why it could not run. */
+/**
+ * PDFBox Preflight's errors (code and details), or why it could not run. A warm validator gets
+ * the PDF's bytes as the job's reader reads them; without its verdict the job runs it cold.
+ * Either way one validator is started afterwards if fewer than the configured number wait.
+ */
 async function preflight(ctx: CheckContext, pdf: string): Promise<string[]> {
+  const started = performance.now();
+  const warm = (await ctx.validators?.serve(() => ctx.workspace.read(pdf, VALIDATOR_MAX_BYTES), ctx.deadline, ctx.signal)) ?? null;
+  try {
+    return verdict(warm ?? (await cold(ctx, pdf)));
+  } finally {
+    ctx.validators?.served(warm !== null, performance.now() - started);
+    ctx.validators?.refill();
+  }
+}
+
+/** Preflight run cold: java in the job's sandbox on the job's file. */
+async function cold(ctx: CheckContext, pdf: string): Promise<Exec | string> {
   let jar: Buffer;
   try {
     jar = await preflightJar();
   } catch {
-    return ['the PDF/A-1b validator (PDFBox Preflight) is not available on this server'];
+    return 'the PDF/A-1b validator (PDFBox Preflight) is not available on this server';
   }
   await writeFile(join(ctx.dir, JAR), jar, { flag: 'wx', mode: 0o644 });
   const argv = ['java', ...JVM, '-cp', [JAR, ...PDFBOX_CLASSPATH].join(':'), 'Preflight', pdf];
-  const run = await ctx.exec(['sh', '-c', 'exec "$@" 2>/dev/null', 'java', ...argv]);
+  return ctx.exec(['sh', '-c', 'exec "$@" 2>/dev/null', 'java', ...argv]);
+}
+
+/** Preflight's answer (or why there is none) as reasons. */
+function verdict(run: Exec | string): string[] {
+  if (typeof run === 'string') return [run];
   if (run.code === 0 && /^VALID$/m.test(run.output)) return [];
   const lines = run.output.split('\n').map((line) => line.trim()).filter((line) => /^\d+(\.\d+)*\s/.test(line));
   return lines.length > 0 ? lines.map((line) => `PDFBox Preflight ${line}`) : [`PDFBox Preflight did not run to its end (exit ${run.code})`];

@@ -2,7 +2,8 @@
 // (Debian libpdfbox2-java), compiled once per process with the host's javac. Debian's
 // preflight jar links javax.activation and javax.xml.bind, which Java 17 no longer ships;
 // the two stand-ins below give it the few members it calls. The jar is copied into the
-// job's workspace and run in the sandbox (preflight.ts).
+// job's workspace and run in the sandbox (pdfa-check.ts), or into a warm validator's
+// (warm-validator.ts), whose PreflightServer validates one PDF read from stdin.
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,27 +13,90 @@ import { promisify } from 'node:util';
 /** Debian's PDFBox 2 jars (libpdfbox2-java), on the sandbox's read-only /usr. */
 export const PDFBOX_CLASSPATH = ['preflight', 'pdfbox2', 'xmpbox', 'fontbox2', 'commons-logging'].map((jar) => `/usr/share/java/${jar}.jar`);
 
+/** Validations of the sample a warm validator runs before it says READY (the second is already fast). */
+const WARMUPS = 2;
+
 const SOURCES: Record<string, string> = {
   'Preflight.java': `
 import java.io.File;
+import org.apache.pdfbox.pdmodel.font.NoSystemFonts;
 import org.apache.pdfbox.preflight.PreflightDocument;
 import org.apache.pdfbox.preflight.ValidationResult;
 import org.apache.pdfbox.preflight.exception.SyntaxValidationException;
 import org.apache.pdfbox.preflight.parser.PreflightParser;
 /** Prints VALID, or one line per error (code and details) and exits 2. */
 public class Preflight {
+  static { NoSystemFonts.install(); }
   public static void main(String[] args) throws Exception {
+    int code = report(validate(new File(args[0])));
+    if (code != 0) System.exit(code);
+  }
+  static ValidationResult validate(File pdf) throws Exception {
     // By reflection: the other constructors name javax.activation types javac would need whole.
-    PreflightParser parser = PreflightParser.class.getConstructor(File.class).newInstance(new File(args[0]));
-    ValidationResult result;
+    PreflightParser parser = PreflightParser.class.getConstructor(File.class).newInstance(pdf);
     try {
       parser.parse();
-      try (PreflightDocument doc = parser.getPreflightDocument()) { doc.validate(); result = doc.getResult(); }
-    } catch (SyntaxValidationException e) { result = e.getResult(); }
-    if (result.isValid()) { System.out.println("VALID"); return; }
-    for (ValidationResult.ValidationError e : result.getErrorsList()) System.out.println(e.getErrorCode() + " " + e.getDetails());
-    System.exit(2);
+      try (PreflightDocument doc = parser.getPreflightDocument()) { doc.validate(); return doc.getResult(); }
+    } catch (SyntaxValidationException e) { return e.getResult(); }
   }
+  /** The verdict on stdout; the exit code: 0 valid, 2 not. */
+  static int report(ValidationResult result) {
+    if (result.isValid()) System.out.println("VALID");
+    else for (ValidationResult.ValidationError e : result.getErrorsList()) System.out.println(e.getErrorCode() + " " + e.getDetails());
+    System.out.flush();
+    return result.isValid() ? 0 : 2;
+  }
+}`,
+  'PreflightServer.java': `
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.OutputStream;
+/**
+ * A warm Preflight for exactly one PDF: validates the sample (args[0]) WARMUPS times, prints
+ * READY, reads one PDF from stdin (a 4-byte big-endian length, then the bytes) into args[1],
+ * answers as Preflight does, then "END <args[2]> <exit code>" (args[2]: a nonce the PDF cannot
+ * know, so the caller need not wait for the exit) and exits. Exit 3: the sample did not
+ * validate; 4: short input.
+ */
+public class PreflightServer {
+  static final int WARMUPS = ${WARMUPS};
+  public static void main(String[] args) throws Exception {
+    File sample = new File(args[0]);
+    for (int i = 0; i < WARMUPS; i++) if (!Preflight.validate(sample).isValid()) System.exit(3);
+    System.out.println("READY");
+    System.out.flush();
+    DataInputStream in = new DataInputStream(new BufferedInputStream(System.in, 1 << 16));
+    File pdf = new File(args[1]);
+    try (OutputStream out = new FileOutputStream(pdf)) {
+      int left = in.readInt();
+      byte[] buffer = new byte[1 << 16];
+      while (left > 0) {
+        int n = in.read(buffer, 0, Math.min(buffer.length, left));
+        if (n < 0) System.exit(4);
+        out.write(buffer, 0, n);
+        left -= n;
+      }
+    } catch (java.io.EOFException e) { System.exit(4); }
+    int code = Preflight.report(Preflight.validate(pdf));
+    System.out.println("END " + args[2] + " " + code);
+    System.out.flush();
+    System.exit(code);
+  }
+}`,
+  // In PDFBox's package: the font mapper's setProvider is public, its class package-private.
+  'org/apache/pdfbox/pdmodel/font/NoSystemFonts.java': `
+package org.apache.pdfbox.pdmodel.font;
+/**
+ * No system fonts: PDFBox otherwise scans every font of the system (and writes a cache into a
+ * HOME the sandbox throws away) on its first font, about half a second. Preflight judges the
+ * fonts a PDF embeds; a missing one is an error whatever would stand in for it.
+ */
+public final class NoSystemFonts extends FontProvider {
+  public String toDebugString() { return "no system fonts"; }
+  public java.util.List<? extends FontInfo> getFontInfo() { return java.util.Collections.emptyList(); }
+  public static void install() { ((FontMapperImpl) FontMappers.instance()).setProvider(new NoSystemFonts()); }
 }`,
   'javax/activation/DataSource.java': `
 package javax.activation;

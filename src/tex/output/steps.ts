@@ -2,7 +2,8 @@
 // within its deadline, after the active-content scan passed: the PDF/A check, metadata,
 // watermark, page images, then one qpdf write for compression, linearization and
 // encryption (encryption last, so nothing after it needs the password). Every command is
-// qpdf, pdftoppm, pdfinfo, pdffonts or java on a file of the workspace; what the host writes
+// qpdf, pdftoppm, pdfinfo, pdffonts or java on a file of the workspace (or a warm validator
+// given the PDF's bytes, see warm-validator.ts); what the host writes
 // into the workspace is created exclusively (a link the job left there fails, never followed).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import type { Exec } from '../session.js';
 import type { Workspace } from '../workspace.js';
 import { checkStandard } from './pdfa-check.js';
 import type { OutputSpec, PageImage } from './spec.js';
+import type { WarmValidators } from './warm-validator.js';
 import { watermarkPdf } from './watermark.js';
 import { infoEntries, xmpPacket } from './xmp.js';
 
@@ -21,6 +23,11 @@ export interface StepContext {
   maxFileBytes: number;
   /** Pages of the PDF. */
   pages: number;
+  /** The process's warm PDF/A-1b validators (warm-validator.ts); none: Preflight runs cold. */
+  validators?: WarmValidators | undefined;
+  /** The job's deadline (performance.now() time) and stop signal, for what runs outside `exec`. */
+  deadline?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export type StepResult =

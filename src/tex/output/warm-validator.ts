@@ -1,0 +1,330 @@
+// Warm PDF/A-1b validators (issue 23's speed goal). A cold Preflight in the job's sandbox costs
+// 0.4–1 s, nearly all of it the JVM starting and loading PDFBox; a validation in a warm JVM
+// costs 10–30 ms. So up to `count` PreflightServer JVMs (preflight-java.ts) wait, each in a
+// fresh sandbox of its own (its own workspace and uid, nothing of any job), having validated
+// a sample twice. A PDF/A-1b job takes one, hands it the PDF's bytes (read with the job
+// workspace's safe reader, never a path), and the JVM answers and exits: one JVM serves one
+// job, since the PDF is hostile and nothing may carry over to the next caller. Whatever does
+// not end in a verdict (gone, crashed, too slow, a PDF too large) leaves the job to the cold
+// path (pdfa-check.ts), within its deadline. Started on the first PDF/A-1b validation, one
+// started after each validation while fewer than `count` wait; idle ones end after maxIdleMs.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { chown, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MEMORY_BYTES, PROCESSES } from '../job.js';
+import type { SandboxProcess } from '../launcher.js';
+import { gone, killSandboxed, launchSandboxed } from '../sandboxed.js';
+import type { Exec } from '../session.js';
+import { leaveOwnerFolder, ownerFolder } from '../sweep.js';
+import { removeWorkspace } from '../workspace.js';
+import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
+import { preflightSample } from './preflight-sample.js';
+
+/** The JVM's bounds (heap, class space, code cache; one compiler thread), cold or warm. */
+export const JVM = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-XX:CICompilerCount=1', '-Xss1m', '-Xmx512m', '-XX:ReservedCodeCacheSize=32m', '-XX:CompressedClassSpaceSize=64m', '-XX:MaxMetaspaceSize=128m', '-Djava.awt.headless=true'];
+/** Uids a process's validators may run as (see validatorUid in queue/local-pool.ts); at most this many alive at once. */
+export const VALIDATOR_UIDS = 64;
+/** Largest PDF a warm validator takes (its copy goes into its own workspace); larger ones run cold. */
+export const VALIDATOR_MAX_BYTES = 128 * 1024 * 1024;
+/** Preflight's answer kept, as the cold path's session keeps (session.ts). */
+const OUTPUT_CAP = 64 * 1024;
+/** A validator not ready by then is ended (the machine is too busy for it to help). */
+const START_MS = 60_000;
+/** CPU seconds of a validator's whole life: its warm-up (about 1 s) and one PDF (the job's wall clock bounds it first). */
+const CPU_SECONDS = 300;
+/** A validation without a deadline (none given) gets this long. */
+const DEFAULT_MS = 60_000;
+
+const JAR = '.quire-preflight.jar';
+const SAMPLE = '.quire-sample.pdf';
+const INPUT = 'job.pdf';
+
+export interface ValidatorStats {
+  /** PDF/A-1b validations a warm validator answered, and their milliseconds together. */
+  warm: number;
+  warmMs: number;
+  /** Validations that ran cold in the job's sandbox (none ready, turned off, or a warm one failed), and theirs. */
+  cold: number;
+  coldMs: number;
+  /** Validators started; those that ended before they answered (never ready, died, or failed a job); those ended idle. */
+  started: number;
+  failed: number;
+  expired: number;
+  /** Validators ready and waiting now. */
+  ready: number;
+}
+
+export function validatorStats(): ValidatorStats {
+  return { warm: 0, warmMs: 0, cold: 0, coldMs: 0, started: 0, failed: 0, expired: 0, ready: 0 };
+}
+
+export interface WarmValidatorOptions {
+  /** Most validators waiting (0 turns them off: every validation runs cold). */
+  count: number;
+  /** The work root; validators' workspaces go into this process's folder there (sweep.ts). */
+  workRoot: string;
+  isolate: boolean;
+  /** The uid of validator uid index n (0 ≤ n < VALIDATOR_UIDS); none: the service's own. */
+  uid?: (n: number) => number | undefined;
+  /** A validator waiting longer is ended (default 10 minutes). */
+  maxIdleMs?: number;
+  stats?: ValidatorStats;
+}
+
+/** One PreflightServer JVM in its own sandbox, for one PDF. */
+class Validator {
+  /** Resolves true once it said READY, false if it ended first. */
+  readonly ready: Promise<boolean>;
+  /** Resolves with the exit code once the sandbox has ended. */
+  readonly exited: Promise<number | null>;
+  isReady = false;
+  /** Ready and counted as waiting by the pool: only then may a job take it. */
+  admitted = false;
+  alive = true;
+  private output = Buffer.alloc(0);
+  /** Where the answer starts in `output`: after the READY line. */
+  private answerAt = -1;
+  /** Preflight's output and exit code: from its END line, else (past the cap) from its exit. */
+  private readonly answer: Promise<Exec>;
+  private answered: (answer: Exec) => void = () => {};
+
+  constructor(
+    readonly child: SandboxProcess,
+    readonly dir: string,
+    readonly uid: number | undefined,
+    readonly index: number,
+    /** The END line's nonce. */
+    private readonly nonce: string,
+  ) {
+    let readied: (ready: boolean) => void = () => {};
+    this.ready = new Promise((resolve) => (readied = resolve));
+    this.answer = new Promise((resolve) => (this.answered = resolve));
+    child.stdin.on('error', () => {});
+    child.stdout.on('data', (chunk: Buffer) => {
+      const room = (this.answerAt < 0 ? OUTPUT_CAP : this.answerAt + OUTPUT_CAP + 64) - this.output.length;
+      if (room > 0) this.output = Buffer.concat([this.output, chunk.subarray(0, room)]);
+      if (this.answerAt < 0) {
+        const at = this.output.indexOf('READY\n');
+        if (at === 0 || (at > 0 && this.output[at - 1] === 10)) {
+          this.answerAt = at + 6;
+          this.isReady = true;
+          readied(true);
+        }
+      }
+      if (this.answerAt >= 0) this.lookForEnd();
+    });
+    this.exited = new Promise((resolve) =>
+      child.on('close', (code) => {
+        this.alive = false;
+        readied(false);
+        this.answered({ code: code ?? -1, output: this.output.subarray(Math.max(this.answerAt, 0), this.answerAt + OUTPUT_CAP).toString('utf8') });
+        resolve(code);
+      }),
+    );
+  }
+
+  /** The END line with our nonce, at a line start, ends the answer. */
+  private lookForEnd(): void {
+    const answer = this.output.subarray(this.answerAt);
+    const at = answer.indexOf(`END ${this.nonce} `);
+    if (at < 0 || (at > 0 && answer[at - 1] !== 10)) return;
+    const line = /^END \S+ (\d+)\n/.exec(answer.subarray(at, at + 64).toString('latin1'));
+    if (line) this.answered({ code: Number(line[1]), output: answer.subarray(0, Math.min(at, OUTPUT_CAP)).toString('utf8') });
+  }
+
+  /** Preflight's answer on `pdf`, or null when it gave none (gone, killed at `timeoutMs` or by `signal`, no verdict). */
+  async validate(pdf: Buffer, timeoutMs: number, signal?: AbortSignal): Promise<Exec | null> {
+    if (!this.alive || !this.isReady || timeoutMs <= 0 || signal?.aborted) return null;
+    const kill = () => this.kill();
+    const timer = setTimeout(kill, timeoutMs);
+    signal?.addEventListener('abort', kill, { once: true });
+    try {
+      const length = Buffer.alloc(4);
+      length.writeUInt32BE(pdf.length);
+      this.child.stdin.write(length);
+      this.child.stdin.end(pdf);
+      const { code, output } = await this.answer;
+      // Only a verdict counts: VALID (exit 0), or Preflight's error lines (exit 2).
+      if (code === 0 && /^VALID$/m.test(output)) return { code, output };
+      if (code === 2 && /^\d+(\.\d+)*\s/m.test(output)) return { code, output };
+      return null;
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', kill);
+    }
+  }
+
+  kill(): void {
+    this.alive = false;
+    killSandboxed(this.child);
+  }
+
+  /** Ends the JVM (if still running), waits for its uid's processes to go, removes its workspace. */
+  async end(): Promise<void> {
+    if (this.alive) this.kill();
+    await this.exited;
+    await gone(this.uid);
+    await removeWorkspace(this.dir).catch(() => {});
+  }
+}
+
+export class WarmValidators {
+  readonly stats: ValidatorStats;
+  /** Started (ready or not) and not taken, in start order. */
+  private readonly waiting = new Set<Validator>();
+  /** Starts not yet launched (building the jar or the sample, writing the workspace). */
+  private starting = 0;
+  /** Every validator not yet ended, taken ones included (close ends them). */
+  private readonly live = new Set<Validator>();
+  private readonly ending = new Set<Promise<void>>();
+  /** Uid indexes in use, until their validator's processes are gone. */
+  private readonly indexes = new Set<number>();
+  private folder: Promise<string> | null = null;
+  private closed = false;
+
+  constructor(private readonly options: WarmValidatorOptions) {
+    this.stats = options.stats ?? validatorStats();
+  }
+
+  /**
+   * Preflight's answer on the PDF `read` gives, from a ready validator, or null (none ready,
+   * the PDF unreadable or too large, or no verdict: the caller then runs it cold). The
+   * validator is taken at once (before anything is awaited) and ended afterwards.
+   */
+  async serve(read: () => Promise<Buffer | null | 'over'>, deadline: number | undefined, signal?: AbortSignal): Promise<Exec | null> {
+    const validator = this.take();
+    if (!validator) return null;
+    try {
+      const pdf = await read().catch(() => null);
+      if (!(pdf instanceof Buffer) || pdf.length > VALIDATOR_MAX_BYTES) return null;
+      const answer = await validator.validate(pdf, (deadline ?? performance.now() + DEFAULT_MS) - performance.now(), signal);
+      if (!answer) this.stats.failed++;
+      return answer;
+    } finally {
+      this.end(validator);
+    }
+  }
+
+  /** Counts a validation (`warm`: a validator answered) and its milliseconds. */
+  served(warm: boolean, ms: number): void {
+    if (warm) {
+      this.stats.warm++;
+      this.stats.warmMs += ms;
+    } else {
+      this.stats.cold++;
+      this.stats.coldMs += ms;
+    }
+  }
+
+  /**
+   * Starts validators until `count` wait: called after each PDF/A-1b validation (the first
+   * one starts them), off the job's path. A failed start is not retried before the next.
+   */
+  refill(): void {
+    while (!this.closed && this.waiting.size + this.starting < this.options.count) {
+      const index = [...Array(VALIDATOR_UIDS).keys()].find((n) => !this.indexes.has(n));
+      if (index === undefined) return;
+      this.indexes.add(index);
+      this.starting++;
+      this.stats.started++;
+      void this.start(index);
+    }
+  }
+
+  /** The outer pids (bubblewrap) of the validators ready now (tests). */
+  pids(): number[] {
+    return [...this.waiting].filter((v) => v.admitted && v.alive).flatMap((v) => (v.child.pid !== undefined ? [v.child.pid] : []));
+  }
+
+  /** Ends every validator (service shutdown; jobs have ended) and leaves the work folder. */
+  async close(): Promise<void> {
+    this.closed = true;
+    // A start not yet launched gives up at its next step (it sees `closed`).
+    while (this.starting > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (const validator of this.live) this.end(validator);
+    await Promise.all(this.ending);
+    const folder = await this.folder?.catch(() => null);
+    if (folder) await leaveOwnerFolder(folder).catch(() => {});
+  }
+
+  private take(): Validator | null {
+    for (const validator of this.waiting) {
+      if (!validator.admitted || !validator.alive) continue;
+      this.waiting.delete(validator);
+      this.stats.ready--;
+      return validator;
+    }
+    return null;
+  }
+
+  private async start(index: number): Promise<void> {
+    const uid = this.options.uid?.(index);
+    let dir: string | undefined;
+    let validator: Validator;
+    try {
+      const [jar, sample] = await Promise.all([preflightJar(), preflightSample(this.options.isolate)]);
+      if (this.closed) throw new Error('closed');
+      this.folder ??= ownerFolder(this.options.workRoot);
+      dir = join(await this.folder, `validator-${randomUUID()}`);
+      await mkdir(dir, { mode: 0o700 });
+      await writeFile(join(dir, JAR), jar, { flag: 'wx', mode: 0o644 });
+      await writeFile(join(dir, SAMPLE), sample, { flag: 'wx', mode: 0o644 });
+      if (uid !== undefined) await chown(dir, uid, uid);
+      if (this.closed) throw new Error('closed');
+      const limits = { cpuSeconds: CPU_SECONDS, fileBytes: VALIDATOR_MAX_BYTES, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
+      const nonce = randomBytes(16).toString('hex');
+      const argv = ['java', ...JVM, '-cp', [JAR, ...PDFBOX_CLASSPATH].join(':'), 'PreflightServer', SAMPLE, INPUT, nonce];
+      const child = await launchSandboxed({ workspace: dir, env: {}, isolate: this.options.isolate, limits, uid }, argv);
+      // A waiting validator must not keep the process alive.
+      child.unref();
+      validator = new Validator(child, dir, uid, index, nonce);
+      this.live.add(validator);
+      this.waiting.add(validator);
+    } catch {
+      if (!this.closed) this.stats.failed++;
+      if (dir) await removeWorkspace(dir).catch(() => {});
+      this.indexes.delete(index);
+      return;
+    } finally {
+      this.starting--;
+    }
+    // Closed meanwhile: close() ends it (it is live) and `ready` turns false.
+    const timer = setTimeout(() => validator.kill(), START_MS);
+    const ready = await validator.ready;
+    clearTimeout(timer);
+    if (!ready || this.closed) {
+      if (!this.closed) this.stats.failed++;
+      this.waiting.delete(validator);
+      this.end(validator);
+      return;
+    }
+    this.stats.ready++;
+    validator.admitted = true;
+    this.watch(validator);
+  }
+
+  /** A ready validator that dies, or waits past maxIdleMs, goes. */
+  private watch(validator: Validator): void {
+    const leave = (expired: boolean) => {
+      clearTimeout(idle);
+      if (!this.waiting.delete(validator)) return;
+      this.stats.ready--;
+      if (expired) this.stats.expired++;
+      else if (!this.closed) this.stats.failed++;
+      this.end(validator);
+    };
+    const idle = setTimeout(() => leave(true), this.options.maxIdleMs ?? 10 * 60 * 1000);
+    idle.unref();
+    void validator.exited.then(() => leave(false));
+  }
+
+  /** Ends `validator` in the background; its uid index is free once its processes are gone. */
+  private end(validator: Validator): void {
+    if (!this.live.delete(validator)) return;
+    const ending = validator.end().finally(() => {
+      this.indexes.delete(validator.index);
+      this.ending.delete(ending);
+    });
+    this.ending.add(ending);
+  }
+}
