@@ -21,6 +21,9 @@ test('defaults follow the documented table', async () => {
     assert.equal(config.pausedPreambles, 4);
     assert.equal(config.pausedPreambleBytes, 1024 * 1024 * 1024);
     assert.equal(loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_PAUSED_PREAMBLES: '0', QUIRE_PAUSED_PREAMBLE_MB: '64' }).pausedPreambleBytes, 64 * 1024 * 1024);
+    assert.equal(config.warmValidators, 1);
+    assert.equal(loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_WARM_VALIDATORS: '0' }).warmValidators, 0);
+    assert.throws(() => loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_WARM_VALIDATORS: '17' }), /QUIRE_WARM_VALIDATORS/);
     assert.equal(loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_QUEUE: 'bullmq', QUIRE_REDIS_URL: 'redis://127.0.0.1:6379' }).queue, 'bullmq');
     const secret = (await readFile(join(dir, 'secret'), 'utf8')).trim();
     assert.equal(config.secret, secret, 'generated secret is kept in the data dir');
