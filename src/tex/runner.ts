@@ -29,7 +29,7 @@ import { goLine, PAUSED_DRIVER, PAUSED_ENGINE, PAUSED_PREAMBLE, pausedDriver, pa
 import { outputFiles, outputSource } from './output/source.js';
 import { runOutputStep } from './output/steps.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
-import { inspectPdf } from './pdfread.js';
+import { inspectPdf, type PdfInspection } from './pdfread.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
 import type { ProcessLimits } from './sandbox.js';
 import type { Exec, Session } from './session.js';
@@ -335,7 +335,7 @@ export class TexRunner implements JobRunner {
     if (!pdf) return { outcome: 'failed', log };
     const inspectStart = performance.now();
     // TeX's own PDF is read in-process; what that reader cannot vouch for goes to qpdf.
-    const inspected = inspectPdf(pdf) ?? (await this.inspect(exec, workspace));
+    const inspected: PdfInspection | { unmeasurable: string } = inspectPdf(pdf, { pdfa: job.output?.pdfStandard !== undefined }) ?? (await this.inspect(exec, workspace));
     stages.inspect = performance.now() - inspectStart;
     if ('unmeasurable' in inspected) return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${inspected.unmeasurable}` };
     const { pages, active } = inspected;
@@ -344,7 +344,7 @@ export class TexRunner implements JobRunner {
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
     const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
     if (job.output) {
-      const done = await runOutputStep({ exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages }, job.output, `${MAIN}.pdf`);
+      const done = await runOutputStep({ exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, facts: inspected.pdfa }, job.output, `${MAIN}.pdf`);
       if (!done.ok) return { outcome: done.kind === 'standard' ? 'standard_failed' : 'output_failed', log, reasons: done.reasons };
       return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };
     }
