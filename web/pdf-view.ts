@@ -7,10 +7,11 @@ const MAX_RENDERED_PAGES = 50;
 
 let current: PDFDocumentProxy | null = null;
 
-export async function renderPdf(container: HTMLElement, url: string, workerSrc: string): Promise<number> {
+/** `password`: the user password of a PDF the studio asked to be encrypted ('' for none). */
+export async function renderPdf(container: HTMLElement, url: string, workerSrc: string, password = ''): Promise<number> {
   GlobalWorkerOptions.workerSrc = workerSrc;
   // isEvalSupported: false keeps pdf.js inside the page's CSP (no `new Function`).
-  const task = getDocument({ url, isEvalSupported: false, enableXfa: false });
+  const task = getDocument({ url, isEvalSupported: false, enableXfa: false, ...(password ? { password } : {}) });
   const pdf = await task.promise;
   const previous = current;
   current = pdf;

@@ -5,6 +5,8 @@ import { api, ApiError, forgetKey, storedKey, type Json, type Usage } from './li
 import { mountAccount } from './lib/account';
 import { $, h } from './lib/dom';
 import { buildFragment, parseFragment } from './lib/fragment';
+import { OutputProblem } from './lib/output-options';
+import { mountOutputPanel } from './lib/output-panel';
 import type { LatexEditor } from './editor';
 
 const DRAFT = 'quire.draft';
@@ -48,6 +50,8 @@ else if (!fragment.template) textarea.value = localStorage.getItem(DRAFT) ?? tex
 if (fragment.compiler && [...compilerSelect.options].some((o) => o.value === fragment.compiler)) {
   compilerSelect.value = fragment.compiler;
 }
+const outputPanel = mountOutputPanel();
+if (fragment.output) outputPanel.restore(fragment.output);
 
 let draftTimer: number | undefined;
 function sourceChanged(): void {
@@ -200,6 +204,17 @@ function referencedAssets(text: string): string[] {
 
 async function compile(): Promise<void> {
   if (compiling) return;
+  let output: Json | undefined;
+  try {
+    output = outputPanel.request();
+  } catch (err) {
+    if (!(err instanceof OutputProblem)) throw err;
+    setStatus(err.message, 'error');
+    return;
+  }
+  const password = outputPanel.userPassword();
+  const shared = outputPanel.shareable();
+  outputPanel.close();
   compiling = true;
   compileButton.disabled = true;
   pdfBox.setAttribute('aria-busy', 'true');
@@ -210,11 +225,12 @@ async function compile(): Promise<void> {
   const request: Json = { latex, compiler };
   const assets = referencedAssets(latex);
   if (assets.length > 0) request.use_stored_assets = assets;
+  if (output) request.output = output;
   try {
     const res = await api<Json>('/api/v1/compile', { body: request });
     clearDiagnosis();
-    if (!template) history.replaceState(null, '', `#${buildFragment({ source: latex, compiler })}`);
-    await showPdf(res);
+    if (!template) history.replaceState(null, '', `#${buildFragment({ source: latex, compiler, output: shared })}`);
+    await showPdf(res, password, typeof output?.pdf_standard === 'string' ? output.pdf_standard : null);
   } catch (err) {
     if (err instanceof ApiError) showFailure(err);
     else setStatus(`The PDF could not be shown: ${(err as Error).message}`, 'error');
@@ -225,7 +241,10 @@ async function compile(): Promise<void> {
   }
 }
 
-async function showPdf(res: Json): Promise<void> {
+/** The server's PNG of page 1 (output.page_images), kept to re-add after pdf.js redraws. */
+let pageImage: HTMLElement | null = null;
+
+async function showPdf(res: Json, password: string, standard: string | null): Promise<void> {
   const pages = Number(res.pages);
   const ms = Number(res.compilation_time_ms);
   if (typeof res.remaining_today === 'number') anonRemaining = res.remaining_today;
@@ -236,11 +255,31 @@ async function showPdf(res: Json): Promise<void> {
   openPdf.href = url;
   openPdf.hidden = false;
   const { renderPdf } = await import('./pdf-view');
-  await renderPdf(pdfBox, sameOrigin(url), body.dataset.pdfWorker ?? '');
+  await renderPdf(pdfBox, sameOrigin(url), body.dataset.pdfWorker ?? '', password);
+  pageImage = pageImageFigure(res.page_images);
+  if (pageImage) pdfBox.append(pageImage);
   markStale(false);
   const time = Number.isFinite(ms) ? ` in ${(ms / 1000).toFixed(1)} s` : '';
+  const checked = standard ? ` Meets ${standardName(standard)}.` : '';
   const warning = typeof res.warning === 'string' ? ` ${res.warning}` : '';
-  setStatus(`Compiled ${pages} ${pages === 1 ? 'page' : 'pages'}${time}.${warning}`, warning ? 'error' : 'ok');
+  setStatus(`Compiled ${pages} ${pages === 1 ? 'page' : 'pages'}${time}.${checked}${warning}`, warning ? 'error' : 'ok');
+}
+
+const standardName = (level: string) => `PDF/A-${level.slice(2)}`;
+
+/** The first page image of a success body, under the PDF view; null when none was asked for. */
+function pageImageFigure(images: unknown): HTMLElement | null {
+  const first = Array.isArray(images) ? (images[0] as { page?: unknown; url?: unknown; width?: unknown; height?: unknown } | undefined) : undefined;
+  if (!first || typeof first.url !== 'string') return null;
+  const src = sameOrigin(first.url);
+  const size = typeof first.width === 'number' && typeof first.height === 'number' ? `, ${first.width} × ${first.height} px` : '';
+  const page = typeof first.page === 'number' ? first.page : 1;
+  return h(
+    'figure',
+    { class: 'page-image', id: 'page-image' },
+    h('img', { src, alt: `Page ${page} as a PNG rendered by the server`, ...(size ? { width: Number(first.width), height: Number(first.height) } : {}) }),
+    h('figcaption', {}, `Page ${page} image from the server (PNG${size}) · `, h('a', { href: src, target: '_blank', rel: 'noopener' }, 'Open image')),
+  );
 }
 
 /**
@@ -300,10 +339,13 @@ function showFailure(err: ApiError): void {
   const diag = (b.diagnosis ?? null) as Diagnosis | null;
   const line = typeof diag?.line === 'number' ? diag.line : typeof b.line === 'number' ? b.line : null;
   const parts: Node[] = [];
-  const title = diag ? (TITLES[diag.error_class] ?? 'Compilation failed') : err.code === 'compilation_failed' ? 'Compilation failed' : 'Not compiled';
+  const title = diag ? (TITLES[diag.error_class] ?? 'Compilation failed') : (FAILURE_TITLES[err.code]?.(b) ?? 'Not compiled');
   parts.push(h('h3', { id: 'diagnosis-title' }, line ? `${title} on line ${line}` : title));
-  parts.push(h('p', { class: 'diag-summary' }, diag?.summary ?? err.message));
-  if (diag?.suggested_fix) parts.push(h('p', { class: 'diag-fix' }, h('strong', {}, 'Fix: '), diag.suggested_fix));
+  const findings = failureList(b);
+  parts.push(h('p', { class: 'diag-summary' }, diag?.summary ?? findings?.lead ?? err.message));
+  if (findings) parts.push(h('ul', { class: 'diag-reasons' }, ...findings.items.map((item) => h('li', {}, item))));
+  const fix = diag?.suggested_fix ?? (err.code === 'pdf_standard_failed' && typeof b.agent_hint === 'string' ? b.agent_hint : undefined);
+  if (fix) parts.push(h('p', { class: 'diag-fix' }, h('strong', {}, 'Fix: '), fix));
   const actions = h('div', { class: 'actions' });
   if (diag?.suggested_package) {
     const pkgLine = usepackageLine(diag.suggested_package, diag.suggested_fix);
@@ -329,6 +371,25 @@ function showFailure(err: ApiError): void {
   if (err.code === 'anonymous_quota_exhausted') anonRemaining = 0;
   renderQuota();
   setStatus(line ? `${title} on line ${line}.` : err.message, 'error');
+}
+
+/** Titles of failures that come without a diagnosis. */
+const FAILURE_TITLES: Record<string, (b: Json) => string> = {
+  compilation_failed: () => 'Compilation failed',
+  pdf_standard_failed: (b) => `Not ${typeof b.pdf_standard === 'string' ? standardName(b.pdf_standard) : 'PDF/A'}`,
+  output_failed: () => 'Output step failed',
+};
+
+/** A failure's own list: the validator's reasons (output steps) or the refused fields. */
+function failureList(b: Json): { lead: string; items: string[] } | null {
+  const reasons = Array.isArray(b.reasons) ? b.reasons.filter((r): r is string => typeof r === 'string') : [];
+  if (reasons.length > 0) {
+    const lead = b.error === 'pdf_standard_failed' ? 'The PDF compiled, but the check found:' : 'The output step reported:';
+    return { lead, items: reasons };
+  }
+  const fields = Array.isArray(b.fields) ? (b.fields as Array<{ field?: unknown; message?: unknown }>) : [];
+  const items = fields.filter((f) => typeof f.field === 'string').map((f) => `${String(f.field)}: ${String(f.message ?? '')}`);
+  return items.length > 0 ? { lead: 'The request was refused:', items } : null;
 }
 
 /** The \usepackage line to add: the fix's own (it may carry options, e.g. [table]) or a plain one. */
@@ -366,7 +427,7 @@ document.addEventListener('keydown', (event) => {
 if (/Mac|iPhone|iPad/.test(navigator.platform)) $('.shortcut').textContent = '⌘+Enter';
 
 $('#copy-link').addEventListener('click', async () => {
-  const link = `${location.origin}/studio#${buildFragment({ source: source(), compiler: compilerSelect.value })}`;
+  const link = `${location.origin}/studio#${buildFragment({ source: source(), compiler: compilerSelect.value, output: outputPanel.shareable() })}`;
   try {
     await navigator.clipboard.writeText(link);
     setStatus('Link copied. The source travels inside the link; the server never stores it.', 'ok');
@@ -380,7 +441,12 @@ let resizeTimer: number | undefined;
 window.addEventListener('resize', () => {
   window.clearTimeout(resizeTimer);
   resizeTimer = window.setTimeout(() => {
-    if (!openPdf.hidden) void import('./pdf-view').then((m) => m.redraw(pdfBox));
+    if (openPdf.hidden) return;
+    void import('./pdf-view')
+      .then((m) => m.redraw(pdfBox))
+      .then(() => {
+        if (pageImage) pdfBox.append(pageImage);
+      });
   }, 200);
 });
 

@@ -183,7 +183,7 @@ export function outputFailure(result: TexResult, tier: Tier, output: OutputSpec 
   const common = { log, reasons, retryable: false, plan: tier };
   if (result.outcome === 'output_failed') return errors.output_failed(`The output step could not process the PDF: ${reasons.join('; ')}`, common);
   const standard = output?.pdfStandard ?? '';
-  return errors.pdf_standard_failed(`The PDF does not meet PDF/${standard.slice(2).toUpperCase()}: ${reasons.slice(0, 3).join('; ')}`, {
+  return errors.pdf_standard_failed(`The PDF does not meet PDF/A-${standard.slice(2).toUpperCase()}: ${reasons.slice(0, 3).join('; ')}`, {
     ...common,
     pdf_standard: standard,
     agent_hint: 'Embed every font (no Type 3 or base-14 fonts), avoid transparency for a-1b, and do not load packages that write their own XMP; then compile again.',

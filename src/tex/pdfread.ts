@@ -19,6 +19,18 @@ const MAX_PAGES_VISITED = 1_000_000;
 export interface PdfInspection {
   pages: number;
   active: string[];
+  /** What the PDF/A structural check reads (output/pdfa-check.ts); only when asked for. */
+  pdfa?: PdfaFacts;
+}
+
+/** The parts of a PDF the PDF/A structural check looks at, read by this parser. */
+export interface PdfaFacts {
+  /** The catalog's XMP packet as text, or null without one. */
+  xmp: string | null;
+  /** Entries of the catalog's /OutputIntents. */
+  outputIntents: number;
+  /** BaseFont names of fonts without an embedded font program. */
+  unembeddedFonts: string[];
 }
 
 class Unreadable extends Error {}
@@ -228,17 +240,17 @@ function inflate(dict: Map<string, Obj>, data: Buffer, budget: { left: number })
  * `pdf`'s pages and active content, or null when this reader cannot vouch for what qpdf would
  * see (the caller then asks qpdf).
  */
-export function inspectPdf(pdf: Buffer): PdfInspection | null {
+export function inspectPdf(pdf: Buffer, options: { pdfa?: boolean } = {}): PdfInspection | null {
   if (pdf.length > READ_MAX_BYTES || pdf.toString('latin1', 0, 5) !== '%PDF-') return null;
   try {
-    return read(pdf);
+    return read(pdf, options.pdfa === true);
   } catch (err) {
     if (err instanceof Unreadable) return null;
     throw err;
   }
 }
 
-function read(pdf: Buffer): PdfInspection {
+function read(pdf: Buffer, withPdfa: boolean): PdfInspection {
   const found = new Set<string>();
   const onEntry = (key: string, value: Obj) => {
     const finding = entryFinding(key, toValue(value));
@@ -249,6 +261,8 @@ function read(pdf: Buffer): PdfInspection {
   const offsets = new Map<number, number>();
   const inStream = new Map<number, number>();
   const xrefs: Array<{ dict: Map<string, Obj>; data?: Buffer; table?: string }> = [];
+  /** The data of each plain stream (the XMP packet is one), kept only for the PDF/A facts. */
+  const streams = new Map<Map<string, Obj>, Buffer>();
   const budget = { left: INFLATE_BUDGET };
   const define = (num: number, value: Obj) => {
     if (objects.has(num)) fail('object defined twice (an updated file)');
@@ -280,6 +294,7 @@ function read(pdf: Buffer): PdfInspection {
           }
         } else if (isName(type, 'XRef')) xrefs.push({ dict: value, data: inflate(value, data, budget) });
         else if (HIDDEN_HEADER.test(data.toString('latin1'))) fail('a stream holds an object header');
+        else if (withPdfa) streams.set(value, data);
         lex.skipSpace();
         word = readKeyword(lex);
       }
@@ -323,7 +338,34 @@ function read(pdf: Buffer): PdfInspection {
   };
   walk(resolve(catalog.get('Pages')), 0);
   if (pages < 1) fail('no pages');
-  return { pages, active: [...found].sort() };
+  const inspection: PdfInspection = { pages, active: [...found].sort() };
+  if (withPdfa) inspection.pdfa = pdfaFacts(catalog, objects, streams, resolve, budget);
+  return inspection;
+}
+
+function pdfaFacts(
+  catalog: Map<string, Obj>,
+  objects: Map<number, Obj>,
+  streams: Map<Map<string, Obj>, Buffer>,
+  resolve: (value: Obj | undefined) => Obj | undefined,
+  budget: { left: number },
+): PdfaFacts {
+  const metadata = resolve(catalog.get('Metadata'));
+  let xmp: string | null = null;
+  const data = metadata instanceof Map ? streams.get(metadata) : undefined;
+  if (metadata instanceof Map && data) xmp = (metadata.has('Filter') ? inflate(metadata, data, budget) : data).toString('utf8');
+  const intents = resolve(catalog.get('OutputIntents'));
+  const unembeddedFonts: string[] = [];
+  for (const value of objects.values()) {
+    if (!(value instanceof Map) || !isName(value.get('Type'), 'Font')) continue;
+    // A Type 3 font is its own program; a Type 0 font's program is in its descendant, a font too.
+    if (isName(value.get('Subtype'), 'Type3') || isName(value.get('Subtype'), 'Type0')) continue;
+    const descriptor = resolve(value.get('FontDescriptor'));
+    const embedded = descriptor instanceof Map && ['FontFile', 'FontFile2', 'FontFile3'].some((key) => descriptor.has(key));
+    const base = value.get('BaseFont');
+    if (!embedded) unembeddedFonts.push(base instanceof Name ? base.name : '(unnamed)');
+  }
+  return { xmp, outputIntents: Array.isArray(intents) ? intents.length : 0, unembeddedFonts: [...new Set(unembeddedFonts)].sort() };
 }
 
 function readKeyword(lex: Lexer): string {

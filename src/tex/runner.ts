@@ -30,7 +30,7 @@ import { outputFiles, outputSource } from './output/source.js';
 import { runOutputStep } from './output/steps.js';
 import type { WarmValidators } from './output/warm-validator.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
-import { inspectPdf } from './pdfread.js';
+import { inspectPdf, type PdfInspection } from './pdfread.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
 import type { ProcessLimits } from './sandbox.js';
 import type { Exec, Session } from './session.js';
@@ -38,6 +38,10 @@ import { collectWarnings } from './warnings.js';
 import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, MAIN, WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
 
 const MAX_PASSES = 5;
+/** What LaTeX and its packages print when another pass would change the document. */
+const RERUN_ASKED = /Rerun to get|Please rerun|Please \(re\)run|may have changed\. Rerun|Rerun LaTeX|rerun LaTeX/i;
+/** rerunfilecheck's warning with its continuation line, which says "Rerun to get …". */
+const RERUNFILECHECK_WARNING = /^Package rerunfilecheck Warning: File `([^']+)' has changed\.\n\(rerunfilecheck\) +Rerun[^\n]*$/gm;
 /** Files biblatex writes for biber (and reads back only to compare): biber's own key decides. */
 const HELPER_CONTROL_FILES = /\.(bcf|run\.xml)$/;
 const WATCH_MS = 250;
@@ -337,7 +341,7 @@ export class TexRunner implements JobRunner {
     if (!pdf) return { outcome: 'failed', log };
     const inspectStart = performance.now();
     // TeX's own PDF is read in-process; what that reader cannot vouch for goes to qpdf.
-    const inspected = inspectPdf(pdf) ?? (await this.inspect(exec, workspace));
+    const inspected: PdfInspection | { unmeasurable: string } = inspectPdf(pdf, { pdfa: job.output?.pdfStandard !== undefined }) ?? (await this.inspect(exec, workspace));
     stages.inspect = performance.now() - inspectStart;
     if ('unmeasurable' in inspected) return { outcome: 'unmeasurable', log: `${log}\nThe PDF could not be measured: ${inspected.unmeasurable}` };
     const { pages, active } = inspected;
@@ -346,7 +350,7 @@ export class TexRunner implements JobRunner {
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
     const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
     if (job.output) {
-      const step = { exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, validators: this.validators, deadline, signal: job.signal };
+      const step = { exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, facts: inspected.pdfa, validators: this.validators, deadline, signal: job.signal };
       const done = await runOutputStep(step, job.output, `${MAIN}.pdf`);
       if (!done.ok) return { outcome: done.kind === 'standard' ? 'standard_failed' : 'output_failed', log, reasons: done.reasons };
       return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };
@@ -417,21 +421,23 @@ export class TexRunner implements JobRunner {
    * when labels or citations in it changed.
    */
   private async needsRerun(workspace: Workspace, log: string, before: Map<string, string>): Promise<boolean> {
-    if (/Rerun to get|Please rerun|Please \(re\)run|may have changed\. Rerun|Rerun LaTeX|rerun LaTeX/i.test(log)) {
-      return true;
-    }
+    if (RERUN_ASKED.test(await this.withoutEmptyFirstWrites(workspace, log, before))) return true;
     const fls = (await workspace.readCapped(`${MAIN}.fls`, HELPER_CAP))?.toString('utf8') ?? '';
     const inputs = new Set<string>();
     const outputs = new Set<string>();
+    /** Files this pass wrote before it first read them: what it read was its own, not the last pass's. */
+    const writtenFirst = new Set<string>();
     for (const line of fls.split('\n')) {
       const match = /^(INPUT|OUTPUT) (.+)$/.exec(line);
       if (!match || match[2]!.startsWith('/')) continue;
       const name = match[2]!.replace(/^\.\//, '');
+      if (match[1] === 'OUTPUT' && !inputs.has(name)) writtenFirst.add(name);
       (match[1] === 'INPUT' ? inputs : outputs).add(name);
     }
     for (const name of inputs) {
       // A file new in this pass was read back by LaTeX's own end-of-run check (the .aux).
-      if (!outputs.has(name) || !before.has(name) || HELPER_CONTROL_FILES.test(name)) continue;
+      // pdfx's pdfa.xmpi differs every pass (a fresh InstanceID) but is written before it is read.
+      if (!outputs.has(name) || !before.has(name) || writtenFirst.has(name) || HELPER_CONTROL_FILES.test(name)) continue;
       const data = await workspace.read(name, SNAPSHOT_CAP).catch(() => null);
       if (data && data !== 'over' && before.get(name) !== sha(data)) return true;
     }
@@ -441,6 +447,21 @@ export class TexRunner implements JobRunner {
       if (((await workspace.size(name).catch(() => null)) ?? 0) > 0) return true;
     }
     return false;
+  }
+
+  /**
+   * The log without rerunfilecheck's warnings for a file that did not exist before this pass
+   * and is empty now (hyperref's .out of a document without sections): a missing file and an
+   * empty one read the same, so a rerun would change nothing. latexmk reruns there; we do not.
+   */
+  private async withoutEmptyFirstWrites(workspace: Workspace, log: string, before: Map<string, string>): Promise<string> {
+    let kept = log;
+    for (const match of log.matchAll(RERUNFILECHECK_WARNING)) {
+      const name = match[1]!.replace(/^\.\//, '');
+      if (before.has(name) || (await workspace.size(name).catch(() => null)) !== 0) continue;
+      kept = kept.replace(match[0], '');
+    }
+    return kept;
   }
 
   /**

@@ -163,4 +163,43 @@ describe('in-process PDF reader', () => {
     assert.equal(inspectPdf(Buffer.from(text.replace(/\n(\d{10}) 00000 n /, (_, o: string) => `\n${String(Number(o) + 1).padStart(10, '0')} 00000 n `), 'latin1')), null);
     assert.equal(inspectPdf(Buffer.from('not a PDF')), null);
   });
+
+  /** What poppler and qpdf say of `pdf`'s PDF/A structure (the check's fallback reads the same). */
+  function toolFacts(pdf: Buffer): { pdfaid: string | null; outputIntents: boolean; unembeddedFonts: string[] } {
+    const file = join(dir, 'facts.pdf');
+    writeFileSync(file, pdf);
+    const xmp = execFileSync('pdfinfo', ['-meta', file], { encoding: 'utf8' });
+    const fonts = execFileSync('pdffonts', [file], { encoding: 'utf8' }).split('\n').slice(2).filter((line) => line.trim());
+    const expanded = spawnSync('qpdf', ['--qdf', '--object-streams=disable', file, '-'], { maxBuffer: 64 * 1024 * 1024 }).stdout.toString('latin1');
+    return {
+      pdfaid: /pdfaid:part(?:>|=")\s*(\d)/.exec(xmp)?.[1] ?? null,
+      outputIntents: expanded.includes('/OutputIntents'),
+      // pdffonts: name, type, encoding, emb, sub, uni, object ID; emb is the fourth column from the end.
+      unembeddedFonts: [...new Set(fonts.filter((line) => line.trim().split(/\s+/).at(-5) === 'no').map((line) => line.split(/\s+/)[0]!))].sort(),
+    };
+  }
+
+  test('reads the PDF/A facts poppler and qpdf read: XMP level, output intent, fonts not embedded', () => {
+    const mapped = '\\usepackage{mathptmx}\\pdfmapline{=ptmr8r Times-Roman "TeXBase1Encoding ReEncodeFont" <8r.enc}';
+    const pdfs = {
+      pdfa: tex('pdflatex', 'Archived.', '\\usepackage[a-1b]{pdfx}'),
+      plain: tex('pdflatex', 'Plain.'),
+      unembedded: tex('pdflatex', 'Times, not embedded.', mapped),
+    };
+    for (const [name, pdf] of Object.entries(pdfs)) {
+      for (const variant of [pdf, withObjectStreams(pdf)]) {
+        const facts = inspectPdf(variant, { pdfa: true })?.pdfa;
+        assert.ok(facts, name);
+        const theirs = toolFacts(variant);
+        assert.equal(/pdfaid:part(?:>|=")\s*(\d)/.exec(facts.xmp ?? '')?.[1] ?? null, theirs.pdfaid, name);
+        assert.equal(facts.outputIntents > 0, theirs.outputIntents, name);
+        assert.deepEqual(facts.unembeddedFonts, theirs.unembeddedFonts, name);
+      }
+    }
+    // The cases differ where they should: the facts are not all alike.
+    assert.equal(inspectPdf(pdfs.pdfa, { pdfa: true })?.pdfa?.outputIntents, 1);
+    assert.deepEqual(inspectPdf(pdfs.unembedded, { pdfa: true })?.pdfa?.unembeddedFonts, ['Times-Roman']);
+    assert.equal(inspectPdf(pdfs.plain, { pdfa: true })?.pdfa?.xmp, null);
+    assert.equal(inspectPdf(pdfs.plain)?.pdfa, undefined, 'only when asked for');
+  });
 });

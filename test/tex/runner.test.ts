@@ -2,8 +2,9 @@
 // documents. Every hostile case asserts that nothing leaked (pdftotext), nothing ran and no
 // process or workspace is left behind.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -65,6 +66,37 @@ describe('TeX runner', () => {
     const out = text(result.pdf);
     assert.match(out, /See section 1 on page 1\./);
     assert.match(out, /1\s+Alpha\s+1/);
+  });
+
+  // pdfx writes pdfa.xmpi with a fresh InstanceID every pass, then reads it back in the same pass.
+  const scratch = (first: 'write' | 'read') => {
+    const write = '\\immediate\\openout9=scratch.dat \\immediate\\write9{\\pdfuniformdeviate 1000000}\\immediate\\closeout9';
+    const read = '\\InputIfFileExists{scratch.dat}{}{}';
+    return doc(`Scratch: ${first === 'write' ? `${write}\n${read}` : `${read}\n${write}`}`);
+  };
+
+  test('a file each pass writes before reading it forces no rerun; one read before it changes does', async () => {
+    // The file is there from the start, as a job file: the first pass already reads an old copy.
+    const files = [{ name: 'scratch.dat', data: Buffer.from('0\n') }];
+    const written = await run(scratch('write'), { files });
+    assert.equal(written.outcome, 'ok', written.log.slice(-400));
+    assert.equal(written.passes, 1);
+    const readFirst = await run(scratch('read'), { files });
+    assert.equal(readFirst.outcome, 'ok', readFirst.log.slice(-400));
+    assert.equal(readFirst.passes, 5, 'a file that changes every pass reruns to the cap');
+  });
+
+  test('hyperref without sections takes one pass; with sections, a second for the bookmarks', async () => {
+    const plain = await run(doc('No sections here.', '\\usepackage{hyperref}'));
+    assert.equal(plain.outcome, 'ok', plain.log.slice(-400));
+    assert.equal(plain.passes, 1, 'an empty .out reads as a missing one: nothing to rerun for');
+    const sections = await run(doc('\\section{Alpha}\nText.', '\\usepackage{hyperref}'));
+    assert.equal(sections.outcome, 'ok', sections.log.slice(-400));
+    assert.equal(sections.passes, 2);
+    const file = join(dataDir, 'outlined.pdf');
+    await writeFile(file, sections.pdf!);
+    const { outlines } = JSON.parse(execFileSync('qpdf', ['--json=2', '--json-key=outlines', file], { encoding: 'utf8' })) as { outlines: Array<{ title: string }> };
+    assert.deepEqual(outlines.map((o) => o.title), ['Alpha'], 'the bookmark made it');
   });
 
   const bib = String.raw`\begin{filecontents*}[overwrite]{refs.bib}

@@ -2,14 +2,16 @@
 // Screenshots land in test-output/ for review.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
+import { crc32, deflateSync, inflateRawSync } from 'node:zlib';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { after, before, describe, it } from 'node:test';
 import { buildApp } from '../../src/app.js';
 import type { App } from '../../src/http/types.js';
 import { freePort, launchBrowser, SHOTS } from '../browser.js';
-import { createAccount, testServices, type TestServices } from '../helpers.js';
+import { createAccount, HELLO, testServices, type TestServices } from '../helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -46,6 +48,13 @@ const BROKEN_DOC = String.raw`\documentclass{article}
 \begin{document}
 Some text first.
 \textcolor{red}{This needs xcolor.}
+\end{document}
+`;
+
+// A transparency group: pdflatex writes it, PDF/A-1b forbids it, PDFBox Preflight says so.
+const TRANSPARENT_DOC = String.raw`\documentclass{article}
+\begin{document}
+See through.\pdfpageresources{/ExtGState << /T << /ca 0.5 >> >>}\pdfliteral{/T gs}
 \end{document}
 `;
 
@@ -349,6 +358,164 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     assert.deepEqual(problems, []);
   });
 
+  /** The JSON bodies the page posts to /api/v1/compile, in order. */
+  function compileRequests(page: Page): Array<Record<string, unknown>> {
+    const posted: Array<Record<string, unknown>> = [];
+    page.on('request', (req) => {
+      if (req.method() === 'POST' && new URL(req.url()).pathname === '/api/v1/compile') posted.push(req.postDataJSON() as Record<string, unknown>);
+    });
+    return posted;
+  }
+
+  /** A studio page that compiles with `key` (as if entered in "Use API key"). */
+  async function studioWithKey(key: string, expected: string[] = []): Promise<Watched & { posted: Array<Record<string, unknown>> }> {
+    const watched = await open(expected);
+    await watched.page.addInitScript((k) => localStorage.setItem('quire.apiKey', k), key);
+    return { ...watched, posted: compileRequests(watched.page) };
+  }
+
+  const compiled = (page: Page) => page.waitForFunction(() => /^(Compiled|Not |Output|The )/.test(document.querySelector('#status')?.textContent ?? ''));
+  const outOf = (hash: string) => JSON.parse(inflateRawSync(Buffer.from(new URLSearchParams(hash.slice(1)).get('out')!, 'base64url')).toString('utf8')) as unknown;
+
+  it('Output panel: PDF/A-1b with a title locks encryption; an encrypted PDF still renders; passwords are never stored', async () => {
+    const user = await createAccount(services, 'starter');
+    const { page, problems, posted } = await studioWithKey(user.key);
+    await page.goto(`${base}/studio`);
+    await page.locator('.cm-content').waitFor();
+    await page.waitForFunction(() => /Starter plan/.test(document.querySelector('#quota')?.textContent ?? ''));
+    await page.locator('.cm-content').click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(HELLO);
+
+    await page.locator('#output-panel > summary').click();
+    assert.deepEqual(await unlabelled(page), []);
+    const owner = page.getByLabel('Owner password');
+    const userPassword = page.getByLabel('Password to open (optional)');
+    await userPassword.fill('typed-before-pdfa');
+    await owner.fill('typed-before-pdfa-owner');
+    await page.getByLabel('PDF standard').selectOption('a-1b');
+    assert.equal(await owner.isDisabled(), true);
+    assert.equal(await userPassword.isDisabled(), true);
+    assert.equal(await page.getByLabel('Print').isDisabled(), true);
+    assert.equal(await page.getByLabel('Text', { exact: true }).isDisabled(), true, 'the watermark is locked too');
+    assert.equal(await owner.inputValue(), '', 'a locked password is cleared');
+    assert.equal(await userPassword.inputValue(), '');
+    assert.equal(await page.locator('#out-encrypt-hint').innerText(), 'PDF/A forbids encryption: set the PDF standard to None to encrypt.');
+    await page.getByLabel('Title', { exact: true }).fill('Studio archive copy');
+    assert.equal(await page.locator('#output-count').innerText(), '· 2 set');
+    await page.screenshot({ path: join(SHOTS, 'studio-output-panel.png') });
+    await page.locator('#compile').click();
+    await compiled(page);
+    assert.match(await page.locator('#status').innerText(), /^Compiled 1 page in [\d.]+ s\. Meets PDF\/A-1b\.$/);
+    assert.equal(await page.locator('#output-panel').getAttribute('open'), null, 'a compile folds the panel away');
+    assert.equal(posted.length, 1);
+    assert.deepEqual(posted[0]!.output, { pdf_standard: 'a-1b', metadata: { title: 'Studio archive copy' } });
+    assert.ok(await pageHasInk(page), 'the PDF/A page is blank');
+
+    // The PDF behind the link is PDF/A-1b with the title.
+    const pdf = await fetch(await page.locator('#open-pdf').getAttribute('href') as string);
+    assert.equal(pdf.status, 200);
+    assert.equal(pdf.headers.get('content-type'), 'application/pdf');
+    const dir = mkdtempSync(join(tmpdir(), 'quire-studio-'));
+    try {
+      const file = join(dir, 'archive.pdf');
+      writeFileSync(file, Buffer.from(await pdf.arrayBuffer()));
+      assert.match(execFileSync('pdfinfo', [file], { encoding: 'utf8' }), /Title:\s+Studio archive copy/);
+      assert.match(execFileSync('pdfinfo', ['-meta', file], { encoding: 'utf8' }), /pdfaid:part(>|=")1/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // The link keeps the output options, and a reload restores them.
+    assert.deepEqual(outOf(await page.evaluate(() => location.hash)), { pdf_standard: 'a-1b', metadata: { title: 'Studio archive copy' } });
+    await page.reload();
+    await page.locator('#output-panel > summary').click();
+    assert.equal(await page.getByLabel('PDF standard').inputValue(), 'a-1b');
+    assert.equal(await page.getByLabel('Title', { exact: true }).inputValue(), 'Studio archive copy');
+    assert.equal(await page.getByLabel('Owner password').isDisabled(), true);
+
+    // Encryption: an owner password is required, then the encrypted PDF renders with the user password.
+    await page.getByLabel('PDF standard').selectOption('');
+    assert.equal(await page.locator('#out-encrypt-hint').innerText(), 'AES-256. The passwords go only into the compile: the studio never keeps them.');
+    assert.equal(await page.getByLabel('Owner password').isDisabled(), false);
+    await page.getByLabel('Password to open (optional)').fill('open-sesame-42');
+    await page.locator('#compile').click();
+    assert.equal(await page.locator('#status').innerText(), 'Encryption needs an owner password as well (it lifts the restrictions).');
+    assert.equal(await page.getByLabel('Owner password').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'out-owner-password');
+    assert.equal(posted.length, 1, 'nothing was sent');
+    assert.equal(await page.locator('#output-panel').getAttribute('open'), '', 'the panel stays open on the problem');
+    await page.getByLabel('Owner password').fill('owner-secret-42');
+    await page.getByLabel('Copy text').uncheck();
+    await page.locator('#compile').click();
+    await compiled(page);
+    assert.match(await page.locator('#status').innerText(), /^Compiled 1 page/, problems.join('; '));
+    assert.deepEqual(posted[1]!.output, {
+      metadata: { title: 'Studio archive copy' },
+      encrypt: { user_password: 'open-sesame-42', owner_password: 'owner-secret-42', permissions: { copy: false } },
+    });
+    assert.ok(await pageHasInk(page), 'the encrypted PDF did not render');
+    const stored = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, hash: location.hash, href: location.href }));
+    for (const secret of ['open-sesame-42', 'owner-secret-42', 'typed-before-pdfa']) assert.ok(!stored.includes(secret), `${secret} is stored: ${stored}`);
+    assert.deepEqual(outOf(await page.evaluate(() => location.hash)), { metadata: { title: 'Studio archive copy' } });
+    assert.deepEqual(problems, []);
+  });
+
+  it('Output panel without the editor chunk: page 1 image, a watermark, refused fields and PDF/A reasons listed', async () => {
+    const user = await createAccount(services, 'starter');
+    const { page, problems, posted } = await studioWithKey(user.key, ['422 /api/v1/compile']);
+    // The editor chunk never arrives: the plain textarea and the panel must do.
+    await page.route('**/build/chunks/editor-*.js', (route) => route.fulfill({ contentType: 'text/javascript', body: 'await new Promise(() => {});\nexport {};' }));
+    await page.goto(`${base}/studio`);
+    await page.waitForFunction(() => /Starter plan/.test(document.querySelector('#quota')?.textContent ?? ''));
+    await page.getByLabel('LaTeX source').fill(HELLO);
+    await page.locator('#output-panel > summary').click();
+    assert.equal(await page.getByLabel('Image resolution (dpi)').isDisabled(), true);
+    await page.getByLabel('Return an image of page 1').check();
+    await page.getByLabel('Image resolution (dpi)').fill('100');
+    await page.getByLabel('Text', { exact: true }).fill('DRAFT');
+    await page.getByLabel('Compress').check();
+    await page.locator('#compile').click();
+    await compiled(page);
+    assert.match(await page.locator('#status').innerText(), /^Compiled 1 page/);
+    assert.deepEqual(posted[0]!.output, { watermark: { text: 'DRAFT', opacity: 0.2, angle: 45 }, page_images: { pages: [1], dpi: 100 }, compress: true });
+    const image = page.locator('#page-image img');
+    await page.waitForFunction(() => {
+      const img = document.querySelector<HTMLImageElement>('#page-image img');
+      return Boolean(img?.complete && img.naturalWidth > 0);
+    });
+    assert.equal(await image.evaluate((img: HTMLImageElement) => img.naturalWidth), 827, 'A4 at 100 dpi');
+    assert.equal(await image.getAttribute('alt'), 'Page 1 as a PNG rendered by the server');
+    assert.match(await page.locator('#page-image figcaption').innerText(), /Page 1 image from the server \(PNG, 827 × 1170 px\)/);
+    assert.equal(await page.locator('.cm-content').count(), 0, 'the editor chunk stayed away');
+    await page.screenshot({ path: join(SHOTS, 'studio-page-image.png') });
+
+    // A field the API refuses is listed by name (no TeX run).
+    await page.locator('#output-panel > summary').click();
+    await page.getByLabel('Language').fill('en_GB');
+    await page.locator('#compile').click();
+    await page.locator('#diagnosis').waitFor();
+    assert.equal(await page.locator('#diagnosis').getAttribute('data-code'), 'validation_failed');
+    assert.equal(await page.locator('#diagnosis-title').innerText(), 'Not compiled');
+    assert.match(await page.locator('.diag-reasons li').first().innerText(), /^output\.metadata\.lang: /);
+    await page.locator('#output-panel > summary').click();
+    await page.getByLabel('Language').fill('');
+
+    // PDF/A-1b of a page with transparency: the validator's reasons, as a list.
+    await page.getByLabel('LaTeX source').fill(TRANSPARENT_DOC);
+    await page.getByLabel('PDF standard').selectOption('a-1b');
+    await page.locator('#compile').click();
+    await page.waitForFunction(() => document.querySelector('#diagnosis')?.getAttribute('data-code') === 'pdf_standard_failed');
+    assert.deepEqual(posted.at(-1)!.output, { pdf_standard: 'a-1b', page_images: { pages: [1], dpi: 100 }, compress: true });
+    assert.equal(await page.locator('#diagnosis-title').innerText(), 'Not PDF/A-1b');
+    assert.equal(await page.locator('.diag-summary').innerText(), 'The PDF compiled, but the check found:');
+    const reasons = await page.locator('.diag-reasons li').allInnerTexts();
+    assert.ok(reasons.some((r) => /PDFBox Preflight/.test(r)), reasons.join('\n'));
+    assert.match(await page.locator('.diag-fix').innerText(), /^Fix: Embed every font/);
+    await page.screenshot({ path: join(SHOTS, 'studio-pdfa-failed.png') });
+    assert.deepEqual(await unlabelled(page), []);
+    assert.deepEqual(problems, []);
+  });
+
   it('lays the studio out for a phone, and points an anonymous user who ran out to a key', async () => {
     const { page, problems } = await open(['429 /api/v1/compile'], { width: 390, height: 844 });
     await page.goto(`${base}/studio`);
@@ -357,6 +524,13 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     assert.ok(overflow <= 0, `page scrolls sideways by ${overflow}px`);
     await page.screenshot({ path: join(SHOTS, 'studio-phone.png') });
     assert.deepEqual(await unlabelled(page), []);
+    await page.locator('#output-panel > summary').click();
+    const panelOverflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(panelOverflow <= 0, `the open Output panel scrolls sideways by ${panelOverflow}px`);
+    await page.screenshot({ path: join(SHOTS, 'studio-phone-output.png') });
+    assert.deepEqual(await unlabelled(page), []);
+    await page.keyboard.press('Escape');
+    assert.equal(await page.locator('#output-panel').getAttribute('open'), null, 'Escape folds the panel');
 
     // Earlier tests share this IP's daily allowance: use what is left, then one more.
     const left = Number(/(\d) of 3 compiles left today/.exec(await page.locator('#quota').innerText())![1]);

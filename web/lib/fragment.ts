@@ -1,11 +1,14 @@
 // The studio's URL fragment, e.g. #src=<base64url(deflate(utf8 source))>&compiler=xelatex
-// or #template=<id>. Fragments never reach the server, so the source stays in the browser.
+// or #template=<id>, plus out=<base64url(deflate(JSON))>: the Output panel's settings without
+// encryption. Fragments never reach the server, so the source stays in the browser.
 import { deflateSync, inflateSync, strFromU8, strToU8, unzlibSync } from 'fflate';
 
 export interface StudioFragment {
   source?: string;
   compiler?: string;
   template?: string;
+  /** The compile's `output` minus encryption (output-options.ts shareableOutput). */
+  output?: Record<string, unknown>;
 }
 
 function toBase64Url(bytes: Uint8Array): string {
@@ -39,6 +42,7 @@ export function buildFragment(fragment: StudioFragment): string {
   if (fragment.template) parts.push(`template=${encodeURIComponent(fragment.template)}`);
   if (fragment.source !== undefined) parts.push(`src=${encodeSource(fragment.source)}`);
   if (fragment.compiler) parts.push(`compiler=${encodeURIComponent(fragment.compiler)}`);
+  if (fragment.output && Object.keys(fragment.output).length > 0) parts.push(`out=${encodeSource(JSON.stringify(fragment.output))}`);
   return parts.join('&');
 }
 
@@ -53,5 +57,15 @@ export function parseFragment(hash: string): StudioFragment {
   if (compiler) result.compiler = compiler;
   const template = params.get('template');
   if (template) result.template = template;
+  const out = params.get('out');
+  if (out) {
+    // Lenient: a damaged `out` loses the options, not the source the link carries.
+    try {
+      const parsed: unknown = JSON.parse(decodeSource(out.replace(/ /g, '+')));
+      if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) result.output = parsed as Record<string, unknown>;
+    } catch {
+      // ignored, see above
+    }
+  }
   return result;
 }

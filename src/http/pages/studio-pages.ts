@@ -2,6 +2,7 @@
 // script runs (labels, headings, landmarks); the bundles in public/build add behaviour.
 import { COMPILERS } from '../../quota/plans.js';
 import { h } from './html.js';
+import { outputPanel } from './output-panel.js';
 
 export interface WebManifest {
   entries: Record<string, { js: string; preload: string[] }>;
@@ -100,6 +101,7 @@ export function studioPage(manifest: WebManifest, data: { anonLimit: number; ano
     <label for="compiler">Compiler</label>
     <select id="compiler" name="compiler">${options}</select>
   </div>
+  ${outputPanel()}
   <button type="button" id="compile" class="button primary" aria-keyshortcuts="Control+Enter Meta+Enter">
     Compile <kbd class="shortcut" aria-hidden="true">Ctrl+Enter</kbd>
   </button>

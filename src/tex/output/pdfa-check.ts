@@ -1,13 +1,16 @@
 // Whether a PDF meets the PDF/A level asked for. Every level gets the structural check
 // (docs/pdf-output.md): XMP pdfaid part and conformance as asked, an OutputIntent in the
-// catalog, no encryption, every font embedded. PDF/A-1b also goes through Apache PDFBox
-// Preflight, which checks the rest of ISO 19005-1 (transparency among it): by a warm validator
-// when one is ready (warm-validator.ts), else cold, java in the job's sandbox. All sandboxed.
+// catalog, no encryption, every font embedded, read from the runner's in-process parse of
+// TeX's PDF (tex/pdfread.ts) or, where that parser declines, with poppler and qpdf in the
+// sandbox. PDF/A-1b also goes through Apache PDFBox Preflight, which checks the rest of
+// ISO 19005-1 (transparency among it): by a warm validator when one is ready
+// (warm-validator.ts), else cold, java in the job's sandbox.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Exec } from '../session.js';
 import type { Workspace } from '../workspace.js';
 import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
+import type { PdfaFacts } from '../pdfread.js';
 import type { PdfStandard } from './spec.js';
 import { JVM, VALIDATOR_MAX_BYTES, type WarmValidators } from './warm-validator.js';
 
@@ -15,6 +18,8 @@ interface CheckContext {
   exec: (argv: string[], fileBytes?: number) => Promise<Exec>;
   workspace: Workspace;
   dir: string;
+  /** The structural facts of `pdf`, when the in-process reader (tex/pdfread.ts) could read it. */
+  facts?: PdfaFacts;
   /** The warm validators of this process (none: always cold). */
   validators?: WarmValidators | undefined;
   /** The job's deadline (performance.now() time) and stop signal, which a warm validation keeps too. */
@@ -27,35 +32,48 @@ const MAX_REASONS = 20;
 
 /** Reasons the PDF fails `standard`; none when it passes. */
 export async function checkStandard(ctx: CheckContext, standard: PdfStandard, pdf: string): Promise<string[]> {
-  const reasons = await structural(ctx, standard, pdf);
+  const facts = ctx.facts ?? (await toolFacts(ctx, pdf));
+  const reasons = structuralReasons(standard, facts);
   if (standard === 'a-1b') reasons.push(...(await preflight(ctx, pdf)));
   return [...new Set(reasons)].slice(0, MAX_REASONS);
 }
 
-async function structural(ctx: CheckContext, standard: PdfStandard, pdf: string): Promise<string[]> {
+/** The structural check on what either reader found. */
+export function structuralReasons(standard: PdfStandard, facts: PdfaFacts & { encrypted?: boolean }): string[] {
   const [part, conformance] = [standard.charAt(2), standard.charAt(3).toUpperCase()];
-  const script = 'pdfinfo "$1" | grep -i "^Encrypted:"; echo "@@XMP"; pdfinfo -meta "$1"; echo "@@FONTS"; pdffonts "$1"; echo "@@INTENT"; qpdf --qdf --object-streams=disable "$1" - 2>/dev/null | grep -a -c "/OutputIntents"';
-  const run = await ctx.exec(['sh', '-c', script, 'check', pdf], 64 * 1024 * 1024);
-  const out = run.output;
   const reasons: string[] = [];
-  if (/^Encrypted:\s+yes/im.test(out)) reasons.push('the PDF is encrypted');
-  const xmp = out.slice(out.indexOf('@@XMP'), out.indexOf('@@FONTS'));
+  if (facts.encrypted) reasons.push('the PDF is encrypted');
+  const xmp = facts.xmp ?? '';
   const partFound = /pdfaid:part(?:>|=")\s*(\d)/.exec(xmp)?.[1];
   const confFound = /pdfaid:conformance(?:>|=")\s*([ABU])/i.exec(xmp)?.[1]?.toUpperCase();
   if (partFound !== part || confFound !== conformance) {
     reasons.push(`XMP pdfaid identifies ${partFound ? `PDF/A-${partFound}${(confFound ?? '?').toLowerCase()}` : 'no PDF/A level'}, not PDF/A-${part}${conformance.toLowerCase()}`);
   }
+  for (const font of facts.unembeddedFonts) reasons.push(`font ${font} is not embedded`);
+  if (facts.outputIntents === 0) reasons.push('the catalog has no /OutputIntents');
+  return reasons;
+}
+
+/** The same facts from poppler and qpdf in the sandbox, for a PDF the in-process reader declined. */
+async function toolFacts(ctx: CheckContext, pdf: string): Promise<PdfaFacts & { encrypted: boolean }> {
+  const script = 'pdfinfo "$1" | grep -i "^Encrypted:"; echo "@@XMP"; pdfinfo -meta "$1"; echo "@@FONTS"; pdffonts "$1"; echo "@@INTENT"; qpdf --qdf --object-streams=disable "$1" - 2>/dev/null | grep -a -c "/OutputIntents"';
+  const run = await ctx.exec(['sh', '-c', script, 'check', pdf], 64 * 1024 * 1024);
+  const out = run.output;
   const fonts = out.slice(out.indexOf('@@FONTS') + 8, out.indexOf('@@INTENT')).split('\n');
   const header = fonts.find((line) => /\bemb\b/.test(line));
+  const unembeddedFonts: string[] = [];
   if (header) {
     const at = header.indexOf('emb');
     for (const line of fonts.slice(fonts.indexOf(header) + 2)) {
-      if (line.trim() && line.slice(at, at + 3).trim() === 'no') reasons.push(`font ${line.split(/\s+/)[0]} is not embedded`);
+      if (line.trim() && line.slice(at, at + 3).trim() === 'no') unembeddedFonts.push(line.split(/\s+/)[0]!);
     }
   }
-  const intents = Number(/(\d+)\s*$/.exec(out.trim())?.[1] ?? '0');
-  if (intents === 0) reasons.push('the catalog has no /OutputIntents');
-  return reasons;
+  return {
+    encrypted: /^Encrypted:\s+yes/im.test(out),
+    xmp: out.slice(out.indexOf('@@XMP'), out.indexOf('@@FONTS')),
+    unembeddedFonts,
+    outputIntents: Number(/(\d+)\s*$/.exec(out.trim())?.[1] ?? '0'),
+  };
 }
 
 /**

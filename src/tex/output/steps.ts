@@ -8,6 +8,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Exec } from '../session.js';
+import type { PdfaFacts } from '../pdfread.js';
 import type { Workspace } from '../workspace.js';
 import { checkStandard } from './pdfa-check.js';
 import type { OutputSpec, PageImage } from './spec.js';
@@ -23,6 +24,8 @@ export interface StepContext {
   maxFileBytes: number;
   /** Pages of the PDF. */
   pages: number;
+  /** The PDF/A structural facts of TeX's PDF, when the in-process reader read them. */
+  facts?: PdfaFacts;
   /** The process's warm PDF/A-1b validators (warm-validator.ts); none: Preflight runs cold. */
   validators?: WarmValidators | undefined;
   /** The job's deadline (performance.now() time) and stop signal, for what runs outside `exec`. */

@@ -1,0 +1,89 @@
+// The studio's "Output" panel (issue 23): a <details> of form controls for the compile's
+// `output` object. Limits come from the schema itself so the page and the API cannot drift;
+// web/lib/output-panel.ts reads the controls. Attachments and stamp assets stay API-only.
+import { DPI_MAX, DPI_MIN, METADATA_MAX, PASSWORD_MAX_BYTES, WATERMARK_MAX } from '../../compile/output-schema.js';
+
+/** The standards the studio offers; the API also takes a-2u and a-3u. */
+const STANDARDS: Array<[string, string]> = [
+  ['', 'None'],
+  ['a-1b', 'PDF/A-1b'],
+  ['a-2b', 'PDF/A-2b'],
+  ['a-3b', 'PDF/A-3b'],
+];
+
+const PERMISSIONS: Array<[string, string]> = [
+  ['print', 'Print'],
+  ['modify', 'Change'],
+  ['copy', 'Copy text'],
+  ['annotate', 'Comment'],
+  ['fill_forms', 'Fill forms'],
+  ['accessibility', 'Screen readers'],
+];
+
+const text = (id: string, label: string, extra = '') =>
+  `<label for="${id}">${label}</label><input id="${id}" maxlength="${METADATA_MAX}" autocomplete="off"${extra}>`;
+
+/** A hint whose text the script swaps for `off` while a PDF standard disables its group. */
+const hint = (id: string, on: string, off: string) => `<p id="${id}" class="hint" data-on="${on}" data-off="${off}">${on}</p>`;
+
+export function outputPanel(): string {
+  const standards = STANDARDS.map(([value, label]) => `<option value="${value}">${label}</option>`).join('');
+  const permissions = PERMISSIONS.map(
+    ([name, label]) => `<label class="check"><input type="checkbox" id="out-perm-${name}" checked> ${label}</label>`,
+  ).join('');
+  const password = (id: string, label: string) =>
+    `<label for="${id}">${label}</label><input id="${id}" type="password" autocomplete="new-password" spellcheck="false" maxlength="${PASSWORD_MAX_BYTES}">`;
+  return `<details id="output-panel" class="output-panel">
+  <summary class="button">Output<span id="output-count" class="output-count"></span></summary>
+  <div class="output-body">
+    <div class="output-col">
+      <fieldset class="output-group">
+        <legend>PDF standard</legend>
+        <label for="out-standard" class="visually-hidden">PDF standard</label>
+        <select id="out-standard" aria-describedby="out-standard-hint">${standards}</select>
+        <p id="out-standard-hint" class="hint">PDF/A for archiving: fonts embedded, checked after TeX. Not with encryption or a watermark.</p>
+      </fieldset>
+      <fieldset class="output-group">
+        <legend>Delivery</legend>
+        <label class="check"><input type="checkbox" id="out-page-image"> Return an image of page 1</label>
+        <label for="out-dpi">Image resolution (dpi)</label>
+        <input id="out-dpi" type="number" min="${DPI_MIN}" max="${DPI_MAX}" step="1" value="${DPI_MIN}">
+        <label class="check"><input type="checkbox" id="out-linearize"> Linearize (fast web view)</label>
+        <label class="check"><input type="checkbox" id="out-compress"> Compress</label>
+      </fieldset>
+    </div>
+    <fieldset class="output-group">
+      <legend>Document properties</legend>
+      ${text('out-title', 'Title')}
+      ${text('out-author', 'Author')}
+      ${text('out-subject', 'Subject')}
+      ${text('out-keywords', 'Keywords', ' aria-describedby="out-keywords-hint"')}
+      <p id="out-keywords-hint" class="hint">Separate them with commas.</p>
+      <label for="out-lang">Language</label>
+      <input id="out-lang" maxlength="35" autocomplete="off" spellcheck="false" placeholder="en-GB" aria-describedby="out-lang-hint">
+      <p id="out-lang-hint" class="hint">A language tag, e.g. en-GB or de.</p>
+    </fieldset>
+    <div class="output-col">
+      <fieldset class="output-group" id="out-encrypt" aria-describedby="out-encrypt-hint">
+        <legend>Encryption</legend>
+        ${hint('out-encrypt-hint', 'AES-256. The passwords go only into the compile: the studio never keeps them.', 'PDF/A forbids encryption: set the PDF standard to None to encrypt.')}
+        ${password('out-user-password', 'Password to open (optional)')}
+        ${password('out-owner-password', 'Owner password')}
+        <p class="hint">Allowed without the owner password:</p>
+        <div class="perm-grid">${permissions}</div>
+      </fieldset>
+      <fieldset class="output-group" id="out-watermark" aria-describedby="out-watermark-hint">
+        <legend>Watermark</legend>
+        ${hint('out-watermark-hint', 'Text stamped over every page.', 'PDF/A cannot check a watermark: set the PDF standard to None to stamp one.')}
+        <label for="out-watermark-text">Text</label>
+        <input id="out-watermark-text" maxlength="${WATERMARK_MAX}" autocomplete="off">
+        <div class="output-pair">
+          <div><label for="out-watermark-opacity">Opacity</label><input id="out-watermark-opacity" type="number" min="0" max="1" step="0.05" value="0.2"></div>
+          <div><label for="out-watermark-angle">Angle (°)</label><input id="out-watermark-angle" type="number" min="-360" max="360" step="1" value="45"></div>
+        </div>
+      </fieldset>
+    </div>
+    <div class="output-foot"><button type="button" id="out-reset" class="button small">Reset output options</button></div>
+  </div>
+</details>`;
+}
