@@ -1,4 +1,5 @@
-// Paused preambles for xelatex and lualatex (issue 27), as a layer around the job runners: a
+// Paused preambles for xelatex and lualatex (issue 27), and for pdflatex's PDF/A jobs (issue
+// 23: pdfx cannot go into a dumped format), as a layer around the job runners: a
 // job whose preamble (per scope, engine, preamble bytes, TeX Live and day) was delivered
 // before, and verified, takes a TeX process that already ran that preamble and waits at
 // \begin{document} (paused.ts) in a fresh sandbox of its slot's uid; that sandbox is the
@@ -10,13 +11,14 @@
 import { availableParallelism } from 'node:os';
 import type { Compiler } from './compilers.js';
 import type { JobRunner, TexJob, TexResult } from './job.js';
-import { changesSource } from './output/spec.js';
+import { outputFiles, outputSource } from './output/source.js';
 import { bodyFilesOnly, pausedRefusal } from './paused.js';
 import { pdfTexts } from './pdftext.js';
 import { preambleKey, splitPreamble, texliveIdentity } from './preamble.js';
 import { treeUsage } from './proctree.js';
 import type { TexRunner } from './runner.js';
 import type { Session } from './session.js';
+import { MAIN } from './workspace.js';
 
 /** What the layer needs of the runner: runs (with a paused sandbox), and paused sandboxes. */
 export type PausedRunner = Pick<TexRunner, 'run' | 'pause' | 'discard'>;
@@ -67,6 +69,8 @@ interface Lookup {
   compiler: Compiler;
   preamble: string;
   lines: number;
+  /** Files the preamble reads that are the service's, not the job's (pdfx's .xmpdata). */
+  files: Array<{ name: string; data: Buffer }>;
 }
 
 interface Known {
@@ -197,7 +201,7 @@ export class PausedPreambles implements JobRunner {
   /** The same job from a paused process: ok, the paused pass really ran, the same pages and text. */
   private async verify(job: TexJob, uid: number | undefined, look: Lookup, cold: TexResult): Promise<boolean> {
     this.stats.builds++;
-    const session = await this.runner.pause(uid, job.compiler, look.preamble, look.lines);
+    const session = await this.runner.pause(uid, job.compiler, look.preamble, look.lines, look.files);
     const again = await this.runner.run(job, uid, undefined, session);
     if (again.outcome !== 'ok' || again.warm !== 'paused' || again.totalPages !== cold.totalPages || !again.pdf || !cold.pdf) return false;
     const texts = await pdfTexts([again.pdf, cold.pdf], this.options.isolate);
@@ -220,7 +224,7 @@ export class PausedPreambles implements JobRunner {
       uid,
       started: performance.now(),
       rss: 0,
-      session: this.runner.pause(uid, look.compiler, look.preamble, look.lines).catch(() => null),
+      session: this.runner.pause(uid, look.compiler, look.preamble, look.lines, look.files).catch(() => null),
     };
     // Evicted meanwhile, it is ended by end(), which waits for it; taken, the job ends it.
     void waiting.session.then((session) => (waiting.ready = session));
@@ -280,19 +284,27 @@ export class PausedPreambles implements JobRunner {
   }
 
   /**
-   * The job's preamble key, or null when it cannot use a paused preamble: another engine, no
-   * scope, an output step, no \begin{document} line, a refused preamble, a file the preamble
-   * might have looked for, or an unknown TeX Live.
+   * The job's preamble key, or null when it cannot use a paused preamble: no scope, an output
+   * step other than pdflatex's PDF/A, no
+   * \begin{document} line, a refused preamble, a file the preamble might have looked for, or an
+   * unknown TeX Live. pdflatex pauses only for PDF/A, which the format cache refuses (pdfx
+   * writes PDF objects while it loads): its preamble is the one the output step makes, and the
+   * .xmpdata pdfx reads is part of the key.
    */
   private async lookup(job: TexJob): Promise<Lookup | null> {
-    if (this.options.maxCount <= 0 || (job.compiler !== 'xelatex' && job.compiler !== 'lualatex') || !job.preamble || job.output) return null;
-    if (changesSource(job.output) || !bodyFilesOnly(job.files ?? [])) return null;
-    const split = splitPreamble(job.source);
+    if (this.options.maxCount <= 0 || !job.preamble || !bodyFilesOnly(job.files ?? [])) return null;
+    const pdfa = job.compiler === 'pdflatex' && job.output?.pdfStandard !== undefined && !job.output.attachments?.length;
+    // Another output step would be verified on its post-processed PDF (an encrypted one has no text).
+    if (job.compiler === 'pdflatex' ? !pdfa : job.output !== undefined) return null;
+    const source = pdfa ? outputSource(job.source, job.output!, job.compiler) : job.source;
+    const split = source === null ? null : splitPreamble(source);
     if (!split || pausedRefusal(split.preamble, (job.files ?? []).map((file) => file.name)) !== null) return null;
     const texlive = await this.texlive();
     if (texlive === null) return null;
-    const key = preambleKey({ ...job.preamble, engine: job.compiler, preamble: split.preamble, texlive });
-    return { key, compiler: job.compiler, preamble: split.preamble, lines: split.lines };
+    const files = pdfa ? outputFiles(job.output!, MAIN) : [];
+    const read = files.map((file) => `\n%${file.name}:${file.data.toString('base64')}`).join('');
+    const key = preambleKey({ ...job.preamble, engine: job.compiler, preamble: split.preamble + read, texlive });
+    return { key, compiler: job.compiler, preamble: split.preamble, lines: split.lines, files };
   }
 
   private texlive(): Promise<string | null> {

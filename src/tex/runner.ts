@@ -169,12 +169,14 @@ export class TexRunner implements JobRunner {
    * A fresh sandbox on `uid` whose `compiler` runs `preamble` (its first `lines` lines of
    * main.tex) and waits for the go-line (see paused.ts); the session to pass to `run`, once.
    */
-  async pause(uid: number | undefined, compiler: Compiler, preamble: string, lines: number): Promise<Session> {
+  /** A paused sandbox: `preamble` run and waiting; `files` (the output step's .xmpdata) are there before it runs. */
+  async pause(uid: number | undefined, compiler: Compiler, preamble: string, lines: number, files: ReadonlyArray<{ name: string; data: Buffer }> = []): Promise<Session> {
     const session = await this.pool.openFor(uid, compiler);
     try {
       for (const [name, text] of [
         [PAUSED_PREAMBLE, preamble],
         [PAUSED_DRIVER, pausedDriver(preamble, lines, compiler)],
+        ...files.map((file) => [file.name, file.data] as const),
       ] as const) {
         await writeFile(join(session.dir, name), text, { flag: 'wx' });
         if (session.uid !== undefined) await lchown(join(session.dir, name), session.uid, session.uid);
@@ -227,7 +229,7 @@ export class TexRunner implements JobRunner {
   private async prepare(session: Session, job: TexJob, format?: Buffer): Promise<void> {
     const dir = session.dir;
     // The output step's additions (pdfx, embedded files) and its own files (not the job's: no name check).
-    const source = (job.output && outputSource(job.source, job.output)) ?? job.source;
+    const source = (job.output && outputSource(job.source, job.output, job.compiler)) ?? job.source;
     await writeFile(join(dir, `${MAIN}.tex`), source);
     if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format, { flag: 'wx' });
     for (const file of job.files ?? []) {
@@ -245,6 +247,12 @@ export class TexRunner implements JobRunner {
     for (const file of job.output ? outputFiles(job.output, MAIN) : []) {
       const slash = file.name.indexOf('/');
       if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
+      // A paused preamble read its .xmpdata before the job came: the same bytes, or no pass.
+      const there = session.engine === PAUSED_ENGINE ? await workspaceOf(session).read(file.name, file.data.length) : null;
+      if (there !== null) {
+        if (!(there instanceof Buffer) || !there.equals(file.data)) throw new Error(`the paused sandbox's ${file.name} is not the job's`);
+        continue;
+      }
       await writeFile(join(dir, file.name), file.data, { flag: 'wx' });
     }
     if (session.uid !== undefined) {

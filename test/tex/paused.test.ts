@@ -96,6 +96,36 @@ describe('paused preambles', () => {
     });
   }
 
+  test('pdflatex PDF/A: the third job of one preamble and metadata is paused, passes Preflight, carries its own text', { timeout: 180_000 }, async () => {
+    const preamble = '\\documentclass{article}\n\\usepackage{lmodern}\n';
+    const pdfa = (body: string, title: string) => job(doc(body, preamble), 'pdflatex', 'account:1', { output: { pdfStandard: 'a-1b', metadata: { title } } });
+    const results = [];
+    for (const body of ['Archived one.', 'Archived two.', 'Archived three.']) results.push(await run(pdfa(body, 'Ledger')));
+    assert.deepEqual(
+      results.map((r) => [r.outcome, r.warm, r.passes]),
+      [
+        ['ok', undefined, 1],
+        ['ok', undefined, 1],
+        ['ok', 'paused', 1],
+      ],
+      results.map((r) => r.reasons ?? '').join('\n'),
+    );
+    assert.match(text(results[2]!.pdf), /Archived three\./);
+    assert.doesNotMatch(text(results[2]!.pdf), /Archived (one|two)/);
+    const xmp = results[2]!.pdf!.toString('latin1');
+    assert.match(xmp, /<pdfaid:part>1<\/pdfaid:part>/);
+    assert.match(xmp, /<rdf:li xml:lang="x-default">Ledger<\/rdf:li>/, 'the title pdfx read while paused is the job\'s');
+
+    // Other metadata is another preamble to pdfx: never the paused process made for "Ledger".
+    const other = await run(pdfa('Another title.', 'Journal'));
+    assert.equal(other.outcome, 'ok', other.reasons?.join('\n'));
+    assert.equal(other.warm, undefined);
+    assert.match(other.pdf!.toString('latin1'), /<rdf:li xml:lang="x-default">Journal<\/rdf:li>/);
+    // Without PDF/A, pdflatex stays with the format cache: nothing paused.
+    const plain = await run(job(doc('Plain.', preamble), 'pdflatex'));
+    assert.equal(plain.warm, undefined);
+  });
+
   test('a paused process serves one job, of its own scope only', { timeout: 180_000 }, async () => {
     const before = stats.hits;
     const a = await run(job(doc('Scope test one.'), 'xelatex'));

@@ -2,6 +2,7 @@
 // pdfx (loaded right after \documentclass) makes every engine write the XMP, the output
 // intent and the PDF version a standard asks for, from an .xmpdata file we write beside the
 // source; embedfile embeds attachments as associated files (/AF, /AFRelationship).
+import type { Compiler } from '../compilers.js';
 import type { OutputAttachment, OutputMetadata, OutputSpec } from './spec.js';
 
 /** Folder of the attachments in the job's workspace (one level, as job files may have). */
@@ -53,14 +54,15 @@ function embed(attachment: OutputAttachment): string {
  * The job's source with what `output` needs injected right after \documentclass, or null
  * when the source does not change. Throws when the main source has no \documentclass line.
  */
-export function outputSource(source: string, output: OutputSpec, now: Date = new Date()): string | null {
+export function outputSource(source: string, output: OutputSpec, compiler: Compiler, now: Date = new Date()): string | null {
   const lines: string[] = [];
   if (output.pdfStandard) {
     // XeTeX has no \pdfcreationdate: pdfx then stops with an error (and a constant 2018 date)
     // unless shell escape runs its Lua helper. The time the job starts, given here, is the date
     // pdfx writes into both Info and XMP, so xelatex exits cleanly and the two agree (pdfx
-    // parses it with a catcode-12 D, hence \string).
-    lines.push(`\\ifdefined\\pdfcreationdate\\else\\edef\\pdfcreationdate{\\string ${pdfDate(now)}}\\fi`);
+    // parses it with a catcode-12 D, hence \string). pdfTeX has the primitive: without the
+    // line, its preamble is the same for every job (a paused preamble can serve it).
+    if (compiler !== 'pdflatex') lines.push(`\\ifdefined\\pdfcreationdate\\else\\edef\\pdfcreationdate{\\string ${pdfDate(now)}}\\fi`);
     lines.push(`\\usepackage[${output.pdfStandard}]{pdfx}`);
   }
   if (output.attachments?.length) {
