@@ -30,7 +30,7 @@ async function make(isolate: boolean): Promise<Buffer> {
   const dir = await mkdtemp(join(root, 'job-'));
   const uid = sandboxUid(NOBODY);
   try {
-    await writeFile(join(dir, 'sample.tex'), outputSource(SOURCE, { pdfStandard: 'a-1b' }, new Date(0))!);
+    await writeFile(join(dir, 'sample.tex'), outputSource(SOURCE, { pdfStandard: 'a-1b' }, 'pdflatex')!);
     await writeFile(join(dir, 'sample.xmpdata'), xmpdata({ title: 'Quire Preflight sample' }));
     if (uid !== undefined) for (const name of ['.', 'sample.tex', 'sample.xmpdata']) await chown(join(dir, name), uid, uid);
     const limits = { cpuSeconds: 30, fileBytes: CAP, memoryBytes: 2 * 1024 ** 3, processes: 8 };
