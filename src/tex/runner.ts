@@ -358,7 +358,7 @@ export class TexRunner implements JobRunner {
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
     const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
     if (job.output) {
-      const step = { exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, facts: inspected.pdfa, validators: this.validators, deadline, signal: job.signal };
+      const step = { exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, facts: inspected.pdfa, validators: this.validators, deadline, signal: job.signal, scope: job.preamble?.scope ?? job.fairness?.caller };
       const done = await runOutputStep(step, job.output, `${MAIN}.pdf`);
       if (!done.ok) return { outcome: done.kind === 'standard' ? 'standard_failed' : 'output_failed', log, reasons: done.reasons };
       return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };

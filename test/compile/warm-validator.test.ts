@@ -93,15 +93,22 @@ describe('warm PDF/A-1b validators', () => {
     await ready(warm);
     assert.equal((await validatorJavas()).length, 1);
 
-    const second = await compile(warm, warmKey, HELLO(++n));
+    const secondN = ++n;
+    const second = await compile(warm, warmKey, HELLO(secondN));
     assert.equal(second.statusCode, 200, second.body.slice(0, 2000));
     assert.deepEqual(await counts(warm), { warm: 1, cold: 1, failed: 0, started: 2 });
+    // The JVM that answered is kept for this account; a fresh one waits for anyone else.
+    await ready(warm);
+    assert.equal((await validatorJavas()).length, 2);
+    const third = await compile(warm, warmKey, HELLO(++n));
+    assert.equal(third.statusCode, 200, third.body.slice(0, 2000));
+    assert.deepEqual(await counts(warm), { warm: 2, cold: 1, failed: 0, started: 2 }, 'the account\'s own JVM again: none started');
     // The PDF delivered is the job's own, PDF/A-1b.
     const pdf = await warm.app.inject({ method: 'GET', url: new URL(second.json().pdf_url).pathname + new URL(second.json().pdf_url).search });
     const file = join(dir, 'second.pdf');
     await writeFile(file, pdf.rawPayload);
     assert.match(execFileSync('pdfinfo', ['-meta', file], { encoding: 'utf8' }), /pdfaid:part(>|=")1/);
-    assert.match(execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' }), new RegExp(`Hello, archive ${n}\\.`));
+    assert.match(execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' }), new RegExp(`Hello, archive ${secondN}\\.`));
   });
 
   test('a PDF with transparency gets the same pdf_standard_failed reasons warm as cold (QUIRE_WARM_VALIDATORS=0)', async () => {
@@ -125,9 +132,10 @@ describe('warm PDF/A-1b validators', () => {
   test('a validator killed before use leaves the job to the cold path, with the right verdict', async () => {
     await ready(warm);
     const before = await counts(warm);
+    // The account's kept JVM and the fresh one.
     const javas = await validatorJavas();
-    assert.equal(javas.length, 1);
-    process.kill(javas[0]!, 'SIGKILL');
+    assert.equal(javas.length, 2);
+    for (const java of javas) process.kill(java, 'SIGKILL');
     await until('the dead validator to be dropped', async () => (await metric(warm, 'quire_pdfa_validators_ready')) === 0);
     const latex = TRANSPARENT(++n);
     const res = await compile(warm, warmKey, latex);
@@ -139,6 +147,32 @@ describe('warm PDF/A-1b validators', () => {
     assert.equal(after.failed, before.failed + 1);
     // The job started the next one.
     await ready(warm);
+  });
+
+  test('a JVM serves one scope only: kept for its next job, never handed to another scope', async () => {
+    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, uid: (i) => sandboxUid(validatorUid(i)) });
+    try {
+      const sample = await preflightSample(true);
+      const serve = (scope?: string) => validators.serve(async () => sample, performance.now() + 30_000, undefined, scope);
+      validators.refill();
+      await until('a ready validator', () => validators.stats.ready === 1);
+      assert.deepEqual(await serve('account:1'), { code: 0, output: 'VALID\n' });
+      assert.deepEqual(validators.keptScopes(), ['account:1']);
+      // Another scope finds no fresh one waiting (none was refilled): it gets nothing, not account 1's.
+      assert.equal(await serve('account:2'), null);
+      assert.deepEqual(await serve('account:1'), { code: 0, output: 'VALID\n' }, 'the same JVM, a second PDF');
+      assert.deepEqual(await serve('account:1'), { code: 0, output: 'VALID\n' });
+      assert.equal(validators.stats.started, 1, 'three answers from one JVM');
+      // A job without a scope ends the JVM it took.
+      validators.refill();
+      await until('a ready validator', () => validators.stats.ready === 1);
+      const fresh = validators.pids();
+      assert.deepEqual(await serve(), { code: 0, output: 'VALID\n' });
+      assert.deepEqual(validators.keptScopes(), ['account:1']);
+      await until('the unscoped JVM to end', async () => (await validatorJavas(fresh)).length === 0);
+    } finally {
+      await validators.close();
+    }
   });
 
   test('a validator that dies while it holds the PDF gives no verdict: the caller runs Preflight cold', async () => {

@@ -25,6 +25,8 @@ interface CheckContext {
   /** The job's deadline (performance.now() time) and stop signal, which a warm validation keeps too. */
   deadline?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** Whose job it is (an account, a keyless address, the gallery): a warm validator serves one scope only. */
+  scope?: string | undefined;
 }
 
 const JAR = '.quire-preflight.jar';
@@ -83,7 +85,7 @@ async function toolFacts(ctx: CheckContext, pdf: string): Promise<PdfaFacts & { 
  */
 async function preflight(ctx: CheckContext, pdf: string): Promise<string[]> {
   const started = performance.now();
-  const warm = (await ctx.validators?.serve(() => ctx.workspace.read(pdf, VALIDATOR_MAX_BYTES), ctx.deadline, ctx.signal)) ?? null;
+  const warm = (await ctx.validators?.serve(() => ctx.workspace.read(pdf, VALIDATOR_MAX_BYTES), ctx.deadline, ctx.signal, ctx.scope)) ?? null;
   try {
     return verdict(warm ?? (await cold(ctx, pdf)));
   } finally {

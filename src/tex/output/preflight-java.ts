@@ -3,7 +3,7 @@
 // preflight jar links javax.activation and javax.xml.bind, which Java 17 no longer ships;
 // the two stand-ins below give it the few members it calls. The jar is copied into the
 // job's workspace and run in the sandbox (pdfa-check.ts), or into a warm validator's
-// (warm-validator.ts), whose PreflightServer validates one PDF read from stdin.
+// (warm-validator.ts), whose PreflightServer validates the PDFs of one scope read from stdin.
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -42,7 +42,12 @@ public class Preflight {
   /** The verdict on stdout; the exit code: 0 valid, 2 not. */
   static int report(ValidationResult result) {
     if (result.isValid()) System.out.println("VALID");
-    else for (ValidationResult.ValidationError e : result.getErrorsList()) System.out.println(e.getErrorCode() + " " + e.getDetails());
+    // At most 50 lines of at most 300 characters (45 KB in UTF-8): an answer always fits the caller's 64 KB
+    // window, so a warm validator's END line is never cut off (the service keeps 20 reasons).
+    else for (ValidationResult.ValidationError e : result.getErrorsList().subList(0, Math.min(50, result.getErrorsList().size()))) {
+      String line = (e.getErrorCode() + " " + e.getDetails()).replace('\\n', ' ');
+      System.out.println(line.length() > 300 ? line.substring(0, 300) : line);
+    }
     System.out.flush();
     return result.isValid() ? 0 : 2;
   }
@@ -54,11 +59,11 @@ import java.io.File;
 import java.io.FileOutputStream;
 import java.io.OutputStream;
 /**
- * A warm Preflight for exactly one PDF: validates the sample (args[0]) WARMUPS times, prints
- * READY, reads one PDF from stdin (a 4-byte big-endian length, then the bytes) into args[1],
- * answers as Preflight does, then "END <args[2]> <exit code>" (args[2]: a nonce the PDF cannot
- * know, so the caller need not wait for the exit) and exits. Exit 3: the sample did not
- * validate; 4: short input.
+ * A warm Preflight: validates the sample (args[0]) WARMUPS times, prints READY, then for each
+ * PDF on stdin (a 4-byte big-endian length, then the bytes), written over args[1], answers as
+ * Preflight does and prints "END <args[2]> <exit code>" (args[2]: a nonce no PDF knows, so the
+ * caller need not wait for an exit). The caller sends the next PDF of the same scope, or closes
+ * stdin: exit 0 at the end of input. Exit 3: the sample did not validate; 4: a short PDF.
  */
 public class PreflightServer {
   static final int WARMUPS = ${WARMUPS};
@@ -69,20 +74,22 @@ public class PreflightServer {
     System.out.flush();
     DataInputStream in = new DataInputStream(new BufferedInputStream(System.in, 1 << 16));
     File pdf = new File(args[1]);
-    try (OutputStream out = new FileOutputStream(pdf)) {
-      int left = in.readInt();
-      byte[] buffer = new byte[1 << 16];
-      while (left > 0) {
-        int n = in.read(buffer, 0, Math.min(buffer.length, left));
-        if (n < 0) System.exit(4);
-        out.write(buffer, 0, n);
-        left -= n;
+    for (;;) {
+      int left;
+      try { left = in.readInt(); } catch (java.io.EOFException e) { System.exit(0); return; }
+      try (OutputStream out = new FileOutputStream(pdf)) {
+        byte[] buffer = new byte[1 << 16];
+        while (left > 0) {
+          int n = in.read(buffer, 0, Math.min(buffer.length, left));
+          if (n < 0) System.exit(4);
+          out.write(buffer, 0, n);
+          left -= n;
+        }
       }
-    } catch (java.io.EOFException e) { System.exit(4); }
-    int code = Preflight.report(Preflight.validate(pdf));
-    System.out.println("END " + args[2] + " " + code);
-    System.out.flush();
-    System.exit(code);
+      int code = Preflight.report(Preflight.validate(pdf));
+      System.out.println("END " + args[2] + " " + code);
+      System.out.flush();
+    }
   }
 }`,
   // In PDFBox's package: the font mapper's setProvider is public, its class package-private.

@@ -31,6 +31,8 @@ export interface StepContext {
   /** The job's deadline (performance.now() time) and stop signal, for what runs outside `exec`. */
   deadline?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** Whose job it is: a warm validator serves one scope only (warm-validator.ts). */
+  scope?: string | undefined;
 }
 
 export type StepResult =

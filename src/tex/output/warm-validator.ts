@@ -2,12 +2,15 @@
 // 0.4–1 s, nearly all of it the JVM starting and loading PDFBox; a validation in a warm JVM
 // costs 10–30 ms. So up to `count` PreflightServer JVMs (preflight-java.ts) wait, each in a
 // fresh sandbox of its own (its own workspace and uid, nothing of any job), having validated
-// a sample twice. A PDF/A-1b job takes one, hands it the PDF's bytes (read with the job
-// workspace's safe reader, never a path), and the JVM answers and exits: one JVM serves one
-// job, since the PDF is hostile and nothing may carry over to the next caller. Whatever does
-// not end in a verdict (gone, crashed, too slow, a PDF too large) leaves the job to the cold
-// path (pdfa-check.ts), within its deadline. Started on the first PDF/A-1b validation, one
-// started after each validation while fewer than `count` wait; idle ones end after maxIdleMs.
+// a sample twice. A PDF/A-1b job takes one and hands it the PDF's bytes (read with the job
+// workspace's safe reader, never a path). The JVM then belongs to the job's scope (an account,
+// a keyless address, the gallery: the boundary formats and paused preambles keep too): it is
+// kept for that scope's next PDF/A-1b job, at most MAX_USES jobs and KEPT_IDLE_MS idle, and
+// never serves another scope, since the PDF is hostile and nothing may carry over to another
+// caller. A job without a scope ends its JVM. Whatever does not end in a verdict (gone,
+// crashed, too slow, a PDF too large) ends the JVM and leaves the job to the cold path
+// (pdfa-check.ts), within its deadline. Started on the first PDF/A-1b validation, one started
+// after each validation while fewer than `count` fresh ones wait; idle ones end after maxIdleMs.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -34,6 +37,12 @@ const START_MS = 60_000;
 const CPU_SECONDS = 300;
 /** A validation without a deadline (none given) gets this long. */
 const DEFAULT_MS = 60_000;
+/** Validations one JVM answers for its scope before it is ended (its heap and caches start over). */
+export const MAX_USES = 100;
+/** JVMs kept for scopes at once (about 85 MB each), the least recently used ended first. */
+export const MAX_KEPT = 4;
+/** A JVM kept for a scope and unused this long is ended. */
+const KEPT_IDLE_MS = 2 * 60 * 1000;
 
 const JAR = '.quire-preflight.jar';
 const SAMPLE = '.quire-sample.pdf';
@@ -71,8 +80,10 @@ export interface WarmValidatorOptions {
   stats?: ValidatorStats;
 }
 
-/** One PreflightServer JVM in its own sandbox, for one PDF. */
+/** One PreflightServer JVM in its own sandbox, for the PDFs of one scope, one at a time. */
 class Validator {
+  /** Validations answered. */
+  uses = 0;
   /** Resolves true once it said READY, false if it ended first. */
   readonly ready: Promise<boolean>;
   /** Resolves with the exit code once the sandbox has ended. */
@@ -84,8 +95,8 @@ class Validator {
   private output = Buffer.alloc(0);
   /** Where the answer starts in `output`: after the READY line. */
   private answerAt = -1;
-  /** Preflight's output and exit code: from its END line, else (past the cap) from its exit. */
-  private readonly answer: Promise<Exec>;
+  /** The current validation's output and exit code: from its END line, else from the exit. */
+  private answer: Promise<Exec> = Promise.resolve({ code: -1, output: '' });
   private answered: (answer: Exec) => void = () => {};
 
   constructor(
@@ -98,7 +109,6 @@ class Validator {
   ) {
     let readied: (ready: boolean) => void = () => {};
     this.ready = new Promise((resolve) => (readied = resolve));
-    this.answer = new Promise((resolve) => (this.answered = resolve));
     child.stdin.on('error', () => {});
     child.stdout.on('data', (chunk: Buffer) => {
       const room = (this.answerAt < 0 ? OUTPUT_CAP : this.answerAt + OUTPUT_CAP + 64) - this.output.length;
@@ -123,13 +133,16 @@ class Validator {
     );
   }
 
-  /** The END line with our nonce, at a line start, ends the answer. */
+  /** The END line with our nonce, at a line start, ends the answer; the next one starts after it. */
   private lookForEnd(): void {
     const answer = this.output.subarray(this.answerAt);
     const at = answer.indexOf(`END ${this.nonce} `);
     if (at < 0 || (at > 0 && answer[at - 1] !== 10)) return;
     const line = /^END \S+ (\d+)\n/.exec(answer.subarray(at, at + 64).toString('latin1'));
-    if (line) this.answered({ code: Number(line[1]), output: answer.subarray(0, Math.min(at, OUTPUT_CAP)).toString('utf8') });
+    if (!line) return;
+    this.answered({ code: Number(line[1]), output: answer.subarray(0, Math.min(at, OUTPUT_CAP)).toString('utf8') });
+    this.output = Buffer.from(answer.subarray(at + line[0].length));
+    this.answerAt = 0;
   }
 
   /** Preflight's answer on `pdf`, or null when it gave none (gone, killed at `timeoutMs` or by `signal`, no verdict). */
@@ -139,11 +152,13 @@ class Validator {
     const timer = setTimeout(kill, timeoutMs);
     signal?.addEventListener('abort', kill, { once: true });
     try {
+      this.answer = new Promise((resolve) => (this.answered = resolve));
       const length = Buffer.alloc(4);
       length.writeUInt32BE(pdf.length);
       this.child.stdin.write(length);
-      this.child.stdin.end(pdf);
+      this.child.stdin.write(pdf);
       const { code, output } = await this.answer;
+      this.uses++;
       // Only a verdict counts: VALID (exit 0), or Preflight's error lines (exit 2).
       if (code === 0 && /^VALID$/m.test(output)) return { code, output };
       if (code === 2 && /^\d+(\.\d+)*\s/m.test(output)) return { code, output };
@@ -172,6 +187,8 @@ export class WarmValidators {
   readonly stats: ValidatorStats;
   /** Started (ready or not) and not taken, in start order. */
   private readonly waiting = new Set<Validator>();
+  /** JVMs that answered a scope's job, kept for its next one: by scope, least recently used first. */
+  private readonly kept = new Map<string, { validator: Validator; timer: NodeJS.Timeout }>();
   /** Starts not yet launched (building the jar or the sample, writing the workspace). */
   private starting = 0;
   /** Every validator not yet ended, taken ones included (close ends them). */
@@ -191,17 +208,46 @@ export class WarmValidators {
    * the PDF unreadable or too large, or no verdict: the caller then runs it cold). The
    * validator is taken at once (before anything is awaited) and ended afterwards.
    */
-  async serve(read: () => Promise<Buffer | null | 'over'>, deadline: number | undefined, signal?: AbortSignal): Promise<Exec | null> {
-    const validator = this.take();
+  async serve(read: () => Promise<Buffer | null | 'over'>, deadline: number | undefined, signal?: AbortSignal, scope?: string): Promise<Exec | null> {
+    const validator = (scope !== undefined ? this.takeKept(scope) : null) ?? this.take();
     if (!validator) return null;
+    let answer: Exec | null = null;
     try {
       const pdf = await read().catch(() => null);
       if (!(pdf instanceof Buffer) || pdf.length > VALIDATOR_MAX_BYTES) return null;
-      const answer = await validator.validate(pdf, (deadline ?? performance.now() + DEFAULT_MS) - performance.now(), signal);
+      answer = await validator.validate(pdf, (deadline ?? performance.now() + DEFAULT_MS) - performance.now(), signal);
       if (!answer) this.stats.failed++;
       return answer;
     } finally {
+      if (answer && scope !== undefined && validator.alive && validator.uses < MAX_USES && !this.closed) this.keep(scope, validator);
+      else this.end(validator);
+    }
+  }
+
+  /** The JVM kept for `scope`, if it is still there. */
+  private takeKept(scope: string): Validator | null {
+    const kept = this.kept.get(scope);
+    if (!kept) return null;
+    this.kept.delete(scope);
+    clearTimeout(kept.timer);
+    return kept.validator.alive ? kept.validator : (this.end(kept.validator), null);
+  }
+
+  /** Keeps `validator` for `scope`'s next job, within MAX_KEPT and KEPT_IDLE_MS. */
+  private keep(scope: string, validator: Validator): void {
+    const timer = setTimeout(() => {
+      if (this.kept.get(scope)?.validator !== validator) return;
+      this.kept.delete(scope);
+      this.stats.expired++;
       this.end(validator);
+    }, KEPT_IDLE_MS);
+    timer.unref();
+    this.kept.set(scope, { validator, timer });
+    for (const [oldest, { validator: old, timer: oldTimer }] of this.kept) {
+      if (this.kept.size <= MAX_KEPT) break;
+      this.kept.delete(oldest);
+      clearTimeout(oldTimer);
+      this.end(old);
     }
   }
 
@@ -231,6 +277,11 @@ export class WarmValidators {
     }
   }
 
+  /** The scopes a JVM is kept for, least recently used first (tests). */
+  keptScopes(): string[] {
+    return [...this.kept.keys()];
+  }
+
   /** The outer pids (bubblewrap) of the validators ready now (tests). */
   pids(): number[] {
     return [...this.waiting].filter((v) => v.admitted && v.alive).flatMap((v) => (v.child.pid !== undefined ? [v.child.pid] : []));
@@ -239,6 +290,8 @@ export class WarmValidators {
   /** Ends every validator (service shutdown; jobs have ended) and leaves the work folder. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const { timer } of this.kept.values()) clearTimeout(timer);
+    this.kept.clear();
     // A start not yet launched gives up at its next step (it sees `closed`).
     while (this.starting > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     for (const validator of this.live) this.end(validator);
