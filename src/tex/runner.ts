@@ -244,7 +244,7 @@ export class TexRunner implements JobRunner {
         throw err.code === 'EEXIST' ? new JobFileNameError(file.name) : err;
       });
     }
-    for (const file of job.output ? outputFiles(job.output, MAIN) : []) {
+    for (const file of job.output ? outputFiles(job.output, MAIN, (job.files ?? []).map((f) => f.name)) : []) {
       const slash = file.name.indexOf('/');
       if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
       // A paused preamble read its .xmpdata before the job came: the same bytes, or no pass.

@@ -27,6 +27,17 @@ Total due: {{ total }} EUR
 \end{document}
 `;
 
+/** The first tag of `xml` that does not close what it should (elements only), or null. */
+function unbalancedTag(xml: string): string | null {
+  const open: string[] = [];
+  for (const [tag, slash, name, self] of xml.matchAll(/<(\/?)([A-Za-z][\w:.-]*)(?:\s[^<>]*?)?(\/?)>/g)) {
+    if (self) continue;
+    if (!slash) open.push(name!);
+    else if (open.pop() !== name) return tag;
+  }
+  return open.length > 0 ? `<${open.pop()}> left open` : null;
+}
+
 /** The Factur-X (minimum profile) XML of an invoice, made from the same data as the PDF. */
 function facturX(data: { number: string; date: string; buyer: string; total: string }): string {
   const esc = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -186,6 +197,12 @@ describe('render with output options', () => {
     const xmp = execFileSync('pdfinfo', ['-meta', file], { encoding: 'utf8' });
     assert.match(xmp, /pdfaid:part(>|=")3/);
     assert.match(xmp, /pdfaid:conformance(>|=")B/);
+    // The Factur-X properties, their level read from the XML's guideline, and their declared schema.
+    assert.match(xmp, /<fx:ConformanceLevel>MINIMUM<\/fx:ConformanceLevel>/);
+    assert.match(xmp, /<fx:DocumentFileName>factur-x\.xml<\/fx:DocumentFileName>/);
+    assert.match(xmp, /<fx:DocumentType>INVOICE<\/fx:DocumentType>/);
+    assert.match(xmp, /<pdfaSchema:namespaceURI>urn:factur-x:pdfa:CrossIndustryDocument:invoice:1p0#<\/pdfaSchema:namespaceURI>\s*<pdfaSchema:prefix>fx</);
+    assert.equal(unbalancedTag(xmp), null, 'the XMP is still well nested');
     assert.match(execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' }), /Müller & Söhne GmbH/);
 
     const a2b = await t.app.inject({ method: 'POST', url: '/api/v2/templates/invoice/render', headers: pro.headers, payload: { data, output: { pdf_standard: 'a-2b', metadata: { title: 'Invoice 2026-001' } } } });

@@ -3,6 +3,7 @@
 // intent and the PDF version a standard asks for, from an .xmpdata file we write beside the
 // source; embedfile embeds attachments as associated files (/AF, /AFRelationship).
 import type { Compiler } from '../compilers.js';
+import { facturxFile } from './facturx.js';
 import type { OutputAttachment, OutputMetadata, OutputSpec } from './spec.js';
 
 /** Folder of the attachments in the job's workspace (one level, as job files may have). */
@@ -81,11 +82,17 @@ export function pdfDate(date: Date): string {
   return `D:${date.toISOString().slice(0, 19).replace(/[-T:]/g, '')}+00'00'`;
 }
 
-/** Job files the output step adds: the .xmpdata (PDF/A) and the attachments. */
-export function outputFiles(output: OutputSpec, main: string): Array<{ name: string; data: Buffer }> {
+/**
+ * Job files the output step adds: the .xmpdata (PDF/A), the attachments, and for a Factur-X
+ * invoice pdfx's XMP template with the fx properties (facturx.ts), unless the job brings its
+ * own (`jobFiles`: the names of the job's files).
+ */
+export function outputFiles(output: OutputSpec, main: string, jobFiles: ReadonlyArray<string> = []): Array<{ name: string; data: Buffer }> {
+  const template = facturxFile(output);
   return [
     ...(output.pdfStandard ? [{ name: `${main}.xmpdata`, data: Buffer.from(xmpdata(output.metadata)) }] : []),
     ...(output.attachments ?? []).map((a) => ({ name: `${ATTACHMENT_DIR}/${a.name}`, data: a.data })),
+    ...(template && !jobFiles.includes(template.name) ? [template] : []),
   ];
 }
 
