@@ -95,7 +95,9 @@ export class SandboxPool {
     this.closed = true;
     const spares = [...this.spare.values()];
     this.spare.clear();
-    await Promise.all([...spares.map((s) => s.then((session) => session.close()).catch(() => {})), ...this.closing]);
+    // Waited for until none of their processes is left (bwrap's init can outlive the outer
+    // bwrap by a moment): after close, nothing of the pool runs.
+    await Promise.all([...spares.map((s) => s.then((session) => session.close(true)).catch(() => {})), ...this.closing]);
     await this.rootReady?.catch(() => {});
     const holding = this.holding;
     this.holding = null;

@@ -122,7 +122,9 @@ describe('batch render under the failure budget', () => {
       method: 'POST',
       url: '/api/v2/templates',
       headers: starter.headers,
-      payload: { name: 'broken', latex_with_placeholders: '\\documentclass{article}\\begin{document}{{ name }} \\nosuchcommandanywhere\\end{document}' },
+      // Each item counts to half a million (about 0.1 s of TeX a pass on this machine, more on
+      // slower ones) before its error: 30 items always cost more than the 3 s budget.
+      payload: { name: 'broken', latex_with_placeholders: '\\documentclass{article}\\begin{document}{{ name }} \\count255=0 \\loop\\advance\\count255 by1 \\ifnum\\count255<500000 \\repeat \\nosuchcommandanywhere\\end{document}' },
     });
     const id = created.json().template.id as number;
     const res = await t.app.inject({

@@ -20,7 +20,9 @@ type Node = Proc & { port: number; url: string };
 const LIMIT = { timeout: 240_000 };
 const HELLO = (text: string) => `\\documentclass{article}\n\\begin{document}\n${text}\n\\end{document}\n`;
 /** A few seconds of TeX arithmetic: long enough to kill its worker mid-run. */
-const SLOW = HELLO('\\newcount\\n \\loop\\advance\\n by 1 \\ifnum\\n<6000000 \\repeat Done \\the\\n');
+// Still running when its worker is killed (about 1.5 s after it starts): 24 million steps take
+// about 6 s on a fast core (6 million once finished before the kill, and no retry came).
+const SLOW = HELLO('\\newcount\\n \\loop\\advance\\n by 1 \\ifnum\\n<24000000 \\repeat Done \\the\\n');
 
 interface Answer {
   status: number;
