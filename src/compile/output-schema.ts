@@ -32,7 +32,7 @@ export const OutputBody = Type.Object(
           },
           { additionalProperties: false },
         ),
-        { description: 'Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan\'s asset limits.' },
+        { description: 'Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan\'s asset limits.' },
       ),
     ),
     metadata: Type.Optional(

@@ -1002,7 +1002,7 @@ export interface operations {
                     output?: {
                         /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
                         pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
-                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
                                 /** @description The file bytes, base64 */
@@ -5766,7 +5766,7 @@ export interface operations {
                     output?: {
                         /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
                         pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
-                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
                                 /** @description The file bytes, base64 */
@@ -7033,7 +7033,7 @@ export interface operations {
                     output?: {
                         /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
                         pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
-                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
                                 /** @description The file bytes, base64 */
@@ -8108,7 +8108,7 @@ export interface operations {
                     output?: {
                         /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
                         pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
-                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
                                 /** @description The file bytes, base64 */
@@ -9082,7 +9082,7 @@ export interface operations {
                     output?: {
                         /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
                         pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
-                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
                                 /** @description The file bytes, base64 */
@@ -9187,7 +9187,7 @@ export interface operations {
                     outputs?: {
                         /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
                         pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
-                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml). Counted with the plan's asset limits. */
+                        /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
                                 /** @description The file bytes, base64 */
