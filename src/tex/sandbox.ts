@@ -14,9 +14,10 @@ export const SANDBOX_LUA_CACHE = '/texmf-ro';
 /** Where the inflated formats (formats.ts) appear inside the sandbox (read-only). */
 export const SANDBOX_FORMATS = '/texmf-fmt';
 
-/** Read-only system paths TeX, its fonts and its helpers (biber, qpdf) need; /etc/alternatives
- * only holds symlinks (bibtex is one) into /usr. */
-const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/chktexrc', '/var/lib/texmf', '/var/cache/fontconfig'];
+/** Read-only system paths TeX, its fonts and its helpers (biber, qpdf, Java for PDFBox
+ * Preflight) need; /etc/alternatives only holds symlinks (bibtex is one) into /usr, and
+ * /etc/java-17-openjdk the JVM's own configuration (jvm.cfg, java.security) that /usr links to. */
+const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/chktexrc', '/etc/java-17-openjdk', '/var/lib/texmf', '/var/cache/fontconfig'];
 /** Debian 12 keeps these as symlinks into /usr. */
 const SYMLINKS: Array<[string, string]> = [
   ['usr/bin', '/bin'],
