@@ -1,6 +1,25 @@
 // Prometheus metrics, one registry per running service (tests build several side by side).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/**
+ * One counter per field of `stats` (counts that only grow), `${prefix}_${field}_total`, read at
+ * scrape time: each scrape adds what the field grew since the last.
+ */
+function scrapedCounters<K extends string>(registry: Registry, prefix: string, stats: Readonly<Record<K, number>>, fields: ReadonlyArray<readonly [K, string]>): void {
+  for (const [field, help] of fields) {
+    let seen = 0;
+    new Counter({
+      name: `${prefix}_${field}_total`,
+      help,
+      registers: [registry],
+      collect() {
+        this.inc(stats[field] - seen);
+        seen = stats[field];
+      },
+    });
+  }
+}
+
 type ValidatorCounts = Record<'warm' | 'warmMs' | 'cold' | 'coldMs' | 'started' | 'failed' | 'expired' | 'ready', number>;
 
 /**
@@ -35,22 +54,11 @@ export function watchValidators(registry: Registry, stats: Readonly<ValidatorCou
       }
     },
   });
-  for (const [field, help] of [
+  scrapedCounters(registry, 'quire_pdfa_validators', stats, [
     ['started', 'Warm PDF/A validators started'],
     ['failed', 'Warm PDF/A validators that ended without a verdict (never ready, died, or failed a job, which then ran cold)'],
-    ['expired', 'Warm PDF/A validators ended after waiting 10 minutes unused'],
-  ] as const) {
-    let last = 0;
-    new Counter({
-      name: `quire_pdfa_validators_${field}_total`,
-      help,
-      registers: [registry],
-      collect() {
-        this.inc(stats[field] - last);
-        last = stats[field];
-      },
-    });
-  }
+    ['expired', 'Warm PDF/A validators ended unused: fresh ones after 10 minutes, ones kept for a scope after 2'],
+  ]);
   new Gauge({
     name: 'quire_pdfa_validators_ready',
     help: 'Warm PDF/A validators ready and waiting for a job',
@@ -114,25 +122,14 @@ export class Metrics {
 
   /** The paused preambles' counters and size (tex/paused-cache.ts), read at scrape time. */
   watchPausedPreambles(stats: Readonly<Record<'hits' | 'misses' | 'builds' | 'rejections' | 'fallbacks' | 'evictions' | 'waiting' | 'bytes', number>>): void {
-    for (const [field, help] of [
-      ['hits', 'xelatex and lualatex jobs whose first pass a paused preamble ran'],
+    scrapedCounters(this.registry, 'quire_paused_preambles', stats, [
+      ['hits', 'Jobs whose first pass a paused preamble ran (xelatex, lualatex, and pdflatex PDF/A)'],
       ['misses', 'Jobs of a verified preamble that found no paused process waiting'],
       ['builds', 'Paused preamble processes started (verifications included)'],
       ['rejections', 'Preambles refused after a paused run differed from a cold one'],
       ['fallbacks', 'Paused runs that ended cold (process gone or outcome doubtful)'],
       ['evictions', 'Paused processes ended for the count, memory or age bounds'],
-    ] as const) {
-      let seen = 0;
-      new Counter({
-        name: `quire_paused_preambles_${field}_total`,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.inc(stats[field] - seen);
-          seen = stats[field];
-        },
-      });
-    }
+    ]);
     for (const [field, name, help] of [
       ['waiting', 'quire_paused_preambles_waiting', 'Paused preamble processes waiting for a job'],
       ['bytes', 'quire_paused_preambles_bytes', 'Resident bytes of the waiting paused preamble processes'],
@@ -155,24 +152,13 @@ export class Metrics {
 
   /** The preamble cache's counters and size (tex/format-cache.ts), read at scrape time. */
   watchPreambleCache(cache: { readonly stats: Readonly<Record<'hits' | 'misses' | 'builds' | 'rejections' | 'evictions', number>>; readonly bytes: number }): void {
-    for (const [field, help] of [
+    scrapedCounters(this.registry, 'quire_preamble_cache', cache.stats, [
       ['hits', 'pdflatex jobs that ran with a cached preamble format'],
       ['misses', 'pdflatex jobs with a cacheable preamble and no usable format'],
       ['builds', 'Preamble formats built (in the background)'],
       ['rejections', 'Preamble formats thrown away (build failed, not identical to a cold compile, or a run with it failed)'],
       ['evictions', 'Preamble formats evicted to stay within QUIRE_PREAMBLE_CACHE_MB'],
-    ] as const) {
-      let seen = 0;
-      new Counter({
-        name: `quire_preamble_cache_${field}_total`,
-        help,
-        registers: [this.registry],
-        collect() {
-          this.inc(cache.stats[field] - seen);
-          seen = cache.stats[field];
-        },
-      });
-    }
+    ]);
     new Gauge({
       name: 'quire_preamble_cache_bytes',
       help: 'Bytes of preamble formats held in memory',

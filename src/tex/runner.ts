@@ -168,8 +168,8 @@ export class TexRunner implements JobRunner {
   /**
    * A fresh sandbox on `uid` whose `compiler` runs `preamble` (its first `lines` lines of
    * main.tex) and waits for the go-line (see paused.ts); the session to pass to `run`, once.
+   * `files` (the output step's .xmpdata) are in the sandbox before the preamble runs.
    */
-  /** A paused sandbox: `preamble` run and waiting; `files` (the output step's .xmpdata) are there before it runs. */
   async pause(uid: number | undefined, compiler: Compiler, preamble: string, lines: number, files: ReadonlyArray<{ name: string; data: Buffer }> = []): Promise<Session> {
     const session = await this.pool.openFor(uid, compiler);
     try {

@@ -17,6 +17,16 @@ const ROOT = join(import.meta.dirname, '..', '..');
 
 
 /** A solid-colour RGB PNG, built by hand so the test needs no image files. */
+/** Opens the studio as a signed-in Starter user and replaces the editor's text with `source`. */
+async function typeInStudio(page: Page, url: string, source: string): Promise<void> {
+  await page.goto(url);
+  await page.locator('.cm-content').waitFor();
+  await page.waitForFunction(() => /Starter plan/.test(document.querySelector('#quota')?.textContent ?? ''));
+  await page.locator('.cm-content').click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText(source);
+}
+
 function png(width: number, height: number, rgb: [number, number, number]): Buffer {
   const chunk = (type: string, data: Buffer) => {
     const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
@@ -316,12 +326,7 @@ describe('studio, sign-up and dashboard in Chromium', () => {
 \includegraphics[width=8cm]{logo.png}
 \end{document}
 `;
-    await page.goto(`${base}/studio`);
-    await page.locator('.cm-content').waitFor();
-    await page.waitForFunction(() => /Starter plan/.test(document.querySelector('#quota')?.textContent ?? ''));
-    await page.locator('.cm-content').click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText(source);
+    await typeInStudio(page, `${base}/studio`, source);
     await page.locator('#compile').click();
     await page.waitForFunction(() => /^Compiled|Not compiled|line/.test(document.querySelector('#status')?.textContent ?? ''));
     assert.match(await page.locator('#status').innerText(), /^Compiled 1 page/);
@@ -380,12 +385,7 @@ describe('studio, sign-up and dashboard in Chromium', () => {
   it('Output panel: PDF/A-1b with a title locks encryption; an encrypted PDF still renders; passwords are never stored', async () => {
     const user = await createAccount(services, 'starter');
     const { page, problems, posted } = await studioWithKey(user.key);
-    await page.goto(`${base}/studio`);
-    await page.locator('.cm-content').waitFor();
-    await page.waitForFunction(() => /Starter plan/.test(document.querySelector('#quota')?.textContent ?? ''));
-    await page.locator('.cm-content').click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText(HELLO);
+    await typeInStudio(page, `${base}/studio`, HELLO);
 
     await page.locator('#output-panel > summary').click();
     assert.deepEqual(await unlabelled(page), []);
