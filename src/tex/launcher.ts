@@ -9,7 +9,7 @@
 // stdin ends, it exits, and every sandbox (--die-with-parent) with it.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { closeSync, constants, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -127,6 +127,30 @@ class Launched extends EventEmitter implements SandboxProcess {
   }
 }
 
+const TAKEN_POLL_MS = 2;
+
+/**
+ * Holds a second writer on the stdin FIFO until the child has opened it (it removes both FIFOs
+ * once it has) or has exited. A caller that writes and ends stdin before a slow child reaches
+ * its open() would otherwise close the FIFO's last descriptor: the kernel drops what was
+ * written, and the child waits in open() for a writer that never comes (a full-suite run lost
+ * one of forty launches so). Usually the first look finds the FIFO already gone.
+ */
+function keepOpenUntilTaken(inPath: string): void {
+  let keeper: number;
+  try {
+    keeper = openSync(inPath, constants.O_WRONLY | constants.O_NONBLOCK);
+  } catch {
+    return; // already opened and removed by the child, or the child is gone
+  }
+  // The child removes the FIFO once it opened it; an exit report removes it too (exited()).
+  const look = () => {
+    if (!existsSync(inPath)) closeSync(keeper);
+    else setTimeout(look, TAKEN_POLL_MS).unref();
+  };
+  look();
+}
+
 /** The helper ended before it answered (or could not start: see `unavailable`). */
 export class LauncherExited extends Error {
   constructor() {
@@ -171,6 +195,7 @@ export class Launcher {
     const stdin = new Socket({ fd: openSync(inPath, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
     this.hold(1);
     const launched = new Launched(pid, stdin, stdout, [inPath, outPath], () => this.hold(-1));
+    keepOpenUntilTaken(inPath);
     const early = this.early.get(pid);
     this.early.delete(pid);
     if (early) launched.exited(...early);
