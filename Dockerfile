@@ -1,34 +1,47 @@
 # Quire as an image: the API node by default; `node dist/src/cli/quire.js worker` runs a
-# compile worker (QUIRE_QUEUE=bullmq). Debian bookworm (node:20-bookworm-slim is
-# debian:bookworm-slim with Node 20) plus the Debian packages of scripts/setup.sh.
+# compile worker (QUIRE_QUEUE=bullmq). The TeX image inside is made the way setup makes one
+# (src/tex/image/): a Debian forky root with every non-doc TeX Live package, at
+# /var/lib/quire/texlive/2026, which the sandbox binds as its root.
+#
+# Bases (build arguments): NODE_BASE (default node:20-bookworm-slim) runs the service;
+# TEX_BASE (default debian:forky-slim) becomes the TeX image. scripts/container.sh builds both
+# from local debootstrap roots with podman instead, where no registry is reachable.
 #
 # TeX runs in bubblewrap, which needs namespaces that Docker's default seccomp and AppArmor
 # profiles and its masked /proc paths forbid. Run both API nodes and workers with:
 #   --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined
 # (see docs/scaling.md). Without them the server and the worker refuse to start rather than
-# run TeX unisolated. Not built or run on the machine this was written on: it has no container engine.
+# run TeX unisolated.
+ARG NODE_BASE=node:20-bookworm-slim
+ARG TEX_BASE=debian:forky-slim
 
-FROM node:20-bookworm-slim AS build
+FROM ${NODE_BASE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && touch dist/.built && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+# The TeX image: the builder's own settings and package choice, run in this root (--here).
+# Node is there only for that step and leaves with its dependencies.
+FROM ${TEX_BASE} AS texlive
+COPY --from=build /app/package.json /quire/package.json
+COPY --from=build /app/dist /quire/dist
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs \
+  && node /quire/dist/src/cli/texlive-images.js --here 2026 \
+  && DEBIAN_FRONTEND=noninteractive apt-get purge -y --auto-remove nodejs \
+  && rm -rf /quire /var/lib/apt/lists/* /var/cache/apt/*.bin
+
+FROM ${NODE_BASE}
 # The same list as PACKAGES in scripts/setup.sh (test/packaging.test.ts keeps them equal).
 RUN apt-get update \
   && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-    texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended \
-    texlive-pictures texlive-science texlive-bibtex-extra texlive-xetex texlive-luatex \
-    texlive-lang-european texlive-lang-german texlive-plain-generic lmodern tex-gyre \
-    fonts-dejavu-core fonts-liberation2 fonts-noto-core cm-super-minimal biber latexmk \
-    qpdf poppler-utils bubblewrap librsvg2-bin chktex ghostscript \
-    libpdfbox2-java openjdk-17-jdk-headless \
+    bubblewrap debootstrap poppler-utils \
   && rm -rf /var/lib/apt/lists/*
+COPY --from=texlive / /var/lib/quire/texlive/2026/
 WORKDIR /app
 COPY --from=build /app /app
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 QUIRE_DATA_DIR=/data
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 QUIRE_DATA_DIR=/data QUIRE_TEXLIVE_DIR=/var/lib/quire/texlive
 # Root in the container: each TeX job then runs as its own unprivileged uid (see src/tex/queue.ts).
 VOLUME /data
 EXPOSE 8080

@@ -6,7 +6,7 @@
 // machine. Throughput on a saturated machine is bounded by the total: twice bare throughput
 // needs it under half of bare's.
 //   node --import tsx bench/cpu.ts     (BENCH_CPU_JOBS, default 100)
-import { spawn } from 'node:child_process';
+import { bare } from './bare.js';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -61,11 +61,7 @@ async function main(): Promise<void> {
       const dir = join(bareRoot, `b${i + 10}`);
       await mkdir(dir);
       await writeFile(join(dir, 'main.tex'), hello(i));
-      await new Promise<void>((resolve, reject) => {
-        const child = spawn('pdflatex', ['-interaction=nonstopmode', 'main.tex'], { cwd: dir, stdio: 'ignore' });
-        child.on('error', reject);
-        child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`pdflatex exited ${code}`))));
-      });
+      await bare(dir, 'pdflatex', ['-interaction=nonstopmode', 'main.tex']);
       await rm(dir, { recursive: true, force: true });
     });
     let seq = 1000;

@@ -2,9 +2,9 @@
 // PDF/A-1b hello (service: pdfx, then PDFBox Preflight) against bare pdflatex with pdfx and
 // its .xmpdata; encrypted hello against bare pdflatex then `qpdf --encrypt`; and the time a
 // page image adds to a one-page compile (the same request with and without page_images).
-import { spawn } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { bare } from './bare.js';
 
 export interface OutputCase {
   name: string;
@@ -23,11 +23,7 @@ const hello = (n: number) => `\\documentclass{article}\n\\begin{document}\nHello
 const withPdfx = (n: number) => hello(n).replace('\\documentclass{article}\n', '\\documentclass{article}\n\\usepackage[a-1b]{pdfx}\n');
 
 function run(cmd: string, args: string[], cwd: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, stdio: 'ignore' });
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 || (cmd === 'qpdf' && code === 3) ? resolve() : reject(new Error(`${cmd} exited ${code}`))));
-  });
+  return bare(cwd, cmd, args, cmd === 'qpdf' ? [0, 3] : [0]);
 }
 
 let seq = 0;

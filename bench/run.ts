@@ -11,7 +11,7 @@
 // body, against `latexmk -xelatex` / `-lualatex`: ≤ 0.20× (issue 27).
 // Output option (issue 23, bench/output.ts): PDF/A-1b and encrypted hello ≤ 0.6× bare, a page image ≤ 150 ms added.
 // Fair use (bench/abuse.ts): victim p95 under abuse / quiet p95, ≤ 2.
-import { spawn } from 'node:child_process';
+import { bare } from './bare.js';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,15 +41,11 @@ async function time(fn: () => Promise<void>): Promise<number> {
 
 let bareSeq = 0;
 /** The engine as a user would run it by hand, in a fresh directory. */
-async function bare(root: string, engine: Engine): Promise<void> {
+async function bareEngine(root: string, engine: Engine): Promise<void> {
   const dir = join(root, `b${bareSeq++}`);
   await mkdir(dir);
   await writeFile(join(dir, 'main.tex'), hello(bareSeq));
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(engine, ['-interaction=nonstopmode', '-halt-on-error', 'main.tex'], { cwd: dir, stdio: 'ignore' });
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`${engine} exited ${code}`))));
-  });
+  await bare(dir, engine, ['-interaction=nonstopmode', '-halt-on-error', 'main.tex']);
   await rm(dir, { recursive: true, force: true });
 }
 
@@ -100,11 +96,7 @@ async function bareLatexmk(root: string, source: string, mode = '-pdf'): Promise
   const dir = join(root, `m${bareSeq++}`);
   await mkdir(dir);
   await writeFile(join(dir, 'main.tex'), source);
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn('latexmk', [mode, '-interaction=nonstopmode', '-halt-on-error', 'main.tex'], { cwd: dir, stdio: 'ignore' });
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`latexmk exited ${code}`))));
-  });
+  await bare(dir, 'latexmk', [mode, '-interaction=nonstopmode', '-halt-on-error', 'main.tex']);
   await rm(dir, { recursive: true, force: true });
 }
 
@@ -178,7 +170,7 @@ async function main(): Promise<void> {
       await staged(name, () => samples.service, async (mark) => {
       for (let i = 0; i < WARMUP + RUNS; i++) {
         if (i === WARMUP) await mark();
-        const b = await time(() => bare(bareRoot, engine));
+        const b = await time(() => bareEngine(bareRoot, engine));
         const s = await time(() => service(engine, repeat ? fixed : undefined));
         compiles++;
         if (i >= WARMUP) {
@@ -308,7 +300,7 @@ async function main(): Promise<void> {
       if (!wanted('throughput') && !wanted(name)) continue;
       const latencies: number[] = [];
       let busy = 0;
-      const bareRate = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
+      const bareRate = await pool(2, THROUGHPUT_JOBS, () => bareEngine(bareRoot, 'pdflatex'));
       let serviceRate = 0;
       await staged(name, () => latencies, async () => {
         serviceRate = await pool(clients, THROUGHPUT_JOBS, async () => {
@@ -321,7 +313,7 @@ async function main(): Promise<void> {
           }
         }, latencies);
       });
-      const bareRate2 = await pool(2, THROUGHPUT_JOBS, () => bare(bareRoot, 'pdflatex'));
+      const bareRate2 = await pool(2, THROUGHPUT_JOBS, () => bareEngine(bareRoot, 'pdflatex'));
       compiles += THROUGHPUT_JOBS;
       const bareMean = (bareRate + bareRate2) / 2;
       const tput = serviceRate / bareMean;

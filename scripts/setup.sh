@@ -1,20 +1,15 @@
 #!/usr/bin/env bash
-# Makes this checkout ready to run: Debian packages, node_modules, build, TeX caches.
+# Makes this checkout ready to run: Debian packages, node_modules, build, the TeX images
+# (TeX Live in a Debian root per year, docs/operations.md), TeX caches.
 # Every step checks first, so a setup that is already done costs well under two seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Ghostscript converts EPS figures; PDFBox (with a JDK to build its small driver) checks PDF/A-1b.
-PACKAGES=(
-  texlive-latex-base texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended
-  texlive-pictures texlive-science texlive-bibtex-extra texlive-xetex texlive-luatex
-  texlive-lang-european texlive-lang-german texlive-plain-generic lmodern tex-gyre
-  fonts-dejavu-core fonts-liberation2 fonts-noto-core cm-super-minimal biber latexmk
-  qpdf poppler-utils bubblewrap librsvg2-bin chktex ghostscript
-  libpdfbox2-java openjdk-17-jdk-headless
-)
-# Only the test suite needs a browser.
-if [ "${QUIRE_SETUP_TEST:-}" = 1 ]; then PACKAGES+=(chromium); fi
+# TeX Live is not installed on the host: it lives in the images built below. poppler-utils
+# renders gallery previews on the host.
+PACKAGES=(bubblewrap debootstrap poppler-utils)
+# Only the test suite needs a browser, and qpdf to check the service's PDFs independently.
+if [ "${QUIRE_SETUP_TEST:-}" = 1 ]; then PACKAGES+=(chromium qpdf); fi
 
 missing=()
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${PACKAGES[@]}" 2>/dev/null || true)
@@ -28,7 +23,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "  sudo apt-get update && sudo $line" >&2
     exit 1
   fi
-  echo "quire setup: installing ${missing[*]} (TeX Live takes a few minutes the first time)"
+  echo "quire setup: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   $line -qq
@@ -48,6 +43,11 @@ if [ ! -f dist/.built ] || [ -n "$(find src bin web scripts/build-web.mjs packag
   npm run --silent build
   touch dist/.built
 fi
+
+# The TeX images QUIRE_TEXLIVE names (default 2026), built once into QUIRE_TEXLIVE_DIR: the
+# first build downloads about 2.6 GB and takes a while (docs/operations.md); later runs only
+# read each image's marker.
+node dist/src/cli/texlive-images.js
 
 # The index of what each installed package defines (package suggestions, docs/diagnosis.md):
 # built once per TeX Live (a few seconds) into ~/.cache/quire, then only read.

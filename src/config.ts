@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { availableParallelism, homedir, hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { isTexliveYear, TEXLIVE_YEARS, type TexliveYear } from './tex/image/releases.js';
 
 export interface Config {
   port: number;
@@ -21,6 +22,8 @@ export interface Config {
   secret: string;
   keyPrefix: string;
   trustProxy: boolean | string;
+  /** The TeX images (tex/image/): which years setup builds and where they live. */
+  texlive: TexliveSettings;
   /** `false` only when an operator explicitly runs TeX without bubblewrap. */
   sandbox: boolean;
   /** Concurrent TeX jobs on this node. */
@@ -77,6 +80,28 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+export interface TexliveSettings {
+  /** QUIRE_TEXLIVE: the TeX Live years to build and serve, newest first. */
+  years: TexliveYear[];
+  /** QUIRE_TEXLIVE_DIR: one folder per year holds that year's image. */
+  dir: string;
+}
+
+/**
+ * QUIRE_TEXLIVE (comma-separated years, default 2026) and QUIRE_TEXLIVE_DIR (default
+ * /var/lib/quire/texlive for root, ~/.local/share/quire/texlive otherwise). Read by setup's
+ * image builder too, which needs nothing else of the configuration.
+ */
+export function texliveSettings(env: Env = process.env): TexliveSettings {
+  const raw = (env.QUIRE_TEXLIVE || '2026').split(',').map((year) => year.trim()).filter(Boolean);
+  for (const year of raw) {
+    if (!isTexliveYear(year)) throw new ConfigError(`QUIRE_TEXLIVE lists TeX Live years out of ${TEXLIVE_YEARS.join(', ')}, got "${year}"`);
+  }
+  const years = TEXLIVE_YEARS.filter((year) => raw.includes(year));
+  const fallback = process.getuid?.() === 0 ? '/var/lib/quire/texlive' : join(homedir(), '.local/share/quire/texlive');
+  return { years, dir: resolve(env.QUIRE_TEXLIVE_DIR || fallback) };
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -249,6 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
     secret: loadSecret(env, dataDir),
     keyPrefix,
     trustProxy: trustProxy(env.QUIRE_TRUST_PROXY),
+    texlive: texliveSettings(env),
     sandbox: flag(env, 'QUIRE_SANDBOX', true),
     // One slot more than cores: a slot spends part of each job starting its next sandbox and
     // engine, and the extra slot's TeX fills that gap (docs/performance.md, throughput).

@@ -148,6 +148,12 @@ export const CATALOGUE = {
     advice: 'The API key sent with this MCP connection is malformed, unknown or revoked. Ask the user for a valid key; do not retry with the same one.',
   }),
   // Compile and render (§7.1)
+  texlive_not_available: entry<{ texlive: unknown; available: string[] }>({
+    status: 422,
+    message: 'This TeX Live year is not installed on this server.',
+    retryable: false,
+    advice: 'Call again with one of the years in `available`, or leave `texlive` out for the newest.',
+  }),
   compiler_not_available: entry<{ compiler: string; allowed_compilers: string[] } & Omit<SizeLimit, 'limit' | 'size_bytes'>>({
     status: 403,
     message: 'This compiler is not included in the plan.',

@@ -44,6 +44,8 @@ import { FormatCache } from './tex/format-cache.js';
 import { localRunner } from './tex/local-runner.js';
 import { pausedStats, type PausedStats } from './tex/paused-cache.js';
 import { validatorStats, type ValidatorStats } from './tex/output/warm-validator.js';
+import { servedImages, type TexImage } from './tex/image/store.js';
+import { useImageRoot } from './tex/sandbox.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
@@ -62,6 +64,8 @@ export interface Services {
   counters: Counters;
   metrics: Metrics;
   engines: EngineReport;
+  /** The TeX images this node serves, newest (the default) first. */
+  images: TexImage[];
   accounts: AccountService;
   usage: UsageService;
   /** TeX jobs (compiles, batch merges): a bounded local pool, or `quire worker` processes behind BullMQ (QUIRE_QUEUE). */
@@ -133,7 +137,9 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const assets = new AssetService(db, blobs, clock, config);
   const previews = new SqlPreviewStore(db.kysely, counters);
   const results = new ResultCache({ maxEntries: config.resultCacheEntries, maxBytes: config.resultCacheBytes });
-  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, assets: new LibraryAssetResolver(assets, config) });
+  const images = servedImages(config);
+  const texlive = images.map((image) => image.year);
+  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, texlive, assets: new LibraryAssetResolver(assets, config) });
   const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({
@@ -188,6 +194,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     counters,
     metrics,
     engines,
+    images,
     accounts,
     usage,
     texQueue,
@@ -243,25 +250,31 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
 export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes), paused = pausedStats(), validations = validatorStats()): LocalTexPool {
-  return new LocalTexPool(
-    localRunner(
+  const images = servedImages(config);
+  useImageRoot(images[0]?.root);
+  // Outside the (private) data dir: the unprivileged job uids must reach their workspace and
+  // the shared lualatex font cache. Inflated formats and font caches are per image.
+  const base = join(tmpdir(), 'quire-jobs');
+  const runner = (image: TexImage | undefined, validators: number) => {
+    const own = image ? join(base, `texlive-${image.year}`) : base;
+    const root = image ? { root: image.root } : {};
+    return localRunner(
       {
-        // Outside the (private) data dir: the unprivileged job uids must reach their workspace
-        // and the shared lualatex font cache.
-        workRoot: join(tmpdir(), 'quire-jobs'),
+        workRoot: base,
         isolate: config.sandbox,
-        luaCache: () => prepareLuaCache(join(tmpdir(), 'quire-jobs')),
-        formats: () => prepareFormats(join(tmpdir(), 'quire-jobs')),
+        ...root,
+        luaCache: () => prepareLuaCache(own, systemClock, image?.root),
+        formats: () => prepareFormats(own, image?.root),
         demoteAfterMs: config.demoteAfterMs,
       },
-      { formats: preambles },
+      { formats: preambles, ...root },
       { maxCount: config.pausedPreambles, maxBytes: config.pausedPreambleBytes, stats: paused },
-      { count: config.warmValidators, uid: (n) => sandboxUid(validatorUid(n)), stats: validations },
-    ),
-    config.compileConcurrency,
-    config.compileQueueLimit,
-    config.sandbox,
-  );
+      // Warm validators only beside the default image: their uids are this node's, one set.
+      { count: validators, uid: (n) => sandboxUid(validatorUid(n)), stats: validations },
+    );
+  };
+  const runners = images.length > 0 ? new Map(images.map((image, i) => [image.year as string, runner(image, i === 0 ? config.warmValidators : 0)])) : runner(undefined, config.warmValidators);
+  return new LocalTexPool(runners, config.compileConcurrency, config.compileQueueLimit, config.sandbox);
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */

@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { SLOT_UID_BASE } from './queue/local-pool.js';
+import { servedImages } from './tex/image/store.js';
 import { probeSandbox } from './tex/sandbox.js';
 
 /** The configuration, or exit 2 with the reason. */
@@ -21,7 +22,15 @@ export function configOrExit(): Config {
 /** Refuses to run untrusted TeX without isolation unless the operator said so explicitly. */
 export function requireSandbox(config: Config, log: Logger): void {
   if (config.sandbox) {
-    const problem = probeSandbox(process.getuid?.() === 0 ? SLOT_UID_BASE : undefined);
+    if (servedImages(config).length === 0) {
+      log.fatal({ texlive: config.texlive }, 'no TeX image');
+      console.error(
+        `quire: no TeX image of ${config.texlive.years.join(', ')} in ${config.texlive.dir}.\n` +
+          'Build it with scripts/setup.sh (as root; docs/operations.md, TeX images), or set QUIRE_TEXLIVE_DIR to where the images are.',
+      );
+      process.exit(2);
+    }
+    const problem = probeSandbox(process.getuid?.() === 0 ? SLOT_UID_BASE : undefined, servedImages(config)[0]!.root);
     if (problem) {
       log.fatal({ problem }, 'bubblewrap cannot run here');
       console.error(

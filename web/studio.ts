@@ -223,6 +223,9 @@ async function compile(): Promise<void> {
   const latex = source();
   const compiler = compilerSelect.value;
   const request: Json = { latex, compiler };
+  // The TeX Live picker is there when the server serves more than one year.
+  const texlive = document.querySelector<HTMLSelectElement>('#texlive')?.value;
+  if (texlive) request.texlive = texlive;
   const assets = referencedAssets(latex);
   if (assets.length > 0) request.use_stored_assets = assets;
   if (output) request.output = output;

@@ -9,8 +9,8 @@ import { execFile } from 'node:child_process';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { errors, type ServiceError } from '../errors.js';
+import { hostPath, imageTool } from '../tex/image/tools.js';
 import type { ProcessLimits } from '../tex/sandbox.js';
 import { runSandboxed, sandboxUid } from '../tex/sandboxed.js';
 import { quoteName } from './validate.js';
@@ -141,9 +141,8 @@ let graphicsConfig: Promise<string> | null = null;
 
 async function systemGraphicsConfig(): Promise<string> {
   try {
-    const { stdout } = await promisify(execFile)('kpsewhich', ['graphics.cfg'], { timeout: 10_000 });
-    const path = stdout.trim();
-    if (path) return await readFile(path, 'utf8');
+    const path = (await imageTool(['kpsewhich', 'graphics.cfg'])).trim();
+    if (path) return await readFile(hostPath(path), 'utf8');
   } catch {
     // fall through to the built-in copy
   }

@@ -10,6 +10,8 @@ import type { TexResult } from '../tex/job.js';
 export interface ResultKeyParts {
   /** Whose results these are: `account:<id>`, `anonymous:<ip>`, or `public` for gallery renders. */
   scope: string;
+  /** The TeX Live year that runs the job: another year may typeset differently. */
+  texlive?: string;
   compiler: string;
   source: string;
   files: ReadonlyArray<{ name: string; data: Buffer }>;
@@ -30,7 +32,7 @@ export function resultKey(parts: ResultKeyParts): string {
     hash.update(`${bytes.length}:`);
     hash.update(bytes);
   };
-  for (const value of [parts.scope, parts.compiler, parts.source, String(parts.timeoutMs), String(parts.maxFileBytes), String(parts.keepPages ?? ''), parts.day, parts.output ?? '']) {
+  for (const value of [parts.scope, parts.texlive ?? '', parts.compiler, parts.source, String(parts.timeoutMs), String(parts.maxFileBytes), String(parts.keepPages ?? ''), parts.day, parts.output ?? '']) {
     add(value);
   }
   const files = [...parts.files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

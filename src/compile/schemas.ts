@@ -6,6 +6,7 @@ import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
 import { COMPILERS } from '../tex/compilers.js';
 import { DiagnosisBody } from '../tex/diagnosis/diagnosis.js';
+import { TEXLIVE_YEARS } from '../tex/image/releases.js';
 import { TexWarningBody } from '../tex/warnings.js';
 import { OutputBody, PageImageBody } from './output-schema.js';
 
@@ -34,6 +35,14 @@ const CompileFields = {
   ),
   use_stored_assets: Type.Optional(
     checkedByService(Type.Array(Type.String(), { description: "Names of assets in the account's library. Paid plans." })),
+  ),
+  texlive: Type.Optional(
+    checkedByService(
+      Type.Union(
+        TEXLIVE_YEARS.map((year) => Type.Literal(year)),
+        { description: 'Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the newest)', examples: ['2026'] },
+      ),
+    ),
   ),
   files: Type.Optional(
     checkedByService(
@@ -87,6 +96,7 @@ export const CompileSuccessBody = Type.Object(
     pages: Type.Integer(),
     compilation_time_ms: Type.Integer(),
     compiler: Type.String(),
+    texlive: Type.String({ description: 'Extension of SPEC 1.5.0: the TeX Live year that ran ("host" with QUIRE_SANDBOX=off)' }),
     assets_count: Type.Integer(),
     ephemeral_assets_used: Type.Array(Type.String()),
     stored_assets_used: Type.Array(Type.String()),

@@ -60,6 +60,8 @@ export interface CompileDeps {
   results?: ResultCache;
   /** What diagnosis probes may run (see probe-budget.ts); by default one per node from the config. */
   probes?: ProbeBudget;
+  /** The TeX Live years this server serves, newest (the default) first; none: the host's TeX Live. */
+  texlive?: readonly string[];
 }
 
 /** Diagnosis probes get one TeX pass each: with the document's own passes (5 at most) and 3 probes, a failing request runs at most 8. */
@@ -147,15 +149,36 @@ export class CompileService {
   }
 
   async compile(caller: Caller, input: CompileInput, context: CompileContext = {}): Promise<CompileSuccess> {
-    const { config } = this.deps;
-    const tier = tierOf(caller);
-    const upgradeUrl = links(config).upgradeUrl;
     if (typeof input !== 'object' || input === null) {
       throw invalidField('body', 'type', 'must be object', { message: 'Request is invalid: body must be a JSON object' });
     }
 
+    const texlive = this.texliveYear(input.texlive);
+    try {
+      return await this.compileWith(caller, input, context, texlive);
+    } catch (err) {
+      // Every 422 (a TeX failure, or input TeX would have run with) says which TeX Live.
+      throw err instanceof ServiceError && err.status === 422 ? err.withDetails({ texlive }) : err;
+    }
+  }
+
+  /** The TeX Live year of a request: one this server serves, or 422 texlive_not_available (nothing charged). */
+  texliveYear(requested: unknown): string {
+    const served = this.deps.texlive ?? [];
+    if (requested === undefined || requested === null) return served[0] ?? 'host';
+    if (typeof requested === 'string' && served.includes(requested)) return requested;
+    throw errors.texlive_not_available(
+      served.length > 0 ? `TeX Live ${String(requested)} is not installed here; this server has ${served.join(', ')}.` : 'This server runs its host\'s TeX Live (QUIRE_SANDBOX=off) and takes no texlive year.',
+      { texlive: requested, available: [...served] },
+    );
+  }
+
+  private async compileWith(caller: Caller, input: CompileInput, context: CompileContext, texlive: string): Promise<CompileSuccess> {
+    const { config } = this.deps;
+    const tier = tierOf(caller);
+    const upgradeUrl = links(config).upgradeUrl;
     const previews = caller.kind === 'account' && config.previews;
-    const request = checkRequest(input, tier, upgradeUrl, previews);
+    const request = { ...checkRequest(input, tier, upgradeUrl, previews), texlive };
     const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary });
     const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
     const output = parseOutput(input.output, tier, request.latex, used, upgradeUrl, assets.files);
@@ -245,7 +268,7 @@ export class CompileService {
 
   private async run(
     caller: Caller,
-    request: ReturnType<typeof checkRequest> & { output: OutputSpec | undefined },
+    request: ReturnType<typeof checkRequest> & { output: OutputSpec | undefined; texlive: string },
     assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
     context: CompileContext,
     ticket: Ticket,
@@ -268,6 +291,7 @@ export class CompileService {
     const job = {
       source: request.latex,
       compiler: request.compiler,
+      ...(request.texlive !== 'host' ? { texlive: request.texlive } : {}),
       files,
       timeoutMs,
       maxFileBytes: plan.maxFileBytes,
@@ -315,6 +339,7 @@ export class CompileService {
       pages,
       compilation_time_ms: result.durationMs,
       compiler: request.compiler,
+      texlive: request.texlive,
       // Assets the caller named; `files` may also hold derived files (an SVG's converted PDF).
       assets_count: assets.ephemeral.length + assets.stored.length,
       ephemeral_assets_used: assets.ephemeral,
@@ -346,6 +371,7 @@ export class CompileService {
     if (!cache) return this.deps.texQueue.run(job);
     const key = resultKey({
       scope: cacheScope(caller, context, assets),
+      ...(job.texlive !== undefined ? { texlive: job.texlive } : {}),
       compiler: job.compiler,
       source: job.source,
       files: job.files ?? [],

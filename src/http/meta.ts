@@ -41,6 +41,16 @@ const Health = Type.Object({
     Type.Object({ available: Type.Boolean(), version: Type.Optional(Type.String()), error: Type.Optional(Type.String()) }),
   ),
   sandbox: Type.Boolean(),
+  /** Extension: the TeX images served, newest (the default) first; empty with QUIRE_SANDBOX=off. */
+  texlive: Type.Array(
+    Type.Object({
+      year: Type.String(),
+      default: Type.Boolean(),
+      debian: Type.String({ description: 'Debian release and TeX Live package version' }),
+      engines: Type.Record(Type.String(), Type.String()),
+      disk_bytes: Type.Integer(),
+    }),
+  ),
 });
 
 export function metaRoutes(app: App, services: Services): void {
@@ -74,6 +84,13 @@ export function metaRoutes(app: App, services: Services): void {
         queue: { ...queue, ...texQueue.stats() },
         engines: services.engines,
         sandbox: services.config.sandbox,
+        texlive: services.images.map((image, i) => ({
+          year: image.year,
+          default: i === 0,
+          debian: `${image.suite} ${image.texliveVersion}`,
+          engines: image.engines,
+          disk_bytes: image.bytes,
+        })),
       });
     },
   );

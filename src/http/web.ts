@@ -82,7 +82,7 @@ export function webRoutes(app: App, services: Services): void {
     const limit = limitsOf('anonymous').compilesPerPeriod;
     const { used, reserved } = await services.counters.get(anonymousDailyKey(req.ip, services.clock.now()));
     const remaining = Math.max(0, limit - used - reserved);
-    return page(reply, (m) => studioPage(m, { anonLimit: limit, anonRemaining: remaining }));
+    return page(reply, (m) => studioPage(m, { anonLimit: limit, anonRemaining: remaining, texlive: services.images.map((image) => image.year) }));
   });
 
   app.get('/signup', { schema: { hide: true } }, async (_req, reply) =>

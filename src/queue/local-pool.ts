@@ -26,22 +26,31 @@ export class LocalTexPool implements TexQueue {
   private readonly free: number[];
   private readonly waiting = new FairWaitList<(slot: number) => void>();
 
+  /** One runner per TeX image, by year; the first is the default. All share the slots. */
+  private readonly runners: ReadonlyMap<string, JobRunner>;
+
   constructor(
-    private readonly runner: JobRunner,
+    runners: JobRunner | ReadonlyMap<string, JobRunner>,
     private readonly concurrency: number,
     private readonly queueLimit: number,
     /** Whether merges run in bubblewrap (QUIRE_SANDBOX); the runner knows its own. */
     private readonly isolate = true,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
+    this.runners = runners instanceof Map ? runners : new Map([['', runners as JobRunner]]);
   }
 
-  close(): Promise<void> {
-    return this.runner.close();
+  async close(): Promise<void> {
+    await Promise.all([...this.runners.values()].map((runner) => runner.close()));
   }
 
-  start(): Promise<string[]> {
-    return this.runner.start();
+  async start(): Promise<string[]> {
+    return (await Promise.all([...this.runners.values()].map((runner) => runner.start()))).flat();
+  }
+
+  /** The runner of the job's TeX Live year (the service checked it is served), else the default. */
+  private runnerFor(job: TexJob): JobRunner {
+    return (job.texlive !== undefined ? this.runners.get(job.texlive) : undefined) ?? this.runners.values().next().value!;
   }
 
   stats() {
@@ -49,7 +58,7 @@ export class LocalTexPool implements TexQueue {
   }
 
   run(job: TexJob): Promise<TexResult> {
-    return this.inSlot((slot) => this.runner.run(job, sandboxUid(slotUid(slot))), job.fairness);
+    return this.inSlot((slot) => this.runnerFor(job).run(job, sandboxUid(slotUid(slot))), job.fairness);
   }
 
   /** A merge takes a slot like a TeX job, so a batch's merge cannot crowd out compiles. */

@@ -1,9 +1,7 @@
-// Which TeX engines this machine can run, probed once at start for /health.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+// Which TeX engines this machine can run (in the default TeX image, or the host's TeX Live
+// without one), probed once at start for /health.
 import { COMPILERS, type Compiler } from './compilers.js';
-
-const run = promisify(execFile);
+import { imageTool } from './image/tools.js';
 
 export interface EngineStatus {
   available: boolean;
@@ -15,7 +13,7 @@ export type EngineReport = Record<Compiler, EngineStatus>;
 
 async function probe(engine: Compiler): Promise<EngineStatus> {
   try {
-    const { stdout } = await run(engine, ['--version'], { timeout: 10_000 });
+    const stdout = await imageTool([engine, '--version']);
     return { available: true, version: stdout.split('\n')[0]?.trim() };
   } catch (err) {
     return { available: false, error: (err as Error).message.split('\n')[0] };

@@ -4,25 +4,22 @@
 // unchanged, so the same format stored inflated loads with the same result (byte-identical
 // PDFs, tested) at a third of the CPU. It is inflated once per TeX Live installation into a
 // folder every sandbox mounts read-only; a TeX Live update (another format file) gets a new one.
-import { execFile } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { promisify } from 'node:util';
 import { createGunzip } from 'node:zlib';
 import { COMPILERS, type Compiler } from './compilers.js';
-
-const run = promisify(execFile);
+import { hostPath, imageTool } from './image/tools.js';
 
 /** The engine kpathsea looks formats up for (TeX Live 2022: lualatex runs on luahbtex). */
 const ENGINE: Record<Compiler, string> = { pdflatex: 'pdftex', xelatex: 'xetex', lualatex: 'luahbtex' };
 
-/** The installed (compressed) format of each compiler, or null when kpathsea does not know it. */
-async function installed(compiler: Compiler): Promise<string | null> {
-  const { stdout } = await run('kpsewhich', [`-engine=${ENGINE[compiler]}`, `${compiler}.fmt`]).catch(() => ({ stdout: '' }));
-  return stdout.trim() || null;
+/** The installed (compressed) format of each compiler on the host, or null when kpathsea does not know it. */
+async function installed(compiler: Compiler, image: string | undefined): Promise<string | null> {
+  const found = (await imageTool(['kpsewhich', `-engine=${ENGINE[compiler]}`, `${compiler}.fmt`], image).catch(() => '')).trim();
+  return found ? hostPath(found, image) : null;
 }
 
 /**
@@ -37,11 +34,12 @@ export interface Formats {
   compilers: ReadonlySet<Compiler>;
 }
 
-export async function prepareFormats(root: string): Promise<Formats> {
+/** `image`: the TeX image whose formats these are (none: the host's TeX Live). */
+export async function prepareFormats(root: string, image?: string): Promise<Formats> {
   const sources = new Map<Compiler, string>();
   const id = createHash('sha256');
   for (const compiler of COMPILERS) {
-    const path = await installed(compiler);
+    const path = await installed(compiler, image);
     if (!path) continue;
     const stats = await stat(path);
     sources.set(compiler, path);

@@ -40,6 +40,8 @@ export interface TexJob {
   fairness?: JobFairness;
   /** What is done to the PDF before delivery (PDF/A, metadata, encryption, page images, …; issue 23). */
   output?: OutputSpec;
+  /** The TeX Live year whose image runs the job (the queue's default when absent). */
+  texlive?: string;
 }
 
 export interface JobFairness {

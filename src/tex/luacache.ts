@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../clock.js';
+import { SANDBOX_WORKDIR, sandboxed } from './sandbox.js';
 
 const WARM = String.raw`\documentclass{article}
 \usepackage{fontspec}
@@ -14,8 +15,11 @@ Quire \textbf{bold} \emph{italic} $x^2$ \texttt{mono}
 \end{document}
 `;
 
-/** Returns `<root>/texmf-var`, building it first when missing. Safe when several processes race. */
-export async function prepareLuaCache(root: string, clock: Clock = systemClock): Promise<string> {
+/**
+ * Returns `<root>/texmf-var`, building it first when missing (in the TeX image `image`, or with
+ * the host's lualatex when there is none). Safe when several processes race.
+ */
+export async function prepareLuaCache(root: string, clock: Clock = systemClock, image?: string): Promise<string> {
   const cache = join(root, 'texmf-var');
   if (existsSync(join(cache, '.ready'))) return cache;
   await mkdir(root, { recursive: true });
@@ -24,11 +28,13 @@ export async function prepareLuaCache(root: string, clock: Clock = systemClock):
   try {
     await writeFile(join(work, 'warm.tex'), WARM);
     await new Promise<void>((resolve, reject) => {
-      const child = spawn('lualatex', ['--nosocket', '-no-shell-escape', '-interaction=nonstopmode', 'warm.tex'], {
-        cwd: work,
-        env: { PATH: '/usr/bin:/bin', HOME: work, TEXMFVAR: building, TEXMFCACHE: building },
-        stdio: 'ignore',
-      });
+      const argv = ['lualatex', '--nosocket', '-no-shell-escape', '-interaction=nonstopmode', 'warm.tex'];
+      const inside = image === undefined ? building : `${SANDBOX_WORKDIR}/texmf-var`;
+      const command = sandboxed(
+        { workspace: work, isolate: image !== undefined, ...(image !== undefined ? { root: image } : {}), env: { TEXMFVAR: inside, TEXMFCACHE: inside } },
+        argv,
+      );
+      const child = spawn(command.file, command.args, { cwd: work, env: command.env ?? {}, stdio: 'ignore' });
       child.on('error', reject);
       child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`lualatex exited ${code}`))));
     });

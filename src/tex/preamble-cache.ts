@@ -24,6 +24,8 @@ export type FormatRunner = Pick<TexRunner, 'run' | 'isolated' | 'start' | 'close
 export interface PreambleCacheOptions {
   /** The store; with no bytes to spend (maxBytes 0) every job passes straight through. */
   formats: FormatCache;
+  /** The TeX image whose identity goes into every key (default: the default year's). */
+  root?: string;
   /** Told how each format build ended (tests, logs). */
   onFormatBuild?: (outcome: { admitted: boolean; reason?: string }) => void;
 }
@@ -118,7 +120,7 @@ export class PreambleCache implements JobRunner {
   /** The TeX Live identity in every key, read again every TEXLIVE_REFRESH_MS. */
   private texlive(): Promise<{ id: string; baseBytes: number } | null> {
     if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
-      this.texliveId = { at: performance.now(), id: texliveIdentity().catch(() => null) };
+      this.texliveId = { at: performance.now(), id: texliveIdentity(this.options.root).catch(() => null) };
     }
     return this.texliveId.id;
   }

@@ -3,14 +3,11 @@
 // is reusable only for the same engine, the same preamble bytes, the same files read by it,
 // the same TeX Live, the same UTC day and the same scope (account, or the public gallery).
 // Preambles whose effect a dumped format might not reproduce are refused before any build.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { fingerprint, texmfRoots } from './diagnosis/texlive.js';
+import { currentImageRoot, hostPath, imageTool } from './image/tools.js';
 import type { PreambleScope } from './job.js';
-
-const run = promisify(execFile);
 
 export interface PreambleSplit {
   /** Bytes before the \begin{document} line. */
@@ -112,13 +109,14 @@ export function preambleKey(parts: PreambleKeyParts): string {
  * mylatexformat (path, size, time) and the file databases (ls-R, rewritten by every package
  * install). Any change gives new keys, so formats of the old installation are never used.
  */
-export async function texliveIdentity(): Promise<{ id: string; baseBytes: number }> {
-  const { stdout } = await run('pdftex', ['--version'], { timeout: 10_000 });
-  const parts = [stdout.split('\n')[0]?.trim() ?? '', fingerprint(texmfRoots(), 0)];
+export async function texliveIdentity(image = currentImageRoot()): Promise<{ id: string; baseBytes: number }> {
+  const stdout = await imageTool(['pdftex', '--version'], image);
+  const parts = [image ?? 'host', stdout.split('\n')[0]?.trim() ?? '', fingerprint(texmfRoots(image), 0)];
   let baseBytes = 0;
   for (const [engine, name] of [['pdftex', 'pdflatex.fmt'], ['pdftex', 'mylatexformat.ltx']] as const) {
-    const path = (await run('kpsewhich', [`-engine=${engine}`, name], { timeout: 10_000 })).stdout.trim();
-    if (!path) throw new Error(`${name} not found`);
+    const found = (await imageTool(['kpsewhich', `-engine=${engine}`, name], image)).trim();
+    if (!found) throw new Error(`${name} not found`);
+    const path = hostPath(found, image);
     const s = await stat(path);
     parts.push(`${path}:${s.size}:${s.mtimeMs}`);
     if (name === 'pdflatex.fmt') baseBytes = s.size;

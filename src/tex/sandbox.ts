@@ -1,11 +1,13 @@
 // How every TeX-side process starts: inside bubblewrap with no network, its own PID
-// namespace, the system and TeX Live read-only, a read-only root and /dev, only the job's
-// workspace and a capped /tmp writable, and nothing else of the host visible; then prlimit
+// namespace, a TeX image (tex/image/) bound read-only as its root, a read-only /dev, only the
+// job's workspace and a capped /tmp writable, and nothing of the host visible; then prlimit
 // caps CPU, memory, file size and processes.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { texliveSettings } from '../config.js';
+import { installedImages } from './image/store.js';
 
 /** Where the job's workspace appears inside the sandbox. */
 export const SANDBOX_WORKDIR = '/job';
@@ -14,10 +16,26 @@ export const SANDBOX_LUA_CACHE = '/texmf-ro';
 /** Where the inflated formats (formats.ts) appear inside the sandbox (read-only). */
 export const SANDBOX_FORMATS = '/texmf-fmt';
 
-/** Read-only system paths TeX, its fonts and its helpers (biber, qpdf, Java for PDFBox
- * Preflight) need; /etc/alternatives only holds symlinks (bibtex is one) into /usr, and
- * /etc/java-17-openjdk the JVM's own configuration (jvm.cfg, java.security) that /usr links to. */
-const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/chktexrc', '/etc/java-17-openjdk', '/var/lib/texmf', '/var/cache/fontconfig'];
+/** Read-only system paths (of the TeX image) TeX, its fonts and its helpers (biber, qpdf,
+ * Ghostscript, Java for PDFBox Preflight) need; /etc/alternatives only holds symlinks (bibtex
+ * is one) into /usr. */
+const READ_ONLY = ['/usr', '/etc/alternatives', '/etc/texmf', '/etc/fonts', '/etc/chktexrc', '/etc/ghostscript', '/etc/papersize', '/etc/paperspecs', '/etc/libpaper.d', '/var/lib/texmf', '/var/lib/ghostscript', '/var/cache/fontconfig'];
+/** The JVM's own configuration (jvm.cfg, java.security) that /usr links to: /etc/java-<N>-openjdk, N by release. */
+const JAVA_CONFIG = /^java-\d+-openjdk$/;
+const javaConfigs = new Map<string, string[]>();
+
+function javaConfigPaths(root: string): string[] {
+  let paths = javaConfigs.get(root);
+  if (!paths) {
+    try {
+      paths = readdirSync(`${root}/etc`).filter((name) => JAVA_CONFIG.test(name)).map((name) => `/etc/${name}`);
+    } catch {
+      paths = [];
+    }
+    javaConfigs.set(root, paths);
+  }
+  return paths;
+}
 /** Debian 12 keeps these as symlinks into /usr. */
 const SYMLINKS: Array<[string, string]> = [
   ['usr/bin', '/bin'],
@@ -36,6 +54,27 @@ const SYMLINKS: Array<[string, string]> = [
 export const MALLOC_TUNABLES = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' };
 /** Where glibc looks for the kernel's huge-page settings (read-only in the sandbox; nothing else of /sys is). */
 const THP_SETTINGS = '/sys/kernel/mm/transparent_hugepage';
+
+/** null: not looked up yet. */
+let defaultRoot: string | undefined | null = null;
+
+/**
+ * The TeX image every sandbox without an explicit `root` gets: the service sets it at start
+ * (the default year's image; undefined with QUIRE_SANDBOX=off, which uses the host's TeX
+ * Live). Until then it is the newest ready image QUIRE_TEXLIVE names, so every process, test
+ * or tool runs TeX in the same image the service would.
+ */
+export function useImageRoot(root: string | undefined): void {
+  defaultRoot = root;
+}
+
+export function currentImageRoot(): string | undefined {
+  if (defaultRoot === null) {
+    const { dir, years } = texliveSettings();
+    defaultRoot = installedImages(dir).find((image) => years.includes(image.year))?.root;
+  }
+  return defaultRoot;
+}
 
 export interface ProcessLimits {
   cpuSeconds: number;
@@ -56,6 +95,8 @@ export interface SandboxSpec {
   luaCache?: string;
   /** Inflated formats on the host, mounted read-only at SANDBOX_FORMATS. */
   formats?: string;
+  /** The TeX image's root folder (tex/image/store.ts), bound read-only as `/`. */
+  root?: string;
   /** false runs without bubblewrap (QUIRE_SANDBOX=off): limits still apply, isolation does not. */
   isolate: boolean;
   /** The unprivileged uid (and gid) it runs as, when the service is root (see sandboxUid); none: as the service. */
@@ -102,8 +143,11 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
     '--hostname',
     'quire',
   ];
-  for (const path of READ_ONLY) args.push('--ro-bind-try', path, path);
-  // Only the transparent-huge-page settings of /sys: glibc reads them before it uses huge pages (MALLOC_TUNABLES).
+  // From the TeX image (else the host): only what TeX and its helpers need, so not even the
+  // image's generic /etc/passwd is there to read.
+  const root = spec.root ?? currentImageRoot() ?? '';
+  for (const path of [...READ_ONLY, ...javaConfigPaths(root)]) args.push('--ro-bind-try', `${root}${path}`, path);
+  // Only the transparent-huge-page settings of the host's /sys: glibc reads them before it uses huge pages (MALLOC_TUNABLES).
   args.push('--ro-bind-try', THP_SETTINGS, THP_SETTINGS);
   for (const [target, link] of SYMLINKS) args.push('--symlink', target, link);
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(256 * 1024 * 1024), '--tmpfs', '/tmp');
@@ -124,7 +168,7 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
  * Runs a tiny real sandbox at start: the server refuses to start when bubblewrap cannot
  * isolate (unless the operator turned the sandbox off). Returns an error message or null.
  */
-export function probeSandbox(uid?: number): string | null {
+export function probeSandbox(uid?: number, root = currentImageRoot()): string | null {
   if (!existsSync('/usr/bin/bwrap')) return 'bubblewrap (bwrap) is not installed';
   const workspace = mkdtempSync(join(tmpdir(), 'quire-probe-'));
   chmodSync(workspace, 0o755);
@@ -133,9 +177,11 @@ export function probeSandbox(uid?: number): string | null {
       workspace,
       env: {},
       isolate: true,
+      ...(root !== undefined ? { root } : {}),
       limits: { cpuSeconds: 5, fileBytes: 1 << 20, memoryBytes: 1 << 30, processes: 16 },
     },
-    ['sh', '-c', 'test ! -e /etc/passwd && echo sandbox-ok'],
+    // No /etc/passwd (of the host or the image); with an image, its TeX is there.
+    ['sh', '-c', root !== undefined ? 'test ! -e /etc/passwd && test -x /usr/bin/pdftex && echo sandbox-ok' : 'test ! -e /etc/passwd && echo sandbox-ok'],
   );
   const result = spawnSync(file, args, { encoding: 'utf8', timeout: 10_000, ...(uid !== undefined ? { uid, gid: uid } : {}) });
   rmSync(workspace, { recursive: true, force: true });

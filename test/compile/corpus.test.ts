@@ -8,22 +8,22 @@
 // The expectations are per TeX Live year (expected-<year>.json): the file of the TeX Live the
 // service runs is used (the success body's `texlive`, else the host's pdftex).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { zipSync } from 'fflate';
 import { formatOfName } from '../../src/assets/validate.js';
+import { imageToolSync } from '../../src/tex/image/tools.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 
 const ROOT = join(import.meta.dirname, '..', 'fixtures', 'projects', 'real');
 const corpus = JSON.parse(readFileSync(join(ROOT, 'corpus.json'), 'utf8')) as Record<string, { engine: string; kind: string }>;
 
-/** The TeX Live year the service compiles with: QUIRE_TEXLIVE's first year, else the host's pdftex, else the default image (2026). */
+/** The TeX Live year the service compiles with: QUIRE_TEXLIVE's first year, else the default image's pdftex, else the default image (2026). */
 function texliveYear(): string {
   if (process.env.QUIRE_TEXLIVE) return process.env.QUIRE_TEXLIVE.split(',')[0]!.trim();
   try {
-    return /TeX Live (\d{4})/.exec(execFileSync('pdftex', ['--version'], { encoding: 'utf8' }))?.[1] ?? '2026';
+    return /TeX Live (\d{4})/.exec(imageToolSync(['pdftex', '--version']))?.[1] ?? '2026';
   } catch {
     return '2026';
   }

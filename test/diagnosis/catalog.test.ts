@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { texIndexDir } from '../../src/config.js';
 import { buildAndCacheCatalog, ensureCatalog, loadCachedCatalog, type TexCatalog } from '../../src/tex/diagnosis/catalog.js';
+import { hostPath, imageToolSync } from '../../src/tex/image/tools.js';
 import { rankCandidates } from '../../src/tex/diagnosis/candidates.js';
 import { extractDefinitions } from '../../src/tex/diagnosis/extract.js';
 import { analyzeLog, diagnose } from '../../src/tex/diagnosis/index.js';
@@ -20,7 +20,7 @@ import { compile, corpusRunner } from './corpus.js';
 /** A probe port whose budget is spent. */
 const refuse: ProbeCompile = () => Promise.reject(new Error('probe budget spent'));
 
-const installed = (file: string) => readFileSync(execFileSync('kpsewhich', [file], { encoding: 'utf8' }).trim(), 'latin1');
+const installed = (file: string) => readFileSync(hostPath(imageToolSync(['kpsewhich', file]).trim()), 'latin1');
 
 describe('definition extractor on installed packages', () => {
   it('reads \\ams@newcommand, \\newcommand, \\def and \\NewDocumentCommand definitions', () => {

@@ -1,9 +1,9 @@
 // The Factur-X XMP (src/tex/output/facturx.ts): the conformance level read from the invoice
 // XML's guideline, the template made from TeX Live's pdfa.xmp, and when a job gets it.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { hostPath, imageToolSync } from '../../src/tex/image/tools.js';
 import { facturxFile, facturxLevel, facturxTemplate } from '../../src/tex/output/facturx.js';
 import { outputFiles } from '../../src/tex/output/source.js';
 import type { OutputSpec } from '../../src/tex/output/spec.js';
@@ -28,7 +28,7 @@ describe('Factur-X XMP', () => {
   });
 
   test('the template is TeX Live\'s pdfa.xmp with the fx schema declared and the fx properties set', () => {
-    const installed = readFileSync(execFileSync('kpsewhich', ['pdfa.xmp'], { encoding: 'utf8' }).trim(), 'utf8');
+    const installed = readFileSync(hostPath(imageToolSync(['kpsewhich', 'pdfa.xmp']).trim()), 'utf8');
     const made = facturxTemplate(installed, 'EN 16931');
     assert.ok(made);
     // Only additions: the original before the end of the schema list, and from </rdf:RDF> on.

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { activeContent, SCAN_PATTERN } from '../../src/tex/pdfcheck.js';
+import { bareCommand } from '../../src/tex/image/tools.js';
 import { inspectPdf } from '../../src/tex/pdfread.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'quire-pdfread-'));
@@ -46,7 +47,8 @@ function withObjectStreams(pdf: Buffer): Buffer {
 function tex(engine: string, body: string, preamble = ''): Buffer {
   const work = mkdtempSync(join(dir, 'tex-'));
   writeFileSync(join(work, 'main.tex'), `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`);
-  execFileSync(engine, ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', 'main.tex'], { cwd: work, stdio: 'ignore' });
+  const bare = bareCommand(work, [engine, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', 'main.tex'], work);
+  execFileSync(bare.file, bare.args, { cwd: work, stdio: 'ignore' });
   return readFileSync(join(work, 'main.pdf'));
 }
 

@@ -83,8 +83,15 @@ Euler's identity: \[ e^{i\pi} + 1 = 0. \]
 \end{document}
 `;
 
-export function studioPage(manifest: WebManifest, data: { anonLimit: number; anonRemaining: number }): string {
+export function studioPage(manifest: WebManifest, data: { anonLimit: number; anonRemaining: number; texlive: readonly string[] }): string {
   const options = COMPILERS.map((c) => `<option value="${c}">${c}</option>`).join('');
+  // The TeX Live years this server serves, newest (the default) first; none: the host's.
+  const years = data.texlive.map((year) => `<option value="${year}">TeX Live ${year}</option>`).join('');
+  const picker = data.texlive.length > 1 ? `
+  <div class="field-inline">
+    <label for="texlive">TeX Live</label>
+    <select id="texlive" name="texlive">${years}</select>
+  </div>` : '';
   return layout({
     page: 'studio',
     title: 'Studio',
@@ -100,7 +107,7 @@ export function studioPage(manifest: WebManifest, data: { anonLimit: number; ano
   <div class="field-inline">
     <label for="compiler">Compiler</label>
     <select id="compiler" name="compiler">${options}</select>
-  </div>
+  </div>${picker}
   ${outputPanel()}
   <button type="button" id="compile" class="button primary" aria-keyshortcuts="Control+Enter Meta+Enter">
     Compile <kbd class="shortcut" aria-hidden="true">Ctrl+Enter</kbd>

@@ -2,6 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import { CompileRequestBody, CompileSuccessBody } from '../../compile/schemas.js';
 import { COMPILE_ASSET_NAMES } from '../../wire/json-safety.js';
+import { TEXLIVE_YEARS } from '../../tex/image/releases.js';
 import { ASSET_EXTENSIONS, COMPILERS, PLANS, type Compiler } from '../../quota/plans.js';
 import { OutputBody } from '../../compile/output-schema.js';
 import { firstPageImage } from '../page-image.js';
@@ -22,6 +23,7 @@ export const CompileArguments = Type.Object(
     compiler: Type.Optional(
       Type.Unsafe<Compiler>({ type: 'string', enum: [...COMPILERS], default: 'pdflatex', description: request.compiler.description }),
     ),
+    texlive: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...TEXLIVE_YEARS], description: request.texlive.description })),
     assets: Type.Optional(
       Type.Object({}, { additionalProperties: Type.String({ contentEncoding: 'base64' }), description: request.assets.description }),
     ),

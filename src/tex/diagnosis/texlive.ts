@@ -1,10 +1,10 @@
 // Where the installed TeX Live keeps its LaTeX files: the trees kpathsea searches and their
 // ls-R databases, read directly (one kpsewhich call, no per-file lookups). The fingerprint
 // changes whenever a package is installed or removed, because mktexlsr rewrites ls-R then.
-import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { currentImageRoot, hostPath, imageToolSync } from '../image/tools.js';
 
 /** Subtrees of tex/ whose files LaTeX can load (latex-dev is the pre-release kernel: not used). */
 const LATEX_TREES = /^tex\/(latex|generic|lualatex|xelatex|luatex|xetex)(\/|$)/;
@@ -17,17 +17,21 @@ export interface TexFile {
   core: boolean;
 }
 
-/** The texmf trees of this installation, main distribution first. */
-export function texmfRoots(): string[] {
+/**
+ * The texmf trees of this installation, main distribution first, as host paths: inside the
+ * TeX image (image/tools.ts) when there is one, else the host's.
+ */
+export function texmfRoots(image = currentImageRoot()): string[] {
+  let roots: string[];
   try {
     // The trees that have an ls-R database, in kpathsea's search order.
-    const out = execFileSync('kpsewhich', ['-expand-braces=$TEXMFDBS'], { encoding: 'utf8', timeout: 10_000 });
-    const roots = out.trim().split(':').map((r) => r.replace(/^!!/, '')).filter((r) => r.startsWith('/'));
-    if (roots.length > 0) return [...new Set(roots)];
-    throw new Error('no texmf trees');
+    const out = imageToolSync(['kpsewhich', '-expand-braces=$TEXMFDBS'], image);
+    roots = out.trim().split(':').map((r) => r.replace(/^!!/, '')).filter((r) => r.startsWith('/'));
+    if (roots.length === 0) throw new Error('no texmf trees');
   } catch {
-    return ['/usr/share/texlive/texmf-dist', '/usr/share/texmf', '/usr/local/share/texmf'];
+    roots = ['/usr/share/texlive/texmf-dist', '/usr/share/texmf', '/usr/local/share/texmf'];
   }
+  return [...new Set(roots.map((root) => hostPath(root, image)))];
 }
 
 /** Every LaTeX-loadable file by its name; the first tree that has a name wins, as in kpathsea. */

@@ -2,13 +2,12 @@
 // packages (checked against the installed TeX Live's index, src/tex/diagnosis/catalog.ts,
 // with the closest installed names for one that is missing) and the files it \input s or
 // \includegraphics (checked against the files a request carries).
-import { execFile } from 'node:child_process';
 import { basename } from 'node:path';
-import { promisify } from 'node:util';
 import { catalog, type TexCatalog } from '../diagnosis/catalog.js';
 import { stripComments } from '../diagnosis/extract.js';
 import { editDistance } from '../diagnosis/names.js';
 import { GRAPHICS_EXTENSIONS } from '../graphics.js';
+import { imageTool } from '../image/tools.js';
 
 export interface Load {
   kind: 'class' | 'package';
@@ -90,11 +89,11 @@ export function missingLoads(source: string, index: TexCatalog | undefined = cat
   return missing;
 }
 
-/** Of `names` (file names with extension), those TeX Live has (kpsewhich); empty when it cannot run. */
+/** Of `names` (file names with extension), those the default TeX image has (kpsewhich); empty when it cannot run. */
 export async function installedFiles(names: readonly string[]): Promise<Set<string>> {
   if (names.length === 0) return new Set();
   try {
-    const { stdout } = await promisify(execFile)('kpsewhich', [...names], { timeout: 10_000 });
+    const stdout = await imageTool(['kpsewhich', ...names]);
     return new Set(stdout.split('\n').filter(Boolean).map((path) => basename(path)));
   } catch (err) {
     // kpsewhich exits 1 when some name is not found, and still prints the ones it found.

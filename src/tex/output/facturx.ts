@@ -4,8 +4,8 @@
 // the fx extension schema in pdfaExtension:schemas. pdfx builds its XMP from the template
 // pdfa.xmp, found through kpathsea, so the job's folder gets a copy of TeX Live's with both
 // added, which pdfx reads instead (a job that brings its own pdfa.xmp keeps it).
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { hostPath, imageToolSync } from '../image/tools.js';
 import type { OutputSpec } from './spec.js';
 
 export const FACTURX_XML = 'factur-x.xml';
@@ -84,7 +84,7 @@ let installed: string | null | undefined;
 function installedTemplate(): string | null {
   if (installed === undefined) {
     try {
-      installed = readFileSync(execFileSync('kpsewhich', [PDFA_TEMPLATE], { encoding: 'utf8' }).trim(), 'utf8');
+      installed = readFileSync(hostPath(imageToolSync(['kpsewhich', PDFA_TEMPLATE]).trim()), 'utf8');
     } catch {
       installed = null;
     }

@@ -1,14 +1,15 @@
 // The Java side of the PDF/A-1b check: a small main class over Apache PDFBox Preflight
-// (Debian libpdfbox2-java), compiled once per process with the host's javac. Debian's
+// (Debian libpdfbox2-java), compiled once per process with the TeX image's javac. Debian's
 // preflight jar links javax.activation and javax.xml.bind, which Java 17 no longer ships;
 // the two stand-ins below give it the few members it calls. The jar is copied into the
 // job's workspace and run in the sandbox (pdfa-check.ts), or into a warm validator's
 // (warm-validator.ts), whose PreflightServer validates the PDFs of one scope read from stdin.
 import { execFile } from 'node:child_process';
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { currentImageRoot, sandboxed } from '../sandbox.js';
 
 /** Debian's PDFBox 2 jars (libpdfbox2-java), on the sandbox's read-only /usr. */
 export const PDFBOX_CLASSPATH = ['preflight', 'pdfbox2', 'xmpbox', 'fontbox2', 'commons-logging'].map((jar) => `/usr/share/java/${jar}.jar`);
@@ -137,6 +138,10 @@ public final class DatatypeConverter {
 }`,
 };
 
+/** javac and jar start a JVM each: kept small, as the sandbox caps address space. */
+const JAVAC_JVM = ['-J-XX:+UseSerialGC', '-J-Xss1m', '-J-Xmx512m', '-J-XX:ReservedCodeCacheSize=64m', '-J-XX:CompressedClassSpaceSize=64m', '-J-XX:MaxMetaspaceSize=256m'].join(' ');
+const LIMITS = { cpuSeconds: 120, fileBytes: 64 * 1024 * 1024, memoryBytes: 4 * 1024 ** 3, processes: 64 };
+
 let built: Promise<Buffer> | null = null;
 
 /** The checker's jar, built on first use (about 2 s); rejects when javac or PDFBox is missing. */
@@ -148,20 +153,27 @@ export function preflightJar(): Promise<Buffer> {
   return built;
 }
 
+/** javac and jar inside the default TeX image's sandbox (its JDK and PDFBox); the jar comes back on stdout. */
 async function build(): Promise<Buffer> {
-  const run = promisify(execFile);
   const dir = await mkdtemp(join(tmpdir(), 'quire-preflight-'));
   try {
+    await chmod(dir, 0o755);
     const files: string[] = [];
     for (const [name, text] of Object.entries(SOURCES)) {
       const path = join(dir, 'src', name);
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, text);
-      files.push(path);
+      await mkdir(dirname(path), { recursive: true, mode: 0o755 });
+      await writeFile(path, text, { mode: 0o644 });
+      files.push(`src/${name}`);
     }
-    await run('javac', ['-nowarn', '-d', join(dir, 'classes'), '-cp', PDFBOX_CLASSPATH.join(':'), ...files]);
-    await run('jar', ['cf', join(dir, 'preflight.jar'), '-C', join(dir, 'classes'), '.']);
-    return await readFile(join(dir, 'preflight.jar'));
+    const root = currentImageRoot();
+    const tools = root === undefined ? { javac: 'javac', jar: 'jar' } : { javac: `javac ${JAVAC_JVM}`, jar: `jar ${JAVAC_JVM}` };
+    const script = `set -e; cp="$1"; shift; c=$(mktemp -d); ${tools.javac} -nowarn -d "$c" -cp "$cp" "$@"; ${tools.jar} cf "$c.jar" -C "$c" .; cat "$c.jar"`;
+    const argv = ['sh', '-c', script, 'build', PDFBOX_CLASSPATH.join(':'), ...files];
+    // With an image: the sandbox, its /tmp for the classes. Without (QUIRE_SANDBOX=off): the host's JDK.
+    const command = sandboxed({ workspace: dir, root, isolate: root !== undefined, env: { LC_ALL: 'C.UTF-8', TMPDIR: '/tmp' }, limits: LIMITS }, argv);
+    const run = promisify(execFile);
+    const { stdout } = await run(command.file, command.args, { encoding: 'buffer', maxBuffer: 16 * 1024 * 1024, timeout: 120_000, ...(command.cwd ? { cwd: command.cwd } : {}), ...(command.env ? { env: command.env } : {}) });
+    return stdout;
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

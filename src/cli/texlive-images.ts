@@ -1,0 +1,24 @@
+// Setup's image step: builds each TeX Live year QUIRE_TEXLIVE names into QUIRE_TEXLIVE_DIR
+// (once; a ready image costs one file read) and prints what is installed. `--here <year>`
+// instead turns the running Debian root into that year's image (the Dockerfile's TeX stage).
+import { ConfigError, texliveSettings } from '../config.js';
+import { ensureImage, installHere } from '../tex/image/build.js';
+import { isTexliveYear } from '../tex/image/releases.js';
+
+try {
+  const here = process.argv.indexOf('--here');
+  if (here !== -1) {
+    const year = process.argv[here + 1];
+    if (!isTexliveYear(year)) throw new ConfigError(`--here takes a TeX Live year, got "${year ?? ''}"`);
+    await installHere(year);
+    process.exit(0);
+  }
+  const { years, dir } = texliveSettings();
+  for (const year of years) {
+    const image = await ensureImage(dir, year);
+    if (process.argv.includes('--verbose')) console.log(`quire texlive ${year}: ${image.root} (${image.texliveVersion}, ${(image.bytes / 1e9).toFixed(1)} GB)`);
+  }
+} catch (err) {
+  console.error(err instanceof ConfigError ? `quire setup: ${err.message}` : `quire setup: ${(err as Error).message}`);
+  process.exit(1);
+}

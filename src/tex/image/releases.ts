@@ -1,0 +1,77 @@
+// Which Debian release carries which TeX Live year, and which of its packages an image holds:
+// every TeX Live package except documentation and metapackages, plus the tools and fonts
+// documents and the service call on.
+
+export const TEXLIVE_YEARS = ['2026', '2024', '2022'] as const;
+export type TexliveYear = (typeof TEXLIVE_YEARS)[number];
+
+export function isTexliveYear(value: unknown): value is TexliveYear {
+  return typeof value === 'string' && (TEXLIVE_YEARS as readonly string[]).includes(value);
+}
+
+export interface Release {
+  /** Debian codename whose archive carries this TeX Live. */
+  suite: string;
+  /** debootstrap's script for the suite (a bookworm host's debootstrap predates forky). */
+  script: string;
+}
+
+export const RELEASES: Record<TexliveYear, Release> = {
+  '2026': { suite: 'forky', script: 'sid' },
+  '2024': { suite: 'trixie', script: 'trixie' },
+  '2022': { suite: 'bookworm', script: 'bookworm' },
+};
+
+/** Installed next to TeX Live: its helpers, the service's PDF tools, PDFBox Preflight, fonts. */
+export const EXTRA_PACKAGES = [
+  'biber',
+  'latexmk',
+  'chktex',
+  'qpdf',
+  'poppler-utils',
+  'librsvg2-bin',
+  'ghostscript',
+  'fontconfig',
+  'fonts-noto-core',
+  'fonts-noto-cjk',
+  'fonts-liberation2',
+  'fonts-dejavu-core',
+  'tex-gyre',
+  // tex-gyre holds only the Type 1 fonts since trixie; the OpenType ones fontspec finds by name are here.
+  'fonts-texgyre',
+  'fonts-texgyre-math',
+  'default-jre-headless',
+  'libpdfbox2-java',
+];
+
+export interface PackageRecord {
+  name: string;
+  section: string;
+  /** Installed-Size in KiB. */
+  installedKib: number;
+}
+
+/**
+ * The texlive-* packages to install. Documentation (section doc, `-doc`) is left out, and so
+ * are metapackages (texlive-full, texlive-lang-all, texlive): they only depend on the others
+ * and install next to nothing themselves, which is how they are recognised.
+ */
+export function texlivePackages(records: PackageRecord[]): string[] {
+  return records
+    .filter((r) => r.name === 'texlive' || r.name.startsWith('texlive-'))
+    .filter((r) => r.section !== 'doc' && !r.name.endsWith('-doc'))
+    .filter((r) => r.installedKib >= 100)
+    .map((r) => r.name)
+    .sort();
+}
+
+/** Parses `apt-cache show --no-all-versions` output (stanzas separated by blank lines). */
+export function parsePackageRecords(text: string): PackageRecord[] {
+  return text
+    .split(/\n\s*\n/)
+    .map((stanza) => {
+      const field = (name: string) => new RegExp(`^${name}: *(.*)$`, 'm').exec(stanza)?.[1]?.trim() ?? '';
+      return { name: field('Package'), section: field('Section').split('/').pop() ?? '', installedKib: Number(field('Installed-Size')) || 0 };
+    })
+    .filter((r) => r.name !== '');
+}

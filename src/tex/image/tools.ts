@@ -1,0 +1,89 @@
+// Runs one of TeX Live's tools (kpsewhich, fc-list, pdftex --version) where the compiles run:
+// inside the TeX image when there is one, else on the host (QUIRE_SANDBOX=off with a host TeX
+// Live). Paths the tools print are inside the image; hostPath maps them to the host.
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, posix } from 'node:path';
+import { promisify } from 'node:util';
+import { currentImageRoot, sandboxed } from '../sandbox.js';
+
+export { currentImageRoot, useImageRoot } from '../sandbox.js';
+
+const LIMITS = { cpuSeconds: 60, fileBytes: 64 * 1024 * 1024, memoryBytes: 2 * 1024 ** 3, processes: 16 };
+
+function command(root: string | undefined, argv: string[]): { file: string; args: string[]; workspace?: string } {
+  if (root === undefined) return { file: argv[0]!, args: argv.slice(1) };
+  const workspace = mkdtempSync(join(tmpdir(), 'quire-tool-'));
+  chmodSync(workspace, 0o755);
+  const spec = { workspace, root, isolate: true, env: { LC_ALL: 'C.UTF-8', TEXMFVAR: '/tmp/texmf-var' }, limits: LIMITS };
+  return { ...sandboxed(spec, argv), workspace };
+}
+
+/** stdout of `argv` run in the image (or on the host); throws on a non-zero exit. */
+export async function imageTool(argv: string[], root = currentImageRoot(), timeoutMs = 10_000): Promise<string> {
+  const { file, args, workspace } = command(root, argv);
+  try {
+    return (await promisify(execFile)(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 })).stdout;
+  } finally {
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+export function imageToolSync(argv: string[], root = currentImageRoot(), timeoutMs = 10_000): string {
+  const { file, args, workspace } = command(root, argv);
+  try {
+    if (workspace === undefined) return execFileSync(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+    const result = spawnSync(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+    if (result.status !== 0) throw new Error(`${argv.join(' ')}: ${(result.stderr || result.error?.message || '').trim()}`);
+    return result.stdout;
+  } finally {
+    if (workspace) rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The host path of `path` as the image sees it, following symbolic links inside the image (an
+ * absolute link in the image points into the image, never at the host's file of that name).
+ */
+export function hostPath(path: string, root = currentImageRoot()): string {
+  if (root === undefined) return path;
+  const pending = path.split('/').filter((part) => part !== '' && part !== '.');
+  let resolved = '/';
+  let hops = 0;
+  while (pending.length > 0) {
+    const part = pending.shift()!;
+    if (part === '..') {
+      resolved = posix.dirname(resolved);
+      continue;
+    }
+    const next = posix.join(resolved, part);
+    let target: string | null = null;
+    try {
+      target = readlinkSync(join(root, next));
+    } catch {
+      target = null;
+    }
+    if (target === null) {
+      resolved = next;
+      continue;
+    }
+    if (++hops > 40) throw new Error(`too many links resolving ${path}`);
+    // An absolute link starts again at the image's root; a relative one at the link's folder.
+    if (isAbsolute(target)) resolved = '/';
+    pending.unshift(...target.split('/').filter((piece) => piece !== '' && piece !== '.'));
+  }
+  return join(root, resolved);
+}
+
+/**
+ * `argv` as a user would run it by hand in `dir`, inside the image (or on the host without
+ * one): the image bound as the root and `dir` at its own path, with no sandbox limits, uid
+ * switch or copies. Bare TeX for the bench's comparisons and the tests' reference runs.
+ */
+export function bareCommand(dir: string, argv: string[], home: string, root = currentImageRoot()): { file: string; args: string[] } {
+  if (root === undefined) return { file: argv[0]!, args: argv.slice(1) };
+  const bind = ['--ro-bind', root, '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--bind', home, '/root', '--bind', dir, dir, '--chdir', dir];
+  const env = ['--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/root', '--setenv', 'LC_ALL', 'C.UTF-8'];
+  return { file: 'bwrap', args: [...bind, ...env, '--', ...argv] };
+}
