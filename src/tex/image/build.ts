@@ -145,11 +145,15 @@ type Exec = (argv: string[], onStatus?: (line: string) => void) => Promise<void>
 /**
  * Makes TeX Live's own OpenType and TrueType fonts (Raleway, EB Garamond, Font Awesome, … in
  * texlive-fonts-extra) known to fontconfig, so xelatex finds them by family name as it finds
- * system fonts; then rebuilds the font cache the sandbox reads.
+ * system fonts; then rebuilds the font cache the sandbox reads. Web fonts (WOFF, WOFF2: Debian's
+ * Font Awesome ships them beside its OTF) are left out: xdvipdfmx cannot embed them, and a
+ * family found there first stopped every xelatex document that asked for it.
  */
 async function addTexFontsToFontconfig(root: string, exec: Exec) {
   const dirs = ['opentype', 'truetype'].map((kind) => `  <dir>/usr/share/texlive/texmf-dist/fonts/${kind}</dir>`).join('\n');
-  await writeFile(join(root, 'etc/fonts/conf.d/09-quire-texlive-fonts.conf'), `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n${dirs}\n</fontconfig>\n`);
+  const reject = ['*.woff', '*.woff2', '/usr/share/fonts/woff/*'].map((glob) => `    <glob>${glob}</glob>`).join('\n');
+  const conf = `${dirs}\n  <selectfont>\n   <rejectfont>\n${reject}\n   </rejectfont>\n  </selectfont>`;
+  await writeFile(join(root, 'etc/fonts/conf.d/09-quire-texlive-fonts.conf'), `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n${conf}\n</fontconfig>\n`);
   await exec(['fc-cache', '-s', '-f']);
 }
 
