@@ -40,7 +40,8 @@ export const EXTRA_PACKAGES = [
   // tex-gyre holds only the Type 1 fonts since trixie; the OpenType ones fontspec finds by name are here.
   'fonts-texgyre',
   'fonts-texgyre-math',
-  'default-jre-headless',
+  // A JDK, not only a JRE: the PDF/A-1b checker's small driver is compiled in the image (preflight-java.ts).
+  'default-jdk-headless',
   'libpdfbox2-java',
 ];
 
