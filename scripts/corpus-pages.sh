@@ -38,7 +38,8 @@ for name in "${names[@]}"; do
   flag=-pdf; [ "$engine" = xelatex ] && flag=-xelatex; [ "$engine" = lualatex ] && flag=-lualatex
   pages=null
   if timeout 300 bash -c "$(declare -f inside); image='$image'; inside '$work' latexmk $flag -interaction=nonstopmode -halt-on-error main.tex" > "$work/.latexmk.out" 2>&1; then
-    pages=$(pdfinfo "$work/main.pdf" | awk '/^Pages:/ {print $2}')
+    # pdfinfo from the same TeX root: the host need not have poppler-utils
+    pages=$(inside "$work" pdfinfo main.pdf | awk '/^Pages:/ {print $2}')
   else
     echo "$name: latexmk failed: $(grep -m1 '^!' "$work/main.log" 2>/dev/null || tail -1 "$work/.latexmk.out")" >&2
   fi

@@ -5,7 +5,6 @@
 // `name.svg` (`name-eps-converted-to.pdf` beside `name.eps`, epstopdf's own name, so a
 // document that loads epstopdf finds it too) plus a graphics.cfg that teaches graphicx to
 // use it, so \includegraphics{name.svg} and \includegraphics{name} just work on every engine.
-import { execFile } from 'node:child_process';
 import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

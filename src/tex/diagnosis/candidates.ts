@@ -1,8 +1,8 @@
 // Which installed package most likely provides an undefined command or environment, from the
 // TeX Live index. Ranked, in order: packages that work with the engine; the package that also
 // defines the most of the document's other undefined names (a deleted \usepackage takes
-// several names with it); a package the document names or whose family it already uses;
-// packages that define the name themselves before those that load a definer; definitions made
+// several names with it); a package the document names or whose family it already uses; of
+// those covering the document, well-known ones first; packages that define the name themselves before those that load a definer; definitions made
 // at load time before ones inside options or hooks; the LaTeX core and required collection;
 // well-known packages (loaded by many others); the smallest file.
 import type { Compiler } from '../compilers.js';
@@ -64,7 +64,9 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
   const coverage = (pkg: string) => telling.reduce((n, m) => n + Number(cat.provides(pkg, m.name, m.kind)), 0);
   for (const [pkg, sure] of direct) pool.set(pkg, { package: pkg, sure, direct: true, coverage: coverage(pkg), ...engines(cat, pkg) });
   if (telling.length > 0) {
-    // A package that loads a definer wins only by covering more of the document's undefined names.
+    // A package that loads a definer joins by covering as much of the document's undefined names
+    // as the best definer, and then wins only by being better known (mathtools, which loads
+    // amsmath, over a math-font package that happens to define both names itself).
     const best = Math.max(...[...pool.values()].map((c) => c.coverage));
     const frontier = [...direct.keys()];
     const seen = new Set(frontier);
@@ -77,7 +79,7 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
           // Only packages others build on (mathtools over amsmath), not kitchen-sink bundles.
           if (cat.loaderCount(loader) < MIN_LOADERS && !doc?.mentions.has(loader)) continue;
           const covers = coverage(loader);
-          if (covers > best) pool.set(loader, { package: loader, sure: direct.get(pkg) ?? true, direct: false, coverage: covers, ...engines(cat, loader) });
+          if (covers > 0 && covers >= best) pool.set(loader, { package: loader, sure: direct.get(pkg) ?? true, direct: false, coverage: covers, ...engines(cat, loader) });
         }
       }
     }
@@ -90,6 +92,8 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
     c.coverage,
     Number(c.package === ctx.preferred),
     Number(related(c.package)),
+    // Among those covering the document, a well-known package before a little-known definer.
+    c.coverage > 0 ? Math.min(3, Math.floor(Math.log2(1 + cat.loaderCount(c.package)))) : 0,
     Number(c.direct),
     Number(c.sure),
     Number(cat.isCore(c.package)),

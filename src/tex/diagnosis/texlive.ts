@@ -34,13 +34,22 @@ export function texmfRoots(image = currentImageRoot()): string[] {
   return [...new Set(roots.map((root) => hostPath(root, image)))];
 }
 
+/**
+ * A tree's ls-R database on the host. Debian links it to /var/lib/texmf/ls-R-*, an absolute
+ * link that means the image's file, never the host's file of that name.
+ */
+function lsR(root: string, image = currentImageRoot()): string {
+  if (image === undefined || !root.startsWith(`${image}/`)) return join(root, 'ls-R');
+  return hostPath(join(root.slice(image.length), 'ls-R'), image);
+}
+
 /** Every LaTeX-loadable file by its name; the first tree that has a name wins, as in kpathsea. */
 export function listTexFiles(roots: readonly string[]): Map<string, TexFile> {
   const files = new Map<string, TexFile>();
   for (const root of roots) {
     let db: string;
     try {
-      db = readFileSync(join(root, 'ls-R'), 'utf8');
+      db = readFileSync(lsR(root), 'utf8');
     } catch {
       continue;
     }
@@ -63,7 +72,7 @@ export function fingerprint(roots: readonly string[], extractorVersion: number):
   const hash = createHash('sha256').update(`v${extractorVersion}`);
   for (const root of roots) {
     try {
-      const s = statSync(join(root, 'ls-R'));
+      const s = statSync(lsR(root));
       hash.update(`${root}:${s.size}:${s.mtimeMs}`);
     } catch {
       hash.update(`${root}:none`);

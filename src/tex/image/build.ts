@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock } from './lock.js';
 import { Progress, type ProgressSink } from './progress.js';
-import { EXTRA_PACKAGES, parsePackageRecords, RELEASES, texlivePackages, type TexliveYear } from './releases.js';
+import { EXTRA_PACKAGES, parsePackageRecords, RECIPE, RELEASES, texlivePackages, type TexliveYear } from './releases.js';
 import { buildDir, debCache, imageRoot, lockPath, MARKER, readImage, type ImageInfo, type TexImage } from './store.js';
 import { ENGINE_BINARIES, packageVersion, verifyImage } from './verify.js';
 
@@ -64,7 +64,8 @@ const MOUNT_POINTS = ['job', 'texmf-ro', 'texmf-fmt'];
 
 /** Returns the ready image for `year`, building it first when there is none. Needs root. */
 export async function ensureImage(dir: string, year: TexliveYear, options: BuildOptions = {}): Promise<TexImage> {
-  const ready = readImage(dir, year);
+  const current = (image: TexImage | null) => (image && (image.recipe ?? 1) >= RECIPE ? image : null);
+  const ready = current(readImage(dir, year));
   if (ready) return ready;
   if (process.getuid?.() !== 0) {
     throw new Error(`building the TeX Live ${year} image needs root (debootstrap); run scripts/setup.sh as root once, or point QUIRE_TEXLIVE_DIR at built images`);
@@ -75,7 +76,9 @@ export async function ensureImage(dir: string, year: TexliveYear, options: Build
     onWait: (pid) => sink.write(`quire texlive ${year}: another setup (pid ${pid}) is building this image; waiting\n`),
   });
   try {
-    return readImage(dir, year) ?? (await build(dir, year, options.mirror ?? 'http://deb.debian.org/debian', new Progress(year, sink)));
+    const stale = readImage(dir, year);
+    if (stale) sink.write(`quire texlive ${year}: the image was made by an older recipe (${stale.recipe ?? 1} < ${RECIPE}); rebuilding it, the old one serves until then\n`);
+    return current(readImage(dir, year)) ?? (await build(dir, year, options.mirror ?? 'http://deb.debian.org/debian', new Progress(year, sink)));
   } finally {
     await release();
   }
@@ -120,9 +123,14 @@ async function build(dir: string, year: TexliveYear, mirror: string, progress: P
     await mkdir(join(root, 'var/lib/apt/lists/partial'), { recursive: true });
     const bytes = Number((await capture(['du', '-sb', root])).split('\t')[0]) || 0;
     // Build time of this run (a resumed build counts from where it resumed).
-    const full: ImageInfo = { ...info, builtAt: new Date().toISOString(), buildSeconds: Math.round((Date.now() - started) / 1000), bytes };
+    const full: ImageInfo = { ...info, builtAt: new Date().toISOString(), buildSeconds: Math.round((Date.now() - started) / 1000), bytes, recipe: RECIPE };
     await writeFile(join(root, MARKER), JSON.stringify(full, null, 2) + '\n');
+    // An older recipe's image steps aside only now, and is deleted once the new one is in place.
+    const old = join(work, 'old');
+    const replaced = existsSync(imageRoot(dir, year));
+    if (replaced) await rename(imageRoot(dir, year), old);
     await rename(root, imageRoot(dir, year));
+    if (replaced) await rm(old, { recursive: true, force: true });
     progress.done(`ready, ${(bytes / 1e9).toFixed(1)} GB`);
     await rm(work, { recursive: true, force: true });
     await rm(join(debs, '..'), { recursive: true, force: true });
@@ -137,11 +145,15 @@ type Exec = (argv: string[], onStatus?: (line: string) => void) => Promise<void>
 /**
  * Makes TeX Live's own OpenType and TrueType fonts (Raleway, EB Garamond, Font Awesome, … in
  * texlive-fonts-extra) known to fontconfig, so xelatex finds them by family name as it finds
- * system fonts; then rebuilds the font cache the sandbox reads.
+ * system fonts; then rebuilds the font cache the sandbox reads. Web fonts (WOFF, WOFF2: Debian's
+ * Font Awesome ships them beside its OTF) are left out: xdvipdfmx cannot embed them, and a
+ * family found there first stopped every xelatex document that asked for it.
  */
 async function addTexFontsToFontconfig(root: string, exec: Exec) {
   const dirs = ['opentype', 'truetype'].map((kind) => `  <dir>/usr/share/texlive/texmf-dist/fonts/${kind}</dir>`).join('\n');
-  await writeFile(join(root, 'etc/fonts/conf.d/09-quire-texlive-fonts.conf'), `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n${dirs}\n</fontconfig>\n`);
+  const reject = ['*.woff', '*.woff2', '/usr/share/fonts/woff/*'].map((glob) => `    <glob>${glob}</glob>`).join('\n');
+  const conf = `${dirs}\n  <selectfont>\n   <rejectfont>\n${reject}\n   </rejectfont>\n  </selectfont>`;
+  await writeFile(join(root, 'etc/fonts/conf.d/09-quire-texlive-fonts.conf'), `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n${conf}\n</fontconfig>\n`);
   await exec(['fc-cache', '-s', '-f']);
 }
 
@@ -205,6 +217,7 @@ export async function installHere(year: TexliveYear, mirror = 'http://deb.debian
       builtAt: new Date().toISOString(),
       buildSeconds: Math.round((Date.now() - started) / 1000),
       bytes: 0,
+      recipe: RECIPE,
     };
     await writeFile(join('/', MARKER), JSON.stringify(info, null, 2) + '\n');
     progress.done('installed in this root');

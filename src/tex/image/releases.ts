@@ -2,6 +2,13 @@
 // every TeX Live package except documentation and metapackages, plus the tools and fonts
 // documents and the service call on.
 
+/**
+ * What an image is made of, as a number: raised whenever the package choice or the build steps
+ * change, so that setup rebuilds an image an older Quire made (the old one serves until the new
+ * one is ready and renamed in its place).
+ */
+export const RECIPE = 2;
+
 export const TEXLIVE_YEARS = ['2026', '2024', '2022'] as const;
 export type TexliveYear = (typeof TEXLIVE_YEARS)[number];
 
@@ -37,10 +44,23 @@ export const EXTRA_PACKAGES = [
   'fonts-liberation2',
   'fonts-dejavu-core',
   'tex-gyre',
+  // Not texlive-* packages, but recommended by them: cm-super's Type 1 EC fonts (without it
+  // every T1-encoded document makes bitmap fonts with METAFONT), dvisvgm, ps2eps, feynmf, the
+  // IPA Japanese fonts (pLaTeX's defaults) and the CJK package with its fonts.
+  'cm-super',
+  'dvisvgm',
+  'ps2eps',
+  'feynmf',
+  'fonts-ipaexfont-gothic',
+  'fonts-ipaexfont-mincho',
+  'fonts-ipafont-gothic',
+  'fonts-ipafont-mincho',
+  'latex-cjk-all',
   // tex-gyre holds only the Type 1 fonts since trixie; the OpenType ones fontspec finds by name are here.
   'fonts-texgyre',
   'fonts-texgyre-math',
-  'default-jre-headless',
+  // A JDK, not only a JRE: the PDF/A-1b checker's small driver is compiled in the image (preflight-java.ts).
+  'default-jdk-headless',
   'libpdfbox2-java',
 ];
 

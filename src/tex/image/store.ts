@@ -18,6 +18,8 @@ export interface ImageInfo {
   builtAt: string;
   buildSeconds: number;
   bytes: number;
+  /** The builder's RECIPE it was made with (absent: 1, before recipes were recorded). */
+  recipe?: number;
 }
 
 export interface TexImage extends ImageInfo {

@@ -24,7 +24,9 @@ const LIMITS: ProcessLimits = { cpuSeconds: 10, fileBytes: 1024 * 1024, memoryBy
 export const CHKTEX_UID = 199_998;
 
 // One warning per line; the message last, so a colon in it is kept. -I0: \input files are
-// not followed (they are not in the sandbox); -q: no banner; -v0 with the format below.
+// not followed (they are not in the sandbox); -q: no banner; -f sets the format itself (no
+// -v: its numbered formats live in the global chktexrc, which forky's chktex no longer ships;
+// without one chktex runs on its built-in rules and says so on stderr).
 const FORMAT = '%l:%c:%n:%m\n';
 
 export function parseChktex(output: string): ChktexWarning[] {
@@ -46,7 +48,7 @@ export async function runChktex(source: string, options: { isolate: boolean; tim
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
     const spec = { workspace, env: {}, limits: LIMITS, isolate: options.isolate, uid };
-    const result = await runSandboxed(spec, ['chktex', '-q', '-v0', '-I0', '-f', FORMAT], { stdin: source, timeoutMs, maxOutput: MAX_OUTPUT_BYTES });
+    const result = await runSandboxed(spec, ['chktex', '-q', '-I0', '-f', FORMAT], { stdin: source, timeoutMs, maxOutput: MAX_OUTPUT_BYTES });
     if (result.killed === 'timeout') throw new Error(`chktex took longer than ${timeoutMs / 1000} s`);
     // chktex exits 0 (nothing found), 2 (warnings) or 3 (errors); 1 is a failure to run. Output
     // past the cap is cut: the warnings read so far are kept.

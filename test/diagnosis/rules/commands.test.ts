@@ -30,6 +30,12 @@ describe('undefined commands', () => {
     assert.equal(a.diagnosis?.line, 3);
   });
 
+  it('TeX Live 2026\'s words for the same stub, its expansion cut to "...", are the same diagnosis', () => {
+    const log = './main.tex:4: No multilingual package has been loaded.\n\\selectlanguage ...ingual package has been loaded}\n                                                  \nl.4 \\selectlanguage\n                   {ngerman}\nSelecting a language requires a package supporting it\n';
+    const a = analyzeLog(log, 'pdflatex', { source: '\\documentclass{article}\n\\usepackage[T1]{fontenc}\n\\begin{document}\n\\selectlanguage{ngerman}\nHallo.\n\\end{document}\n', catalog: null });
+    assert.deepEqual([a.diagnosis?.error_class, a.diagnosis?.symbol, a.diagnosis?.suggested_package, a.diagnosis?.line], ['undefined_command', '\\selectlanguage', 'babel', 4]);
+  });
+
   it('another "Not loaded." (no stub in the context) is left alone', () => {
     const a = analyzeLog('./main.tex:3: Not loaded.\nl.3 \\foo\n', 'pdflatex', { source, catalog: null });
     assert.equal(a.diagnosis, undefined);

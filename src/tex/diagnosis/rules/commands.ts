@@ -16,11 +16,15 @@ const ONLY_INSIDE: Record<string, string> = {
   Return: 'algorithmic', tcblower: 'tcolorbox', columnbreak: 'multicols',
 };
 
+const STUB_MESSAGE = /^(Not loaded|No multilingual package has been loaded)\.?$/;
+
 export const undefinedCommand: Rule = (ctx) => {
   const { block, engine, source, line } = ctx;
   const top = block.context[0];
-  // LaTeX defines \selectlanguage (and a few more) as an error until a language package loads.
-  const stub = /^Not loaded\.?$/.test(block.message) ? /^(\\[A-Za-z]+) ?->\\errhelp/.exec(top?.read ?? '')?.[1] : undefined;
+  // LaTeX defines \selectlanguage (and a few more) as an error until a language package loads:
+  // "Not loaded." until 2024, "No multilingual package has been loaded." since, with the stub's
+  // expansion (shown whole, or cut to "...") in the context.
+  const stub = STUB_MESSAGE.test(block.message) ? /^(\\[A-Za-z]+) ?(->\\errhelp|\.\.\.)/.exec(top?.read ?? '')?.[1] : undefined;
   if (!stub && !/^Undefined control sequence/.test(block.message)) return undefined;
   const symbol = stub ?? (top ? lastToken(top.read) : undefined);
   if (!symbol?.startsWith('\\') || symbol.length < 2) return undefined;
