@@ -4,10 +4,12 @@
 // Text is refused by content (a NUL character means binary), not by extension: TeX projects
 // use dozens of text extensions (.lco, .ldf, .tikz, .bbx, .ist, …). Text counts toward the
 // plan's source limit with main.tex (checked by the caller); binary files are validated and
-// counted as assets by the asset resolver.
+// counted as assets by the asset resolver. What a compile has no use for (LICENSE, latexmkrc,
+// dotfiles) is skipped, as in a project_zip (clutter.ts).
 import { checkPathRules, formatOfName, quoteName } from '../assets/validate.js';
 import { errors, type ServiceError, invalidField } from '../errors.js';
 import { MAIN } from '../tex/workspace.js';
+import { escapesProject, isClutter } from './clutter.js';
 
 /** Files per request: a book's chapters and its bibliographies, with room to spare. */
 export const PROJECT_FILES_MAX = 200;
@@ -17,6 +19,8 @@ export interface ProjectFiles {
   /** Binary files (asset types) with their base64 text, for the asset resolver. */
   binary: Array<{ name: string; base64: unknown }>;
   bytes: number;
+  /** Paths skipped as clutter (LICENSE, latexmkrc, .gitignore: clutter.ts). */
+  skipped: string[];
 }
 
 function badName(name: string, why: string, details: Record<string, unknown> = {}): ServiceError {
@@ -41,15 +45,21 @@ function isBinaryValue(value: unknown): value is { base64: unknown } {
 
 /** Validates `files` (absent is none) and returns text files with their total size, and the binary ones. */
 export function checkProjectFiles(input: unknown): ProjectFiles {
-  if (input === undefined || input === null) return { files: [], binary: [], bytes: 0 };
+  if (input === undefined || input === null) return { files: [], binary: [], bytes: 0, skipped: [] };
   if (typeof input !== 'object' || Array.isArray(input)) throw invalidField('files', 'type', 'must be an object mapping file paths to text or {"base64": "…"}');
   const entries = Object.entries(input as Record<string, unknown>);
   if (entries.length > PROJECT_FILES_MAX) {
     throw invalidField('files', 'maxProperties', `must have at most ${PROJECT_FILES_MAX} files (got ${entries.length})`);
   }
-  const result: ProjectFiles = { files: [], binary: [], bytes: 0 };
+  const result: ProjectFiles = { files: [], binary: [], bytes: 0, skipped: [] };
   const seen = new Set<string>();
   for (const [name, value] of entries) {
+    const escape = escapesProject(name);
+    if (escape) throw badName(name, escape);
+    if (isClutter(name)) {
+      result.skipped.push(name);
+      continue;
+    }
     checkProjectName(name);
     // Names differing only in case would collide on a case-insensitive checkout of the project.
     if (seen.has(name.toLowerCase())) throw badName(name, 'another file has the same name (names are compared without case).');

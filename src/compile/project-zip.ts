@@ -8,6 +8,7 @@
 import { crc32, inflateRawSync } from 'node:zlib';
 import { checkPathRules, decodeBase64, formatOfName, quoteName } from '../assets/validate.js';
 import { errors, type ServiceError } from '../errors.js';
+import { escapesProject, isClutter } from './clutter.js';
 
 /** Entries in the central directory, folders included. */
 export const ZIP_ENTRIES_MAX = 1000;
@@ -33,12 +34,6 @@ interface Entry {
   localOffset: number;
 }
 
-/** Entries a compile has no use for, skipped rather than refused: OS clutter, dotfiles and dot folders, files without an extension (LICENSE, Makefile). */
-function isClutter(name: string): boolean {
-  const parts = name.split('/');
-  const file = parts.at(-1)!;
-  return parts[0] === '__MACOSX' || parts.some((part) => part.startsWith('.') && part !== '.' && part !== '..') || !file.includes('.');
-}
 
 function centralDirectory(zip: Buffer): Entry[] {
   const searchFrom = Math.max(0, zip.length - 22 - 0xffff);
@@ -81,10 +76,8 @@ function centralDirectory(zip: Buffer): Entry[] {
 }
 
 function checkEntryName(name: string): void {
-  // The shape rules first, so "../x", "/etc/x", "a\b" and NUL are refused even where the file would be skipped.
-  if (name.includes('\0') || name.includes('\\') || name.startsWith('/') || /^[A-Za-z]:/.test(name) || name.split('/').some((part) => part === '..')) {
-    throw refused('absolute paths, "..", backslashes and NUL are not accepted in entry names.', { entry: name });
-  }
+  const escape = escapesProject(name);
+  if (escape) throw refused(escape, { entry: name });
 }
 
 function inflate(zip: Buffer, entry: Entry): Buffer {

@@ -10,6 +10,22 @@ import { TEXLIVE_YEARS } from '../tex/image/releases.js';
 import { TexWarningBody } from '../tex/warnings.js';
 import { OutputBody, PageImageBody } from './output-schema.js';
 
+/**
+ * The optional `texlive` field of a request that compiles (compile, renders, batch), checked by
+ * the compile service (CompileService.texliveYear) so every door refuses a year it does not
+ * serve with texlive_not_available. `fallback` says what runs when it is left out.
+ */
+export function texliveField(fallback = 'the newest') {
+  return Type.Optional(
+    checkedByService(
+      Type.Union(
+        TEXLIVE_YEARS.map((year) => Type.Literal(year)),
+        { description: `Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: ${fallback})`, examples: ['2026'] },
+      ),
+    ),
+  );
+}
+
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
   // Optional in the schema only because project_zip may replace it; the service requires one of them.
@@ -36,14 +52,7 @@ const CompileFields = {
   use_stored_assets: Type.Optional(
     checkedByService(Type.Array(Type.String(), { description: "Names of assets in the account's library. Paid plans." })),
   ),
-  texlive: Type.Optional(
-    checkedByService(
-      Type.Union(
-        TEXLIVE_YEARS.map((year) => Type.Literal(year)),
-        { description: 'Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the newest)', examples: ['2026'] },
-      ),
-    ),
-  ),
+  texlive: texliveField(),
   files: Type.Optional(
     checkedByService(
       Type.Record(Type.String(), Type.Union([Type.String(), Type.Object({ base64: Type.String({ contentEncoding: 'base64' }) })]), {

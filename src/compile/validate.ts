@@ -60,7 +60,7 @@ export class ValidateService {
       if (!isServiceError(err) || err.code === 'validation_failed') throw err;
       findings.push(refusalFinding(kind, err));
     };
-    let project: ProjectFiles = { files: [], binary: [], bytes: 0 };
+    let project: ProjectFiles = { files: [], binary: [], bytes: 0, skipped: [] };
     try {
       project = checkProjectFiles(input.files);
       const request = checkRequest(input, tierOf(caller), links(config).upgradeUrl, caller.kind === 'account' && config.previews);

@@ -168,10 +168,13 @@ export class GalleryService {
 
   async render(caller: Caller, slug: string, body: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}): Promise<GalleryRenderSuccess> {
     // Who is charged: the caller's own compile quota (keyless callers' per address), nothing else.
+    const texlive = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as { texlive?: unknown }).texlive : undefined;
     return this.pipeline.run(
       caller,
-      async () => {
+      async (texliveOf) => {
         const t = this.find(slug);
+        // Gallery templates store no year: the request's, else the default, fixed before the data checks.
+        texliveOf();
         const { data, color, output } = this.check(t, body);
         return {
           source: t.latex_with_placeholders,
@@ -184,6 +187,7 @@ export class GalleryService {
         };
       },
       hooks,
+      texlive,
     );
   }
 }

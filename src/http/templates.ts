@@ -23,8 +23,8 @@ import type { ErrorCode } from '../errors.js';
 
 const Deleted = { 204: { type: 'null', description: 'Deleted' } };
 
-/** A source the template service checks before storing it (size, Liquid, security policy). */
-const SOURCE_ERRORS: ErrorCode[] = ['latex_too_large', 'liquid_syntax_error', 'template_security_violation', 'name_taken'];
+/** A source the template service checks before storing it (size, Liquid, security policy), and a stored TeX Live year it does not serve. */
+const SOURCE_ERRORS: ErrorCode[] = ['latex_too_large', 'liquid_syntax_error', 'template_security_violation', 'name_taken', 'texlive_not_available'];
 /** What rendering a placeholder template adds to the compile's own refusals. */
 export const RENDER_ERRORS: readonly ErrorCode[] = [
   'template_not_found', 'template_engine_mismatch', 'invalid_data_shape', 'schema_validation_failed', 'data_too_large',
@@ -199,7 +199,7 @@ export function templateRoutes(app: App, services: Services): void {
         operationId: 'renderTemplate',
         summary: 'Render a placeholder template with data into a PDF',
         description:
-          '`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.',
+          "`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). `texlive` picks the TeX Live year (default: the template's stored `texlive`, else the newest); a year not served is 422 texlive_not_available, not charged. The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.",
         tags: ['templates v2'],
         params: IdParam,
         body: RenderBody,
@@ -210,7 +210,7 @@ export function templateRoutes(app: App, services: Services): void {
       const caller = accountOf(req);
       const { request } = asyncOf(req.body);
       return answer(services, reply, caller, 'render', request, (hooks) =>
-        templates.render(caller, req.params.id, req.body.data, hooks, { version: req.body.version, output: req.body.output }),
+        templates.render(caller, req.params.id, req.body.data, hooks, { version: req.body.version, output: req.body.output, texlive: req.body.texlive }),
       );
     },
   );

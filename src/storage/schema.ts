@@ -30,6 +30,8 @@ export interface TemplatesTable {
   version: number;
   schema_json: string | null;
   sample_data_json: string | null;
+  /** The TeX Live year renders use unless the request names one (0006); null: the server's default. */
+  texlive: string | null;
   created_at: string;
   updated_at: string;
 }

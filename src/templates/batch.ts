@@ -30,6 +30,8 @@ export interface BatchRequest {
   output?: unknown;
   /** Per item, by position: its own `output` fields, over the batch's ({}: the batch's). */
   outputs?: unknown[];
+  /** The TeX Live year of every item: else the template's stored one, else the default. */
+  texlive?: unknown;
 }
 
 export interface BatchDeps {
@@ -38,7 +40,7 @@ export interface BatchDeps {
   log: Logger;
   pdfs: PdfStore;
   blobs: BlobStore;
-  templates: Pick<TemplateService, 'getV2' | 'render'>;
+  templates: Pick<TemplateService, 'getV2' | 'render' | 'texliveYear'>;
   asyncJobs: Pick<JobService, 'startQueued'>;
   texQueue: Pick<TexQueue, 'merge'>;
 }
@@ -46,7 +48,10 @@ export interface BatchDeps {
 export class BatchService {
   constructor(private readonly deps: BatchDeps) {}
 
-  /** Refuses what concerns the whole batch now (unknown or raw V1 template), then accepts the job. */
+  /**
+   * Refuses what concerns the whole batch now (unknown or raw V1 template, a TeX Live year not
+   * served), then accepts the job. The year is fixed here, so every item runs with the same one.
+   */
   async start(caller: AccountCaller, templateId: string, request: BatchRequest): Promise<Accepted> {
     const { templates, asyncJobs } = this.deps;
     const outputs = request.outputs ?? [];
@@ -58,10 +63,15 @@ export class BatchService {
     for (const output of outputs) checkOutputShape(output);
     const template = await templates.getV2(caller, templateId);
     const id = String(template.template.id);
+    const requested = request.texlive ?? template.template.texlive ?? undefined;
+    const texlive = templates.texliveYear(requested);
+    // A year named by the request or the template goes to each render; none: each takes the default, which is `texlive`.
+    const year = requested === undefined ? {} : { texlive };
     return asyncJobs.startQueued(caller, { kind: 'render_batch', callbackUrl: request.callbackUrl }, async () => ({
       template_id: template.template.id,
+      texlive,
       ...(await this.run(caller, request.items, request.merge === true, (data, index) =>
-        templates.render(caller, id, data, { background: true }, { output: mergeOutput(request.output, outputs[index]) }),
+        templates.render(caller, id, data, { background: true }, { output: mergeOutput(request.output, outputs[index]), ...year }),
       )),
     }));
   }

@@ -2,7 +2,9 @@
 // validate the data against the template's JSON Schema (the one validator, data-schema.ts),
 // charge the caller, render the Liquid in the render pool and compile the result, all under one
 // wall-clock deadline read from one clock. The two kinds differ only in where the template
-// comes from (load), how a data problem is worded, and who is charged.
+// comes from (load), how a data problem is worded, and who is charged. The TeX Live year is
+// fixed as soon as the template is known (the request's, else the template's, else the
+// default), so a year the server does not serve is refused before anyone is charged.
 import type { Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { CompileContext, CompileSuccess } from '../compile/types.js';
@@ -16,10 +18,19 @@ import { chooseCompiler } from './validate.js';
 export interface RenderCompiler {
   compile(
     caller: Caller,
-    input: { latex?: unknown; compiler?: unknown; use_stored_assets?: unknown; output?: unknown },
+    input: { latex?: unknown; compiler?: unknown; texlive?: unknown; use_stored_assets?: unknown; output?: unknown },
     context: Pick<CompileContext, 'onAccepted' | 'background'> & { via: 'render' | 'public_render'; deadline: number },
   ): Promise<CompileSuccess>;
+  /** A served TeX Live year (the default for none), or 422 texlive_not_available: CompileService.texliveYear. */
+  texliveYear(requested: unknown): string;
 }
+
+/**
+ * Fixes the render's TeX Live year once: the request's, else `stored` (the template's own year,
+ * null or absent for none), else the server's default. Throws texlive_not_available for a year
+ * the server does not serve. A door's load calls it once it knows the template.
+ */
+export type TexliveOf = (stored?: string | null) => string;
 
 /** A template ready to render, as its door found it. */
 export interface LoadedTemplate<T> {
@@ -58,11 +69,29 @@ export class RenderPipeline {
     public wallClockMs: number,
   ) {}
 
-  async run<T>(caller: Caller, load: () => Promise<LoadedTemplate<T>>, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}) {
+  /** `texlive` is the request's year (undefined or null: none asked for). */
+  async run<T>(
+    caller: Caller,
+    load: (texlive: TexliveOf) => Promise<LoadedTemplate<T>>,
+    hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {},
+    texlive?: unknown,
+  ) {
+    const year = new RenderYear((requested) => this.compiler.texliveYear(requested), texlive);
+    try {
+      return await this.runWith(caller, load, hooks, year);
+    } catch (err) {
+      // As on compile: every 422 once the year is fixed says which TeX Live (a refused year says so itself).
+      throw year.fixed !== undefined && err instanceof ServiceError && err.status === 422 && err.details.texlive === undefined ? err.withDetails({ texlive: year.fixed }) : err;
+    }
+  }
+
+  private async runWith<T>(caller: Caller, load: (texlive: TexliveOf) => Promise<LoadedTemplate<T>>, hooks: Pick<CompileContext, 'onAccepted' | 'background'>, year: RenderYear) {
     const started = this.clock.ms();
     const wallClockMs = this.wallClockMs;
     const deadline = started + wallClockMs;
-    const t = await load();
+    const t = await load(year.of);
+    // A door whose load did not fix the year (the gallery's templates store none) gets the request's or the default.
+    year.of();
     const problems = this.kind.validate(t.schema, t.data);
     if (problems) throw this.kind.invalid(problems, t.schema);
     // A malformed `output` is refused before the render limit is charged (the rest is the compile's check).
@@ -75,7 +104,7 @@ export class RenderPipeline {
       const input = rendered.assets.length > 0 ? { use_stored_assets: rendered.assets } : {};
       const result = await this.compiler.compile(
         caller,
-        { latex: rendered.latex, compiler: t.compiler ?? chooseCompiler(rendered.latex), ...input, ...(t.output !== undefined ? { output: t.output } : {}) },
+        { latex: rendered.latex, compiler: t.compiler ?? chooseCompiler(rendered.latex), ...(year.named !== undefined ? { texlive: year.named } : {}), ...input, ...(t.output !== undefined ? { output: t.output } : {}) },
         { via: this.kind.via, deadline, ...hooks },
       );
       return { ...result, template: t.template, render_time_ms: this.clock.ms() - started };
@@ -103,4 +132,36 @@ export class RenderPipeline {
       clearTimeout(timer);
     }
   }
+}
+
+/** One render's TeX Live year, fixed once by `of` (see TexliveOf). */
+class RenderYear {
+  /** The served year the render runs with, once fixed. */
+  fixed: string | undefined;
+  /** The year the request or the template named; undefined lets the compile take its default. */
+  named: string | undefined;
+
+  constructor(
+    private readonly check: (requested: unknown) => string,
+    private readonly requested: unknown,
+  ) {}
+
+  readonly of: TexliveOf = (stored) => {
+    if (this.fixed !== undefined) return this.fixed;
+    const fromTemplate = this.requested === undefined || this.requested === null;
+    const named: unknown = fromTemplate ? (stored ?? undefined) : this.requested;
+    try {
+      this.fixed = this.check(named);
+    } catch (err) {
+      if (!(fromTemplate && named !== undefined && err instanceof ServiceError && err.code === 'texlive_not_available')) throw err;
+      // The template's own year, which this server no longer serves: say where the year came from.
+      const available = err.details.available as string[];
+      throw errors.texlive_not_available(
+        `The template renders with TeX Live ${String(named)}, which this server does not serve${available.length > 0 ? ` (it has ${available.join(', ')})` : ''}. Send \`texlive\` with the render, or change the template's year.`,
+        { texlive: named, available },
+      );
+    }
+    this.named = named === undefined ? undefined : this.fixed;
+    return this.fixed;
+  };
 }

@@ -24,6 +24,7 @@ function common(row: TemplateRow) {
     placeholder_engine: engineOf(row),
     version: Number(row.version),
     latex_size_bytes: Buffer.byteLength(row.latex_content),
+    texlive: row.texlive ?? null,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

@@ -4,7 +4,8 @@
 import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { CompileSuccessBody } from '../compile/schemas.js';
+import { CompileSuccessBody, texliveField } from '../compile/schemas.js';
+import { TEXLIVE_YEARS } from '../tex/image/releases.js';
 import { OutputBody } from '../compile/output-schema.js';
 import { TEMPLATE_DESCRIPTION_MAX, TEMPLATE_INSTRUCTIONS_MAX, TEMPLATE_NAME_MAX } from '../quota/plans.js';
 
@@ -22,6 +23,17 @@ const Engine = checkedByService(
   }),
 );
 const Json = Type.Record(Type.String(), Type.Unknown());
+/**
+ * The TeX Live year a template renders with unless the render names one (null clears it).
+ * Checked by the service like compile's `texlive`: a year not served is texlive_not_available.
+ */
+const StoredTexlive = checkedByService(
+  Type.Union([...TEXLIVE_YEARS.map((year) => Type.Literal(year)), Type.Null()], {
+    description:
+      "Extension of SPEC 1.5.0. TeX Live year renders of this template use when the render names none (null: the server's default, the newest); one this server serves. Omit to keep the current one.",
+    examples: ['2024'],
+  }),
+);
 
 export const SaveTemplateBody = Type.Object(
   {
@@ -30,6 +42,7 @@ export const SaveTemplateBody = Type.Object(
     description: Type.Optional(Description),
     instructions: Type.Optional(Instructions),
     placeholder_engine: Type.Optional(Engine),
+    texlive: Type.Optional(StoredTexlive),
   },
   { additionalProperties: false },
 );
@@ -41,6 +54,7 @@ export const CreateV2Body = Type.Object(
     latex_with_placeholders: Type.String({ description: 'LaTeX with Liquid placeholders' }),
     description: Type.Optional(Description),
     instructions: Type.Optional(Instructions),
+    texlive: Type.Optional(StoredTexlive),
   },
   {
     additionalProperties: false,
@@ -61,6 +75,7 @@ export const PatchV2Body = Type.Object(
     latex_with_placeholders: Type.Optional(Type.String()),
     description: Type.Optional(Description),
     instructions: Type.Optional(Instructions),
+    texlive: Type.Optional(StoredTexlive),
   },
   { additionalProperties: false },
 );
@@ -82,6 +97,7 @@ export const RenderBody = Type.Object(
     ),
     version: Type.Optional(VersionNumber),
     output: Type.Optional(OutputBody),
+    texlive: texliveField("the template's stored `texlive`, else the newest"),
     ...AsyncRequestFields,
   },
   { additionalProperties: true, examples: [{ data: { name: 'Ada Lovelace', amount: 42 } }] },
@@ -94,6 +110,7 @@ const TemplateCommon = {
   placeholder_engine: Type.Union([Type.Literal('none'), Type.Literal('liquid')]),
   version: Type.Integer(),
   latex_size_bytes: Type.Integer(),
+  texlive: Type.Union([Type.String(), Type.Null()], { description: "Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default" }),
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
 };

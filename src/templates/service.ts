@@ -30,10 +30,12 @@ export interface AssetNames {
 }
 
 
-/** What a render may add to the data: a kept version, and the `output` object. */
+/** What a render may add to the data: a kept version, the `output` object and the TeX Live year. */
 export interface RenderOptions {
   version?: number | undefined;
   output?: unknown;
+  /** The request's year: over the template's stored one (compile/schemas.ts, texliveField). */
+  texlive?: unknown;
 }
 
 export class TemplateService {
@@ -55,7 +57,7 @@ export class TemplateService {
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly counters: Counters,
-    compiler: RenderCompiler,
+    private readonly compiler: RenderCompiler,
     private readonly assets: AssetNames,
   ) {
     this.rows = new TemplateStore(store, clock, config);
@@ -75,6 +77,21 @@ export class TemplateService {
     return deriveSchema(source);
   }
 
+  /**
+   * The TeX Live year a save stores: absent keeps the current one, null clears it (the server's
+   * default), any other value must be a year this server serves (422 texlive_not_available, as
+   * on compile: the compile service's one check).
+   */
+  private storedYear(value: unknown): string | null | undefined {
+    if (value === undefined || value === null) return value;
+    return this.compiler.texliveYear(value);
+  }
+
+  /** A served TeX Live year, the default for none, or texlive_not_available (batch render fixes its year with it). */
+  texliveYear(requested: unknown): string {
+    return this.compiler.texliveYear(requested);
+  }
+
   /** The caller's template, after the plan check: where version reads and restores start. */
   async owned(caller: Caller, idOrName: string): Promise<TemplateRow> {
     return this.rows.get(this.owner(caller).account.id, idOrName);
@@ -92,6 +109,7 @@ export class TemplateService {
         { allowed: ['liquid', 'none'] },
       );
     }
+    const texlive = this.storedYear(input.texlive);
     const existing = await this.rows.find(owner.account.id, input.name);
     const source = input.latex_content;
 
@@ -107,6 +125,7 @@ export class TemplateService {
         description: input.description ?? '',
         latex_content: source,
         instructions: input.instructions ?? null,
+        texlive: texlive ?? null,
         derived,
       });
       return { template: v1View(row), created: true, ...(derived ?? {}) };
@@ -115,6 +134,7 @@ export class TemplateService {
     const changes: Partial<TemplateRow> = {};
     if (input.description !== undefined) changes.description = input.description;
     if (input.instructions !== undefined) changes.instructions = input.instructions;
+    if (texlive !== undefined) changes.texlive = texlive;
     const sourceChanged = source !== undefined && source !== existing.latex_content;
     if (source !== undefined) changes.latex_content = source;
 
@@ -181,6 +201,7 @@ export class TemplateService {
     if (input.name === undefined) throw missingField('name');
     if (input.latex_with_placeholders === undefined) throw missingField('latex_with_placeholders');
     checkFields(owner, input, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
+    const texlive = this.storedYear(input.texlive);
     if (await this.rows.find(owner.account.id, input.name)) throw this.rows.nameTaken(input.name);
     const derived = this.derive(input.latex_with_placeholders);
     const row = await this.rows.insertCounted(owner, {
@@ -190,6 +211,7 @@ export class TemplateService {
       description: input.description ?? '',
       latex_content: input.latex_with_placeholders,
       instructions: input.instructions ?? null,
+      texlive: texlive ?? null,
       derived,
     });
     return this.v2Body(row);
@@ -203,8 +225,10 @@ export class TemplateService {
   async patchV2(caller: Caller, idOrName: string, input: PatchV2Input) {
     const owner = this.owner(caller);
     checkFields(owner, input, { field: 'latex_with_placeholders', value: input.latex_with_placeholders });
+    const texlive = this.storedYear(input.texlive);
     const row = await this.getV2Row(owner, idOrName);
     const changes: Partial<TemplateRow> = {};
+    if (texlive !== undefined) changes.texlive = texlive;
     if (input.name !== undefined && input.name !== row.name) {
       const clash = await this.rows.find(owner.account.id, input.name);
       if (clash && clash.id !== row.id) throw this.rows.nameTaken(input.name);
@@ -256,16 +280,19 @@ export class TemplateService {
 
   /**
    * Renders the latest version, or `version` when given (a kept one, see versions.ts); `output`
-   * shapes the PDF as on compile (compile/output-schema.ts).
+   * shapes the PDF as on compile (compile/output-schema.ts); `texlive` picks the TeX Live year
+   * over the template's stored one.
    */
   async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}, options: RenderOptions = {}) {
     const { version, output } = options;
     return this.pipeline.run(
       caller,
-      async () => {
+      async (texliveOf) => {
         const owner = this.owner(caller);
         const row = await this.rows.versions.asOf(await this.rows.get(owner.account.id, idOrName), version);
         if (row.kind !== 'liquid') throw engineMismatch(row);
+        // The request's year, else the template's (a setting of the template, not of a version).
+        texliveOf(row.texlive);
         if (typeof data !== 'object' || data === null || Array.isArray(data)) {
           throw errors.invalid_data_shape(`"data" must be a JSON object, got ${data === null ? 'null' : Array.isArray(data) ? 'an array' : typeof data}.`, {
             got: data === null ? 'null' : Array.isArray(data) ? 'array' : typeof data,
@@ -285,6 +312,7 @@ export class TemplateService {
         };
       },
       hooks,
+      options.texlive,
     );
   }
 }

@@ -22,6 +22,8 @@ export interface NewTemplate {
   description: string;
   latex_content: string;
   instructions: string | null;
+  /** The TeX Live year its renders use unless they name one; null: the server's default. */
+  texlive: string | null;
   derived: Derived | null;
 }
 
@@ -98,6 +100,7 @@ export class TemplateStore {
           description: values.description,
           latex_content: values.latex_content,
           instructions: values.instructions,
+          texlive: values.texlive,
           version: 1,
           schema_json: values.derived ? JSON.stringify(values.derived.schema) : null,
           sample_data_json: values.derived ? JSON.stringify(values.derived.sample_data) : null,

@@ -9,7 +9,7 @@
 // service runs is used (the success body's `texlive`, else the host's pdftex).
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { zipSync } from 'fflate';
 import { formatOfName } from '../../src/assets/validate.js';
@@ -44,9 +44,8 @@ function request(name: string): { latex: string; compiler: string; files: Record
   let latex = '';
   for (const [path, data] of filesOf(name)) {
     if (path === 'main.tex') latex = data.toString('utf8');
-    // A build file without an extension (ustcthesis's latexmkrc) is no compile input: `files`
-    // refuses such names (invalid_asset_filename) and project_zip skips them, so a client leaves it out.
-    else if (!basename(path).includes('.')) continue;
+    // Sent whole, as a client walking the folder would: a build file without an extension
+    // (ustcthesis's latexmkrc) is skipped by the service, in `files` as in project_zip.
     else files[path] = formatOfName(path) ? { base64: data.toString('base64') } : data.toString('utf8');
   }
   return { latex, compiler: corpus[name]!.engine, files };

@@ -85,8 +85,7 @@ describe('compile with files and warnings', () => {
   const bad: Array<[string, unknown, number, string, Record<string, unknown>]> = [
     ['traversal', { '../x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '../x.tex' }],
     ['absolute path', { '/etc/x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '/etc/x.tex' }],
-    ['leading dot', { '.hidden.tex': 'x' }, 422, 'invalid_asset_filename', { file: '.hidden.tex' }],
-    ['dot folder', { '.git/x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '.git/x.tex' }],
+    ['traversal in a file that would be skipped', { '../LICENSE': 'x' }, 422, 'invalid_asset_filename', { file: '../LICENSE' }],
     ['five folder levels', { 'a/b/c/d/e/f.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a/b/c/d/e/f.tex', limit: 4 }],
     ['backslash', { 'a\\b.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a\\b.tex' }],
     ['main.* is the document', { 'main.bib': 'x' }, 422, 'invalid_asset_filename', { file: 'main.bib' }],
@@ -106,6 +105,14 @@ describe('compile with files and warnings', () => {
       for (const [key, value] of Object.entries(details)) assert.deepEqual(body[key], value, key);
     });
   }
+
+  test('what a compile has no use for is skipped, as in a project_zip: LICENSE, latexmkrc, dotfiles, dot folders', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\n\\input{chapters/one}\n\\end{document}\n';
+    const files = { LICENSE: 'MIT', latexmkrc: '$pdf_mode = 1;', '.gitignore': '*.aux', '.git/config': '[core]', '.hidden.tex': '\\undefinedmacro', 'chapters/one.tex': 'Chapter one.' };
+    const res = await compile({ latex, files });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().pages, 1);
+  });
 
   test('more than 200 files → 422 validation_failed', async () => {
     const files = Object.fromEntries(Array.from({ length: 201 }, (_, i) => [`f${i}.tex`, '']));

@@ -106,6 +106,7 @@ describe('the OpenAPI document against the real server', () => {
           const ok = (await call('compile', { json: { latex: HELLO }, expect: 200 })).json();
           state.pdfPath = new URL(ok.pdf_url as string).pathname + new URL(ok.pdf_url as string).search;
           await call('compile', { json: { latex: 'plain words' }, headers: pro.headers, expect: 422 });
+          await call('compile', { json: { latex: HELLO, texlive: '1999' }, headers: pro.headers, expect: 422 });
           await call('compile', { json: { latex: HELLO, compiler: 'lualatex' }, headers: free.headers, expect: 403 });
           await call('compile', { raw: { body: '{"latex":', type: 'application/json' }, expect: 400 });
           await call('compile', { raw: { body: 'latex', type: 'application/xml' }, expect: 415 });
@@ -194,7 +195,8 @@ describe('the OpenAPI document against the real server', () => {
         'saveTemplate',
         async () => {
           await call('saveTemplate', { json: { name: 'raw', latex_content: HELLO }, headers: pro.headers, expect: 201 });
-          await call('saveTemplate', { json: { name: 'raw', description: 'Hello' }, headers: pro.headers, expect: 200 });
+          await call('saveTemplate', { json: { name: 'raw', description: 'Hello', texlive: '2026' }, headers: pro.headers, expect: 200 });
+          await call('saveTemplate', { json: { name: 'raw', texlive: '1999' }, headers: pro.headers, expect: 422 });
           await call('saveTemplate', { json: { name: 'raw2', latex_content: HELLO, placeholder_engine: 'mustache' }, headers: pro.headers, expect: 422 });
         },
       ],
@@ -216,7 +218,8 @@ describe('the OpenAPI document against the real server', () => {
       [
         'createTemplateV2',
         async () => {
-          await call('createTemplateV2', { json: { name: 'letter', latex_with_placeholders: V2_SOURCE }, headers: pro.headers, expect: 201 });
+          await call('createTemplateV2', { json: { name: 'letter', latex_with_placeholders: V2_SOURCE, texlive: '2026' }, headers: pro.headers, expect: 201 });
+          await call('createTemplateV2', { json: { name: 'letter2', latex_with_placeholders: V2_SOURCE, texlive: '1999' }, headers: pro.headers, expect: 422 });
           await call('createTemplateV2', { json: { name: 'letter', latex_with_placeholders: V2_SOURCE }, headers: pro.headers, expect: 422 });
           await call('createTemplateV2', { json: { name: 'letter' }, headers: free.headers, expect: 403 });
         },
@@ -234,6 +237,8 @@ describe('the OpenAPI document against the real server', () => {
         async () => {
           await call('updateTemplateV2', { path: { id: 'letter' }, json: { description: 'A letter' }, headers: pro.headers, expect: 200 });
           await call('updateTemplateV2', { path: { id: 'letter' }, json: { colour: 'red' }, headers: pro.headers, expect: 422 });
+          await call('updateTemplateV2', { path: { id: 'letter' }, json: { texlive: '1999' }, headers: pro.headers, expect: 422 });
+          await call('updateTemplateV2', { path: { id: 'letter' }, json: { texlive: null }, headers: pro.headers, expect: 200 });
         },
       ],
       [
@@ -277,6 +282,8 @@ describe('the OpenAPI document against the real server', () => {
         async () => {
           await call('renderTemplate', { path: { id: 'letter' }, json: { data: { name: 'Ada' } }, headers: pro.headers, expect: 200 });
           await call('renderTemplate', { path: { id: 'letter' }, json: { data: 'Ada' }, headers: pro.headers, expect: 422 });
+          await call('renderTemplate', { path: { id: 'letter' }, json: { data: { name: 'Ada' }, texlive: '2026' }, headers: pro.headers, expect: 200 });
+          await call('renderTemplate', { path: { id: 'letter' }, json: { data: { name: 'Ada' }, texlive: '1999' }, headers: pro.headers, expect: 422 });
           await call('renderTemplate', { path: { id: 'nothing' }, json: { data: {} }, headers: pro.headers, expect: 404 });
         },
       ],
@@ -287,6 +294,7 @@ describe('the OpenAPI document against the real server', () => {
           const job = await waitForJob(pro, accepted.job_id as string);
           assert.equal(job.status, 'succeeded', JSON.stringify(job));
           await call('renderTemplateBatch', { path: { id: 'letter' }, json: { items: [] }, headers: pro.headers, expect: 422 });
+          await call('renderTemplateBatch', { path: { id: 'letter' }, json: { items: [{ name: 'Ada' }], texlive: '1999' }, headers: pro.headers, expect: 422 });
         },
       ],
       [
@@ -322,6 +330,7 @@ describe('the OpenAPI document against the real server', () => {
         async () => {
           await call('renderPublicTemplate', { path: { slug: state.slug }, json: { data: state.sample }, expect: 200 });
           await call('renderPublicTemplate', { path: { slug: state.slug }, json: { data: state.sample, color: 'ultraviolet' }, expect: 422 });
+          await call('renderPublicTemplate', { path: { slug: state.slug }, json: { data: state.sample, texlive: '1999' }, expect: 422 });
           await call('renderPublicTemplate', { path: { slug: state.slug }, raw: { body: 'data', type: 'application/xml' }, expect: 415 });
         },
       ],

@@ -39,6 +39,8 @@ function compiler(clock: ManualClock, behave: (call: Call) => CompileSuccess | S
         if (outcome instanceof ServiceError) throw outcome;
         return outcome;
       },
+      // As a server without TeX images (QUIRE_SANDBOX=off): no year asked for, the host's TeX Live.
+      texliveYear: () => 'host',
     },
   };
 }
@@ -106,7 +108,8 @@ describe('RenderPipeline', () => {
       (err: unknown) =>
         err instanceof ServiceError &&
         err.code === 'schema_validation_failed' &&
-        JSON.stringify(err.details) === JSON.stringify({ missing_fields: [], type_errors: [{ field: 'name', expected: 'string', got: 'number' }] }),
+        // Like every 422 of a render, it says which TeX Live the render would have run with.
+        JSON.stringify(err.details) === JSON.stringify({ missing_fields: [], type_errors: [{ field: 'name', expected: 'string', got: 'number' }], texlive: 'host' }),
     );
     assert.equal(charged, 0);
     assert.equal(calls.length, 0);

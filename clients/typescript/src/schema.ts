@@ -284,7 +284,7 @@ export interface paths {
         put?: never;
         /**
          * Render a placeholder template with data into a PDF
-         * @description `data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.
+         * @description `data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). `texlive` picks the TeX Live year (default: the template's stored `texlive`, else the newest); a year not served is 422 texlive_not_available, not charged. The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.
          */
         post: operations["renderTemplate"];
         delete?: never;
@@ -435,7 +435,7 @@ export interface paths {
         put?: never;
         /**
          * Render a public template from JSON data into a PDF
-         * @description Validates `data` against the template schema before anything compiles (no quota on failure), then compiles exactly as POST /api/v1/compile: anonymous tier without a key, plan limits with one.
+         * @description Validates `data` against the template schema before anything compiles (no quota on failure), then compiles exactly as POST /api/v1/compile: anonymous tier without a key, plan limits with one, `texlive` as on compile.
          */
         post: operations["renderPublicTemplate"];
         delete?: never;
@@ -489,7 +489,7 @@ export interface paths {
         put?: never;
         /**
          * Render a placeholder template once per item, as one async job
-         * @description Up to 50 items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. `output` shapes every PDF as on compile; `outputs[i]` overrides its fields for item i.
+         * @description Up to 50 items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. `output` shapes every PDF as on compile; `outputs[i]` overrides its fields for item i. `texlive` (else the template's stored year, else the newest) is fixed for the whole batch when it is accepted: a year not served is 422 texlive_not_available at once.
          */
         post: operations["renderTemplateBatch"];
         delete?: never;
@@ -612,6 +612,16 @@ export interface operations {
                             };
                         };
                         sandbox: boolean;
+                        texlive: {
+                            year: string;
+                            default: boolean;
+                            /** @description Debian release and TeX Live package version */
+                            debian: string;
+                            engines: {
+                                [key: string]: string;
+                            };
+                            disk_bytes: number;
+                        }[];
                     };
                 };
             };
@@ -745,6 +755,16 @@ export interface operations {
                             };
                         };
                         sandbox: boolean;
+                        texlive: {
+                            year: string;
+                            default: boolean;
+                            /** @description Debian release and TeX Live package version */
+                            debian: string;
+                            engines: {
+                                [key: string]: string;
+                            };
+                            disk_bytes: number;
+                        }[];
                     };
                 };
             };
@@ -986,6 +1006,11 @@ export interface operations {
                     };
                     /** @description Names of assets in the account's library. Paid plans. */
                     use_stored_assets?: string[];
+                    /**
+                     * @description Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the newest)
+                     * @example 2026
+                     */
+                    texlive?: "2026" | "2024" | "2022";
                     /** @description Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 4 folders, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md. */
                     files?: {
                         [key: string]: string | {
@@ -1135,6 +1160,8 @@ export interface operations {
                         pages: number;
                         compilation_time_ms: number;
                         compiler: string;
+                        /** @description Extension of SPEC 1.5.0: the TeX Live year that ran ("host" with QUIRE_SANDBOX=off) */
+                        texlive: string;
                         assets_count: number;
                         ephemeral_assets_used: string[];
                         stored_assets_used: string[];
@@ -1352,7 +1379,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -1365,7 +1392,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "texlive_not_available" | "too_many_assets" | "validation_failed";
                         message: string;
                         /** @description End of the compiler transcript (at most 64 KiB) */
                         log?: string;
@@ -3332,6 +3359,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -3514,6 +3543,11 @@ export interface operations {
                     instructions?: string | null;
                     /** @description `liquid` (placeholder template) or `none` (raw LaTeX); omit to keep the current kind */
                     placeholder_engine?: "liquid" | "none";
+                    /**
+                     * @description Extension of SPEC 1.5.0. TeX Live year renders of this template use when the render names none (null: the server's default, the newest); one this server serves. Omit to keep the current one.
+                     * @example 2024
+                     */
+                    texlive?: "2026" | "2024" | "2022" | null;
                 };
             };
         };
@@ -3532,6 +3566,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -3565,6 +3601,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -3732,7 +3770,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description engine_downgrade_not_supported, idempotency_key_reused, invalid_idempotency_key, invalid_placeholder_engine, liquid_placeholders_in_v1_template, liquid_syntax_error, name_taken, template_security_violation, validation_failed: `error`, `message` and the fields the code names */
+            /** @description engine_downgrade_not_supported, idempotency_key_reused, invalid_idempotency_key, invalid_placeholder_engine, liquid_placeholders_in_v1_template, liquid_syntax_error, name_taken, template_security_violation, texlive_not_available, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3743,7 +3781,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "engine_downgrade_not_supported" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_placeholder_engine" | "liquid_placeholders_in_v1_template" | "liquid_syntax_error" | "name_taken" | "template_security_violation" | "validation_failed";
+                        error: "engine_downgrade_not_supported" | "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_placeholder_engine" | "liquid_placeholders_in_v1_template" | "liquid_syntax_error" | "name_taken" | "template_security_violation" | "texlive_not_available" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -3834,6 +3872,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -4261,6 +4301,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -4694,6 +4736,11 @@ export interface operations {
                     description?: string;
                     /** @description Markdown playbook for agents filling the template */
                     instructions?: string | null;
+                    /**
+                     * @description Extension of SPEC 1.5.0. TeX Live year renders of this template use when the render names none (null: the server's default, the newest); one this server serves. Omit to keep the current one.
+                     * @example 2024
+                     */
+                    texlive?: "2026" | "2024" | "2022" | null;
                 };
             };
         };
@@ -4712,6 +4759,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -4880,7 +4929,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description liquid_syntax_error, name_taken, template_engine_mismatch, template_security_violation, validation_failed: `error`, `message` and the fields the code names */
+            /** @description liquid_syntax_error, name_taken, template_engine_mismatch, template_security_violation, texlive_not_available, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4891,7 +4940,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "liquid_syntax_error" | "name_taken" | "template_engine_mismatch" | "template_security_violation" | "validation_failed";
+                        error: "liquid_syntax_error" | "name_taken" | "template_engine_mismatch" | "template_security_violation" | "texlive_not_available" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -4979,6 +5028,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -5166,6 +5217,11 @@ export interface operations {
                     description?: string;
                     /** @description Markdown playbook for agents filling the template */
                     instructions?: string | null;
+                    /**
+                     * @description Extension of SPEC 1.5.0. TeX Live year renders of this template use when the render names none (null: the server's default, the newest); one this server serves. Omit to keep the current one.
+                     * @example 2024
+                     */
+                    texlive?: "2026" | "2024" | "2022" | null;
                 };
             };
         };
@@ -5184,6 +5240,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -5354,7 +5412,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_reused, invalid_idempotency_key, liquid_syntax_error, name_taken, template_security_violation, validation_failed: `error`, `message` and the fields the code names */
+            /** @description idempotency_key_reused, invalid_idempotency_key, liquid_syntax_error, name_taken, template_security_violation, texlive_not_available, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5365,7 +5423,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "idempotency_key_reused" | "invalid_idempotency_key" | "liquid_syntax_error" | "name_taken" | "template_security_violation" | "validation_failed";
+                        error: "idempotency_key_reused" | "invalid_idempotency_key" | "liquid_syntax_error" | "name_taken" | "template_security_violation" | "texlive_not_available" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -5466,6 +5524,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -5867,6 +5927,11 @@ export interface operations {
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
                     };
+                    /**
+                     * @description Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the template's stored `texlive`, else the newest)
+                     * @example 2026
+                     */
+                    texlive?: "2026" | "2024" | "2022";
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -5899,6 +5964,8 @@ export interface operations {
                         pages: number;
                         compilation_time_ms: number;
                         compiler: string;
+                        /** @description Extension of SPEC 1.5.0: the TeX Live year that ran ("host" with QUIRE_SANDBOX=off) */
+                        texlive: string;
                         assets_count: number;
                         ephemeral_assets_used: string[];
                         stored_assets_used: string[];
@@ -6140,7 +6207,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_asset_not_found, render_failed, render_parse_failed, schema_validation_failed, template_engine_mismatch, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_asset_not_found, render_failed, render_parse_failed, schema_validation_failed, template_engine_mismatch, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -6153,7 +6220,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "template_engine_mismatch" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "template_engine_mismatch" | "texlive_not_available" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6766,6 +6833,8 @@ export interface operations {
                             placeholder_engine: "none" | "liquid";
                             version: number;
                             latex_size_bytes: number;
+                            /** @description Extension of SPEC 1.5.0: the TeX Live year renders use unless they name one; null: the server's default */
+                            texlive: string | null;
                             /** Format: date-time */
                             created_at: string;
                             /** Format: date-time */
@@ -7017,6 +7086,11 @@ export interface operations {
                     };
                     /** @description Names of assets in the account's library. Paid plans. */
                     use_stored_assets?: string[];
+                    /**
+                     * @description Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the newest)
+                     * @example 2026
+                     */
+                    texlive?: "2026" | "2024" | "2022";
                     /** @description Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 4 folders, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md. */
                     files?: {
                         [key: string]: string | {
@@ -8209,6 +8283,11 @@ export interface operations {
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
                     };
+                    /**
+                     * @description Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the newest)
+                     * @example 2026
+                     */
+                    texlive?: "2026" | "2024" | "2022";
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -8241,6 +8320,8 @@ export interface operations {
                         pages: number;
                         compilation_time_ms: number;
                         compiler: string;
+                        /** @description Extension of SPEC 1.5.0: the TeX Live year that ran ("host" with QUIRE_SANDBOX=off) */
+                        texlive: string;
                         assets_count: number;
                         ephemeral_assets_used: string[];
                         stored_assets_used: string[];
@@ -8483,7 +8564,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_color, invalid_data, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_failed, schema_validation_failed, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_color, invalid_data, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_failed, schema_validation_failed, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -8496,7 +8577,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_failed" | "schema_validation_failed" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_failed" | "schema_validation_failed" | "texlive_not_available" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -9288,6 +9369,11 @@ export interface operations {
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
                     }[];
+                    /**
+                     * @description Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the template's stored `texlive`, else the newest; every item runs with it)
+                     * @example 2026
+                     */
+                    texlive?: "2026" | "2024" | "2022";
                 };
             };
         };
@@ -9476,7 +9562,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description idempotency_key_reused, invalid_callback_url, invalid_idempotency_key, template_engine_mismatch, validation_failed: `error`, `message` and the fields the code names */
+            /** @description idempotency_key_reused, invalid_callback_url, invalid_idempotency_key, template_engine_mismatch, texlive_not_available, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9487,7 +9573,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "idempotency_key_reused" | "invalid_callback_url" | "invalid_idempotency_key" | "template_engine_mismatch" | "validation_failed";
+                        error: "idempotency_key_reused" | "invalid_callback_url" | "invalid_idempotency_key" | "template_engine_mismatch" | "texlive_not_available" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;

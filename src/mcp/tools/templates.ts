@@ -14,6 +14,7 @@ import {
   TemplateV1Response,
   VersionNumber,
 } from '../../templates/schemas.js';
+import { TEXLIVE_YEARS } from '../../tex/image/releases.js';
 import { firstPageImage } from '../page-image.js';
 import { pdfText } from '../results.js';
 import { accountOf, defineTool } from '../tool.js';
@@ -102,6 +103,9 @@ export const SaveTemplateArguments = Type.Object(
         description: SaveTemplateBody.properties.placeholder_engine.description,
       }),
     ),
+    texlive: Type.Optional(
+      Type.Unsafe<string | null>({ type: ['string', 'null'], enum: [...TEXLIVE_YEARS, null], description: SaveTemplateBody.properties.texlive.description }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -109,7 +113,7 @@ export const SaveTemplateArguments = Type.Object(
 export const saveTemplateTool = defineTool({
   name: 'save_template',
   title: 'Save a template',
-  description: `Saves a LaTeX template under \`name\` (upsert: a new name creates it, an existing name, any case, updates it; fields left out keep their value). latex_content is required for a new template and must fit the plan's source limit; name at most ${TEMPLATE_NAME_MAX} characters, description ${TEMPLATE_DESCRIPTION_MAX}, instructions ${TEMPLATE_INSTRUCTIONS_MAX} (markdown for the agents who will use it). Source with Liquid placeholders ({{ }} / {% %}) needs placeholder_engine "liquid"; it is then checked against the security policy and rendered with render. The plan caps the number of templates (see usage). On validation_failed the \`fields\` list names each bad field. ${PAID}`,
+  description: `Saves a LaTeX template under \`name\` (upsert: a new name creates it, an existing name, any case, updates it; fields left out keep their value). latex_content is required for a new template and must fit the plan's source limit; name at most ${TEMPLATE_NAME_MAX} characters, description ${TEMPLATE_DESCRIPTION_MAX}, instructions ${TEMPLATE_INSTRUCTIONS_MAX} (markdown for the agents who will use it). Source with Liquid placeholders ({{ }} / {% %}) needs placeholder_engine "liquid"; it is then checked against the security policy and rendered with render. \`texlive\` stores the TeX Live year its renders use when they name none (null: the newest). The plan caps the number of templates (see usage). On validation_failed the \`fields\` list names each bad field. ${PAID}`,
   inputSchema: SaveTemplateArguments,
   argumentSchema: SaveTemplateBody,
   outputSchema: SaveTemplateResponse,
@@ -143,12 +147,13 @@ export const deleteTemplateTool = defineTool({
 export const renderTool = defineTool({
   name: 'render',
   title: 'Render a placeholder template',
-  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Check data for free first with validate (\`template\`, \`data\`). A failed render reads like a failed compile: apply \`diagnosis.suggested_fix\` and retry. Stored assets the template names are used automatically. \`version\` renders a kept version (see list_template_versions); the latest by default. \`output\` shapes the PDF as on compile (with page_images the first page comes back as an image). Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
+  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Check data for free first with validate (\`template\`, \`data\`). A failed render reads like a failed compile: apply \`diagnosis.suggested_fix\` and retry. Stored assets the template names are used automatically. \`version\` renders a kept version (see list_template_versions); the latest by default. \`output\` shapes the PDF as on compile (with page_images the first page comes back as an image). \`texlive\` picks the TeX Live year (default: the template's own \`texlive\`, else the newest); a year this server does not serve is texlive_not_available with the \`available\` ones, not charged. Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
   inputSchema: Type.Object({
     id,
     data: Type.Object({}, { additionalProperties: true, description: RenderBody.properties.data.description }),
     version: Type.Optional(VersionNumber),
     output: RenderBody.properties.output,
+    texlive: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...TEXLIVE_YEARS], description: RenderBody.properties.texlive.description })),
   }),
   argumentSchema: Type.Object({ id, ...RenderBody.properties }, { additionalProperties: true }),
   outputSchema: RenderSuccessBody,
@@ -156,7 +161,8 @@ export const renderTool = defineTool({
   public: false,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   job: 'render',
-  run: (args, context, hooks) => context.services.templates.render(accountOf(context), ref(args), args.data, hooks, { version: args.version, output: args.output }),
+  run: (args, context, hooks) =>
+    context.services.templates.render(accountOf(context), ref(args), args.data, hooks, { version: args.version, output: args.output, texlive: args.texlive }),
   summarize: (body) => `Rendered template ${body.template.name} (v${body.template.version}).\n${pdfText(body)}`,
   attachments: firstPageImage,
 });

@@ -7,6 +7,7 @@ import * as counterLeases from './0002_counter_leases.js';
 import * as asyncJobs from './0003_async_jobs.js';
 import * as templateVersions from './0004_template_versions.js';
 import * as leaseNodes from './0005_lease_nodes.js';
+import * as templateTexlive from './0006_template_texlive.js';
 
 export interface Migration {
   name: string;
@@ -19,4 +20,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: '0003_async_jobs', up: asyncJobs.up },
   { name: '0004_template_versions', up: templateVersions.up },
   { name: '0005_lease_nodes', up: leaseNodes.up },
+  { name: '0006_template_texlive', up: templateTexlive.up },
 ];
