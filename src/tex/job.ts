@@ -141,7 +141,7 @@ export const FORMAT_FIRST_LINE = String.raw`\read16 to\x \let\x\undefined\nonsto
 export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] = []): string[] {
   const common = [...fmt, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
   if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
-  // lualatex first runs LUA_INIT (no link creation, no rename), then reads the document.
+  // lualatex first runs LUA_INIT (no link creation, no renaming), then reads the document.
   if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
   return ['lualatex', '--nosocket', ...common, `${MAIN}.tex`];
 }

@@ -1,6 +1,7 @@
 // The hardening (lualatex initialization, read-only sandbox root, safe reads, PDF scan) must
-// not break what worked before: fontspec with a system font under lualatex and xelatex, and
-// biblatex + biber with makeindex under lualatex, through the HTTP compile route.
+// not break what worked before: fontspec with a system font under lualatex and xelatex,
+// biblatex + biber with makeindex under lualatex, and LuaTeX-ja (which probes its cache files
+// with os.rename), through the HTTP compile route.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
@@ -58,5 +59,12 @@ As shown in \cite{knuth}. Zebras\index{zebra} and aardvarks\index{aardvark}.
       assert.match(text, /The TeXbook/);
       assert.match(text, /aardvark, 1/);
     }
+  });
+
+  test('a LuaTeX-ja document compiles: its cache check os.rename(name, name) still answers', async () => {
+    const ja = '\\documentclass{ltjsarticle}\n\\begin{document}\n日本語の文書です。\n\\end{document}\n';
+    const { status, body } = await compile(ja, 'lualatex');
+    assert.equal(status, 200, JSON.stringify(body).slice(0, 400));
+    assert.match((await pdfText(body)).replace(/\s+/g, ''), /日本語の文書です。/);
   });
 });
