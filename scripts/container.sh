@@ -39,7 +39,9 @@ if ! podman image exists localhost/quire-node:20; then
   cp -a /usr/lib/node_modules/npm "$WORK/node/lib/npm"
   # This machine's CA bundle too: where the npm registry is reached through a proxy with its own CA.
   cp /etc/ssl/certs/ca-certificates.crt "$WORK/node/ca.crt"
-  printf 'FROM localhost/quire-debian:bookworm\nCOPY node /usr/bin/node\nCOPY lib/npm /usr/lib/node_modules/npm\nCOPY ca.crt /etc/ssl/certs/ca-certificates.crt\nENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt\nRUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/bin/npx && node --version\n' \
+  # Node's headers too: better-sqlite3 builds from source here, and node-gyp cannot fetch them.
+  cp -a /usr/include/node "$WORK/node/include"
+  printf 'FROM localhost/quire-debian:bookworm\nCOPY node /usr/bin/node\nCOPY lib/npm /usr/lib/node_modules/npm\nCOPY ca.crt /etc/ssl/certs/ca-certificates.crt\nCOPY include /usr/include/node\nENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt npm_config_nodedir=/usr\nRUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/bin/npx && node --version\n' \
     | podman build --isolation chroot -q -t localhost/quire-node:20 -f - "$WORK/node" >/dev/null
 fi
 if [ "${1:-}" = --fresh ]; then
