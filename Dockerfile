@@ -16,6 +16,9 @@ ARG NODE_BASE=node:20-bookworm-slim
 ARG TEX_BASE=debian:forky-slim
 
 FROM ${NODE_BASE} AS build
+# better-sqlite3 builds from source where its prebuilt binary cannot be downloaded (no GitHub).
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 make g++ \
+  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund

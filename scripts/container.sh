@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "$(id -u)" = 0 ] || { echo "container.sh: run as root (debootstrap, podman)" >&2; exit 1; }
-command -v podman >/dev/null && command -v debootstrap >/dev/null || { echo "container.sh: apt-get install podman debootstrap" >&2; exit 1; }
+command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null || { echo "container.sh: apt-get install podman runc debootstrap" >&2; exit 1; }
 
 MIRROR=http://deb.debian.org/debian
 TEXLIVE_DIR=${QUIRE_TEXLIVE_DIR:-/var/lib/quire/texlive}
@@ -28,12 +28,21 @@ debian_base() { # name suite script
   rm -rf "${WORK:?}/$2"
 }
 
-# NODE_BASE: Debian forky with its Node (20 or newer) and npm.
+# NODE_BASE: Debian bookworm with this machine's Node 20 and npm, as node:20-bookworm-slim
+# would give (no registry is reachable, and Debian's own Node is 18 in bookworm, 24 in forky).
+debian_base localhost/quire-debian:bookworm bookworm bookworm
 debian_base localhost/quire-debian:forky forky sid
-if ! podman image exists localhost/quire-node:forky; then
-  say "node base"
-  printf 'FROM localhost/quire-debian:forky\nRUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm ca-certificates && rm -rf /var/lib/apt/lists/*\n' \
-    | podman build --isolation chroot -q -t localhost/quire-node:forky -f - "$WORK" >/dev/null
+if ! podman image exists localhost/quire-node:20; then
+  say "node base (Node $(node --version) from this machine)"
+  mkdir -p "$WORK/node/lib"
+  cp /usr/bin/node "$WORK/node/node"
+  cp -a /usr/lib/node_modules/npm "$WORK/node/lib/npm"
+  # This machine's CA bundle too: where the npm registry is reached through a proxy with its own CA.
+  cp /etc/ssl/certs/ca-certificates.crt "$WORK/node/ca.crt"
+  # Node's headers too: better-sqlite3 builds from source here, and node-gyp cannot fetch them.
+  cp -a /usr/include/node "$WORK/node/include"
+  printf 'FROM localhost/quire-debian:bookworm\nCOPY node /usr/bin/node\nCOPY lib/npm /usr/lib/node_modules/npm\nCOPY ca.crt /etc/ssl/certs/ca-certificates.crt\nCOPY include /usr/include/node\nENV NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt npm_config_nodedir=/usr\nRUN ln -s ../lib/node_modules/npm/bin/npm-cli.js /usr/bin/npm && ln -s ../lib/node_modules/npm/bin/npx-cli.js /usr/bin/npx && node --version\n' \
+    | podman build --isolation chroot -q -t localhost/quire-node:20 -f - "$WORK/node" >/dev/null
 fi
 if [ "${1:-}" = --fresh ]; then
   TEX_BASE=localhost/quire-debian:forky
@@ -46,13 +55,15 @@ else
   TEX_BASE=localhost/quire-texlive:2026
 fi
 
-say "podman build (NODE_BASE=localhost/quire-node:forky TEX_BASE=$TEX_BASE)"
+say "podman build (NODE_BASE=localhost/quire-node:20 TEX_BASE=$TEX_BASE)"
 b0=$(date +%s)
-podman build --isolation chroot -t localhost/quire:test --build-arg NODE_BASE=localhost/quire-node:forky --build-arg TEX_BASE="$TEX_BASE" . >"$WORK/build.log" 2>&1 \
+podman build --isolation chroot -t localhost/quire:test --build-arg NODE_BASE=localhost/quire-node:20 --build-arg TEX_BASE="$TEX_BASE" . >"$WORK/build.log" 2>&1 \
   || { tail -40 "$WORK/build.log"; exit 1; }
 say "built in $(( $(date +%s) - b0 ))s; image $(podman image inspect localhost/quire:test --format '{{.Size}}' | awk '{printf "%.1f GB", $1/1e9}')"
 
-podman run -d --cgroups=disabled --name quire-container-test -p "127.0.0.1:$PORT:8080" \
+# runc with explicit limits: this host's hybrid cgroups stop crun, and its hard limits stop
+# podman's default ulimits.
+podman --runtime runc run -d --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 --name quire-container-test -p "127.0.0.1:$PORT:8080" \
   --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
   -e QUIRE_SECRET=container-test-secret-0123456789 localhost/quire:test >/dev/null
 for _ in $(seq 120); do curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 1; done

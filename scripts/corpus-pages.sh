@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every project of the real-project corpus (test/fixtures/projects/real) with latexmk,
 # as an author would, and records the page count (or null where latexmk made no PDF) in
-# expected-<TeX Live year>.json, which test/compile/corpus.test.ts holds the service to. With
+# expected-<TeX Live year>.json, which test/compile/real-projects.ts (run by corpus.test.ts and corpus-2.test.ts) holds the service to. With
 # --image (a TeX image root, issue #22) latexmk runs inside it with bubblewrap; without, on
 # the host's TeX Live.
 # Usage: scripts/corpus-pages.sh [--image IMAGE_ROOT] [PROJECT...]   (named projects update their entries only)

@@ -256,7 +256,8 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
   // the shared lualatex font cache. Inflated formats and font caches are per image.
   const base = join(tmpdir(), 'quire-jobs');
   const runner = (image: TexImage | undefined, validators: number) => {
-    const own = image ? join(base, `texlive-${image.year}`) : base;
+    // Named by the image's build time too: a rebuilt image (a newer recipe) gets fresh caches.
+    const own = image ? join(base, `texlive-${image.year}-${image.builtAt.replace(/\D/g, '').slice(0, 14)}`) : base;
     const root = image ? { root: image.root } : {};
     return localRunner(
       {

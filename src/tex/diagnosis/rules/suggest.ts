@@ -70,6 +70,10 @@ export function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: nu
   const provider = { package: top.package, engines: top.engines };
   if (verdict) return { provider, confidence: 'unverified' };
   const clear = !provided && isClear(cat, ranked, engine);
+  // A whole TeX Live defines many everyday names (\vect, \authorinfo) in some little-known
+  // package: among several candidates, such a one is no suggestion, since the document most
+  // likely meant a macro of its own.
+  if (!clear && isObscure(cat, top)) return provided ? 'loaded' : undefined;
   const verify: Verification = { kind, name, candidates: ranked.slice(0, 3).map((c) => c.package), needed: !clear };
   if (at !== undefined) verify.line = at;
   return { provider, confidence: clear ? 'certain' : 'unverified', verify };
@@ -79,6 +83,11 @@ export function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: nu
 export function indexedFinding(indexed: Indexed, symbol: string, at: number | undefined, engine: Compiler, summary: string, kind: NameKind, source?: Source): Finding {
   const finding = withPackage(indexed.provider, symbol, at, engine, summary, kind, source);
   return { ...finding, confidence: indexed.confidence, ...(indexed.verify ? { verify: indexed.verify } : {}) };
+}
+
+/** Outside the core, loaded by fewer than two packages, and covering nothing else the document lacks. */
+function isObscure(cat: TexCatalog, candidate: Candidate): boolean {
+  return !cat.isCore(candidate.package) && cat.loaderCount(candidate.package) < 2 && candidate.coverage === 0;
 }
 
 /**

@@ -1,0 +1,105 @@
+// The real-project corpus of issue #22 (test/fixtures/projects/real: CVs, letters, papers, a
+// thesis, slides, a poster, an invoice, TikZ figures, from public repositories; corpus.json
+// names each one's source and licence). Each project goes through the real HTTP route as a
+// user would send it — main.tex as `latex`, text files as strings, figures and fonts as
+// {"base64"} in `files`, the theses also as a project_zip — and must end as latexmk ended on
+// the same files in the same TeX Live (expected.json, written by scripts/corpus-pages.sh):
+// the same page count where latexmk made a PDF, compilation_failed where it did not.
+// The expectations are per TeX Live year (expected-<year>.json): the file of the TeX Live the
+// service runs is used (the success body's `texlive`, else the host's pdftex).
+// Two test files run half the projects each (corpus.test.ts, corpus-2.test.ts), two at a time
+// within a file: a whole TeX Live project takes up to a minute on a busy machine, and a test
+// file must end within the runner's ten minutes.
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { zipSync } from 'fflate';
+import { formatOfName } from '../../src/assets/validate.js';
+import { imageToolSync } from '../../src/tex/image/tools.js';
+import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
+
+const ROOT = join(import.meta.dirname, '..', 'fixtures', 'projects', 'real');
+const corpus = JSON.parse(readFileSync(join(ROOT, 'corpus.json'), 'utf8')) as Record<string, { engine: string; kind: string }>;
+
+/** The TeX Live year the service compiles with: QUIRE_TEXLIVE's first year, else the default image's pdftex, else the default image (2026). */
+function texliveYear(): string {
+  if (process.env.QUIRE_TEXLIVE) return process.env.QUIRE_TEXLIVE.split(',')[0]!.trim();
+  try {
+    return /TeX Live (\d{4})/.exec(imageToolSync(['pdftex', '--version']))?.[1] ?? '2026';
+  } catch {
+    return '2026';
+  }
+}
+const expected = JSON.parse(readFileSync(join(ROOT, `expected-${texliveYear()}.json`), 'utf8')) as { texlive: string; pages: Record<string, number | null> };
+
+function filesOf(name: string): Map<string, Buffer> {
+  const dir = join(ROOT, name);
+  const files = new Map<string, Buffer>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) files.set(relative(dir, join(entry.parentPath, entry.name)), readFileSync(join(entry.parentPath, entry.name)));
+  }
+  return files;
+}
+
+function request(name: string): { latex: string; compiler: string; files: Record<string, string | { base64: string }> } {
+  const files: Record<string, string | { base64: string }> = {};
+  let latex = '';
+  for (const [path, data] of filesOf(name)) {
+    if (path === 'main.tex') latex = data.toString('utf8');
+    // Sent whole, as a client walking the folder would: a build file without an extension
+    // (ustcthesis's latexmkrc) is skipped by the service, in `files` as in project_zip.
+    else files[path] = formatOfName(path) ? { base64: data.toString('base64') } : data.toString('utf8');
+  }
+  return { latex, compiler: corpus[name]!.engine, files };
+}
+
+/** Registers the tests of shard `shard` (0 or 1) of the corpus. */
+export function realProjects(shard: 0 | 1): void {
+  describe(`real-project corpus against latexmk (TeX Live ${expected.texlive}), part ${shard + 1} of 2`, { concurrency: 2 }, () => {
+    let t: TestApp;
+    let account: TestAccount;
+    before(async () => {
+      t = await testApp();
+      account = await createAccount(t.services, 'business');
+    });
+    after(() => t.close());
+
+    const compile = (payload: object) => t.app.inject({ method: 'POST', url: '/api/v1/compile', payload, headers: account.headers });
+
+    if (shard === 0) {
+      test('every project in corpus.json has an expectation and a folder', () => {
+        assert.deepEqual(Object.keys(expected.pages).sort(), Object.keys(corpus).sort());
+        assert.ok(Object.keys(corpus).length >= 30);
+      });
+    }
+
+    for (const name of Object.keys(corpus).filter((_, i) => i % 2 === shard)) {
+      const pages = expected.pages[name];
+      test(`${name} (${corpus[name]!.kind}, ${corpus[name]!.engine}): ${pages === null || pages === undefined ? 'fails as under latexmk' : `${pages} pages as under latexmk`}`, async () => {
+        const res = await compile(request(name));
+        if (pages === null || pages === undefined) {
+          assert.equal(res.statusCode, 422, res.body.slice(0, 2000));
+          assert.equal(res.json().error, 'compilation_failed');
+        } else {
+          assert.equal(res.statusCode, 200, res.body.slice(0, 4000));
+          assert.equal(res.json().pages, pages);
+        }
+      });
+    }
+
+    // Both theses (folders of chapters and figures); ustcthesis also carries a latexmkrc, which the zip path skips.
+    for (const name of ['cleanthesis', 'ustcthesis'].filter((_, i) => i === shard)) {
+      test(`${name} as a project_zip gives the same result as its files`, async () => {
+        const zip = zipSync(Object.fromEntries([...filesOf(name)].map(([path, data]) => [`thesis-main/${path}`, new Uint8Array(data)])));
+        const res = await compile({ project_zip: Buffer.from(zip).toString('base64'), compiler: corpus[name]!.engine });
+        const pages = expected.pages[name];
+        if (pages === null || pages === undefined) assert.equal(res.json().error, 'compilation_failed');
+        else {
+          assert.equal(res.statusCode, 200, res.body.slice(0, 4000));
+          assert.equal(res.json().pages, pages);
+        }
+      });
+    }
+  });
+}
