@@ -168,24 +168,7 @@ local t = os.clock() while not lfs.attributes("go") and os.clock() - t < 15 do e
     const lua = `local f = io.open("ready", "w") f:write("1") f:close()
 local t = os.clock() while not lfs.attributes("go") and os.clock() - t < 15 do end`;
     const pending = compile(luaDocument(lua));
-    const workspace = await new Promise<string>((resolve, reject) => {
-      const started = Date.now();
-      const poll = setInterval(() => {
-        for (const folder of readdirSync(workRoot).filter((name) => name.startsWith('p'))) {
-          for (const job of readdirSync(join(workRoot, folder))) {
-            if (existsSync(join(workRoot, folder, job, 'ready'))) {
-              clearInterval(poll);
-              resolve(join(workRoot, folder, job));
-              return;
-            }
-          }
-        }
-        if (Date.now() - started > 20_000) {
-          clearInterval(poll);
-          reject(new Error('the job never got ready'));
-        }
-      }, 20);
-    });
+    const workspace = await readyWorkspace();
     const fifo = join(workspace, 'fifo.tmp');
     execFileSync('mkfifo', [fifo]);
     const uid = process.getuid?.() === 0 ? slotUid(0) : process.getuid!();
