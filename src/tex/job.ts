@@ -129,6 +129,23 @@ export const FORMAT = '.quire-pre';
 export const FORMAT_ENGINE = 'pdflatex+preamble';
 
 /**
+ * pdfTeX reads its font map (pdftex.map: 5.6 MB, 46,000 lines in TeX Live 2026) when the first
+ * page goes out, about 100 ms of parsing; an empty map line makes it read the map at once, so
+ * a warm engine does it before its wait. The document sees the same map (the empty line adds
+ * nothing) and the PDF is byte-identical; only the map's name moves from the transcript to the
+ * terminal.
+ */
+const LOAD_FONT_MAP = String.raw`\pdfmapline{+}`;
+
+/**
+ * XeTeX sets up fontconfig (its configuration, a cache check of every font folder: 60 ms) when
+ * it loads its first font, so a warm xelatex loads one first: Latin Modern at a size no document
+ * asks for (a document's own \font never shares it, nor its \hyphenchar), never shipped out.
+ * A missing font leaves \nullfont, without an error.
+ */
+const LOAD_FONTCONFIG = String.raw`\suppressfontnotfounderror=1 \font\quirefc=[lmroman10-regular] at 0.99998pt \let\quirefc\undefined\suppressfontnotfounderror=0 `;
+
+/**
  * A job's first line with a preamble format (see format-build.ts): wait for a terminal line,
  * then open main.tex and skip its preamble.
  */
@@ -147,15 +164,29 @@ export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] =
 }
 
 /**
+ * xelatex's output driver in a warm sandbox: instead of starting xdvipdfmx (a third of a second
+ * reading its font maps before the first byte of XDV), it hands the XDV to the xdvipdfmx the
+ * sandbox started beside the engine and answers with that one's exit code (session.ts). XeTeX
+ * appends ` -o "main.pdf"`, which the already running xdvipdfmx was given.
+ */
+export const XDV_DRIVER = `sh -c 'cat >"$QUIRE_OUT.xdv"; read code <"$QUIRE_OUT.status"; exit "$code"' --`;
+
+/** The warm xdvipdfmx: XeTeX's own command for it, reading the XDV on its input. */
+export const WARM_XDVIPDFMX = ['xdvipdfmx', '-q', '-E', '-o', `${MAIN}.pdf`];
+
+/**
  * The same engine, flags and first action as engineArgs, started ahead of time (see session.ts):
  * in errorstop mode it loads its format, then waits on the terminal for one line, after which
  * it switches to nonstopmode and reads main.tex exactly as a cold run does. The line is read
  * into a macro that is then undefined again, so the document sees no trace of it.
+ * `warmPdf`: xelatex hands its XDV to a warm xdvipdfmx (XDV_DRIVER).
  */
-export function warmEngineArgs(compiler: Compiler, fmt: string[] = []): string[] {
+export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf = false): string[] {
   const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
-  const common = [...fmt, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
-  if (compiler !== 'lualatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
+  const driver = compiler === 'xelatex' && warmPdf ? [`-output-driver=${XDV_DRIVER}`] : [];
+  const common = [...fmt, ...driver, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  if (compiler === 'pdflatex') return [compiler, ...common, `${LOAD_FONT_MAP}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
+  if (compiler === 'xelatex') return [compiler, ...common, `${LOAD_FONTCONFIG}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
 }
 
@@ -167,6 +198,6 @@ export function warmEngineArgs(compiler: Compiler, fmt: string[] = []): string[]
  * ordinary way, its line given at once.
  */
 export function formatEngineArgs(fed: boolean): string[] {
-  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-progname=pdflatex', '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`, FORMAT_FIRST_LINE];
-  return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv] : argv;
+  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-progname=pdflatex', '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv, FORMAT_FIRST_LINE] : [...argv, LOAD_FONT_MAP + FORMAT_FIRST_LINE];
 }

@@ -6,7 +6,7 @@
 import { chmod, mkdir } from 'node:fs/promises';
 import type { Compiler } from './compilers.js';
 import type { Formats } from './formats.js';
-import { MEMORY_BYTES, PROCESSES, warmEngineArgs } from './job.js';
+import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from './job.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session } from './session.js';
 import { leaveOwnerFolder, ownerFolder, sweepWorkRoot } from './sweep.js';
@@ -173,9 +173,17 @@ export class SandboxPool {
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
         ...(this.formats ? { formats: this.formats.dir } : {}),
       });
-      if (engine) await session.startEngine(engine, this.command(session, warmEngineArgs(engine, this.fmt(session, engine))));
+      if (engine) {
+        const pdf = this.warmPdf(engine);
+        await session.startEngine(engine, this.command(session, warmEngineArgs(engine, this.fmt(session, engine), pdf !== undefined)), pdf && this.command(session, pdf));
+      }
       return session;
     });
+  }
+
+  /** The warm xdvipdfmx beside an xelatex engine; in the sandbox only, whose /tmp holds its FIFOs. */
+  warmPdf(compiler: Compiler): string[] | undefined {
+    return compiler === 'xelatex' && this.options.isolate ? WARM_XDVIPDFMX : undefined;
   }
 
   /** `-fmt` for the inflated format of `compiler`, as the session sees it (none when not prepared). */

@@ -37,6 +37,8 @@ const REFUSED: Array<[RegExp, string]> = [
   [/\\time\b|\\pdfelapsedtime\b|\\pdfcreationdate\b|\\pdf(?:uniform|normal)deviate\b|\\pdf(?:set)?randomseed\b|\\currenttime\b/, 'the time of day or random numbers'],
   [/\\(?:immediate|openout|write|filecontents|newwrite)\b|\{filecontents\*?\}/, 'file writes'],
   [/\\jobname\b/, 'reads of its own job files'],
+  // A cached preamble's pass reads pdftex.map before the document (LOAD_FONT_MAP in job.ts).
+  [/\\pdfmap(?:file|line)\b/, 'font map changes'],
   // A format is dumped from one document and used for the next: a preamble that reads a file
   // (main.tex's body above all) would freeze the first document's bytes into the format.
   [/\\(?:openin|read|readline|closein|ifeof)(?![A-Za-z@])|\\pdf(?:filedump|mdfivesum|filesize|filemoddate)\b|\\CatchFile|\\(?:ior|file)_|\\(?:verbatiminput|VerbatimInput|lstinputlisting|inputminted)\b/, 'file reads'],

@@ -69,6 +69,14 @@ export function rerunLikely(sources: string[]): boolean {
   return sources.some((text) => reads.test(text)) && !sources.some((text) => helpers.test(text));
 }
 
+/**
+ * A pdflatex document that names its own font maps: without a `+` or `=`, \pdfmapfile replaces
+ * pdftex.map, which a warm pdflatex has already read (LOAD_FONT_MAP in job.ts). It runs cold.
+ */
+export function setsFontMap(sources: string[]): boolean {
+  return sources.some((text) => /\\pdfmap(?:file|line)\b/.test(text));
+}
+
 class Killed extends Error {
   constructor(
     readonly outcome: 'timeout' | 'file_too_large' | 'refused',
@@ -181,7 +189,8 @@ export class TexRunner implements JobRunner {
         await writeFile(join(session.dir, name), text, { flag: 'wx' });
         if (session.uid !== undefined) await lchown(join(session.dir, name), session.uid, session.uid);
       }
-      await session.startEngine(PAUSED_ENGINE, this.pool.command(session, pausedEngineArgs(compiler, this.pool.fmt(session, compiler))));
+      const pdf = this.pool.warmPdf(compiler);
+      await session.startEngine(PAUSED_ENGINE, this.pool.command(session, pausedEngineArgs(compiler, this.pool.fmt(session, compiler), pdf !== undefined)), pdf && this.pool.command(session, pdf));
       return session;
     } catch (err) {
       await this.pool.discard(session, true);
@@ -307,7 +316,7 @@ export class TexRunner implements JobRunner {
       // pass of a document that will likely need a second, that one starts meanwhile.
       // A paused preamble serves the first pass only; its sandbox starts no engine for a second.
       const paused = session.engine === PAUSED_ENGINE;
-      const warm = paused || session.engine === (format ? FORMAT_ENGINE : job.compiler);
+      const warm = paused || (session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler === 'pdflatex' && setsFontMap(sources)));
       const again = warm && !paused && state.passes === 1 && rerunLikely(sources);
       const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
       const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again, paused ? goLine(new Date()) : undefined));

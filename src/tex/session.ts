@@ -25,17 +25,46 @@ const OUTPUT_CAP = 64 * 1024;
 
 const DRIVER = `
 warm=
+pdf=
 stop_warm() {
   if [ -n "$warm" ]; then kill -9 "$warm" 2>/dev/null; wait "$warm" 2>/dev/null; warm=; exec 3>&-; fi
+  stop_pdf
 }
 start_warm() {
-  eval "set -- $warmline"; shift
+  eval "set -- $warmline"; pdfline=$2; shift 2
   rm -f "$QUIRE_OUT.go"; mkfifo -m 600 "$QUIRE_OUT.go" && exec 3<>"$QUIRE_OUT.go"; rm -f "$QUIRE_OUT.go"
   # The output file is opened here, before the fork: a pass that follows at once always finds it.
   exec 4>"$QUIRE_OUT.warm"
   "$@" <&3 3<&- >&4 4>&- 2>&1 &
   warm=$!
   exec 4>&-
+}
+# A warm xdvipdfmx (xelatex): started with the engine, it reads its configuration and font maps
+# (a third of a second), then waits on a pipe. The engine's output driver (XDV_DRIVER in job.ts)
+# writes the XDV into the .xdv FIFO, which "cat" relays into that pipe, and waits for the
+# .status FIFO: xdvipdfmx's exit code, written by the subshell that waits for it. Its pid (for
+# prlimit and kill) is in .pdfpid. All of it ends with the pass, used or not.
+start_pdf() {
+  [ -n "$pdfline" ] || return 0
+  eval "set -- $pdfline"
+  rm -f "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pipe" "$QUIRE_OUT.pdfpid"
+  mkfifo -m 600 "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pipe" || return 0
+  exec 7<>"$QUIRE_OUT.pipe" 8<"$QUIRE_OUT.pipe"; rm -f "$QUIRE_OUT.pipe"
+  (exec 3>&- 7>&-; "$@" <&8 8<&- >"$QUIRE_OUT.pdfout" 2>&1 & echo $! >"$QUIRE_OUT.pdfpid"; wait $!; echo $? >"$QUIRE_OUT.status") &
+  pdf=$!
+  cat "$QUIRE_OUT.xdv" >&7 3>&- 7>&- 8<&- &
+  relay=$!
+  exec 7>&- 8<&-
+}
+stop_pdf() {
+  if [ -n "$pdf" ]; then
+    kill -9 $(cat "$QUIRE_OUT.pdfpid" 2>/dev/null) "$relay" "$pdf" 2>/dev/null; wait "$relay" "$pdf" 2>/dev/null; pdf=
+    rm -f "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pdfpid"
+  fi
+}
+# Lowers a warm process to the job's limits; fails when it has already ended.
+limit() {
+  grep -q '^State:[[:space:]]*[RSD]' "/proc/$1/status" 2>/dev/null && prlimit --pid "$1" $limits --core=0 2>/dev/null
 }
 answer() {
   n=$(head -c ${OUTPUT_CAP} "$2" | wc -c)
@@ -46,17 +75,20 @@ while IFS= read -r line; do
   eval "set -- $line"
   case "$1" in
   quire-warm)
-    stop_warm; warmline=$line; start_warm
+    stop_warm; warmline=$line; start_warm; start_pdf
     printf '0 0\\n';;
   quire-go)
     limits="--cpu=$2 --fsize=$3 --as=$4 --nproc=$5"; again=$6; goline=$7; shift 7
-    if [ -n "$warm" ] && grep -q '^State:[[:space:]]*[RSD]' "/proc/$warm/status" 2>/dev/null && prlimit --pid "$warm" $limits --core=0 2>/dev/null; then
+    if [ -n "$warm" ] && limit "$warm" && { [ -z "$pdf" ] || { limit "$(cat "$QUIRE_OUT.pdfpid" 2>/dev/null)" && limit "$relay"; }; }; then
       printf '%s\\n' "$goline" >&3; exec 3>&-
       current=$warm; warm=
       mv "$QUIRE_OUT.warm" "$QUIRE_OUT.pass"
       # A rerun is likely: the next pass's engine loads its format while this pass runs.
       [ "$again" = 1 ] && start_warm
-      wait "$current"; answer $? "$QUIRE_OUT.pass"
+      wait "$current"; code=$?
+      # The next pass's xdvipdfmx starts once this pass's has ended: they share the FIFOs.
+      stop_pdf; [ -n "$warm" ] && start_pdf
+      answer $code "$QUIRE_OUT.pass"
     else
       stop_warm
       "$@" </dev/null >"$QUIRE_OUT" 2>&1; answer $? "$QUIRE_OUT"
@@ -145,10 +177,11 @@ export class Session {
 
   /**
    * Starts `argv` (a TeX engine whose first line waits on the terminal) in the background,
-   * without limits until the job's are known; `engine` names it for `engine`.
+   * without limits until the job's are known; `engine` names it for `engine`. `pdf`: the
+   * warm xdvipdfmx that the engine's output driver feeds (an xelatex engine; see the driver).
    */
-  async startEngine(engine: string, argv: string[]): Promise<void> {
-    await this.run(['quire-warm', ...argv]);
+  async startEngine(engine: string, argv: string[], pdf?: string[]): Promise<void> {
+    await this.run(['quire-warm', pdf ? pdf.map(quote).join(' ') : '', ...argv]);
     this.warmEngine = engine;
   }
 

@@ -1,6 +1,6 @@
-// Warm engines (session.ts, runner.ts): a TeX process started ahead of time gives the same
-// pages and text as a cold run with every engine, runs under the job's limits and timeout,
-// and serves one job at most.
+// Warm engines (session.ts, runner.ts): a TeX process started ahead of time (with xelatex, a
+// warm xdvipdfmx beside it) gives the same pages and text as a cold run with every engine,
+// runs under the job's limits and timeout, and serves one job at most.
 import assert from 'node:assert/strict';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,8 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { settledLeftovers, text } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import type { TexJob } from '../../src/tex/job.js';
-import { rerunLikely, TexRunner } from '../../src/tex/runner.js';
+import { XDV_DRIVER, type TexJob } from '../../src/tex/job.js';
+import { rerunLikely, setsFontMap, TexRunner } from '../../src/tex/runner.js';
 import { Session } from '../../src/tex/session.js';
 
 // Below the slot uid range and the runner test's uid.
@@ -113,6 +113,20 @@ describe('warm engines', () => {
     warm = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
   });
 
+  test('a pdflatex document that sets its own font maps runs cold (a warm pdflatex has read pdftex.map)', async () => {
+    assert.equal(setsFontMap([doc('x', '\\pdfmapfile{mine.map}')]), true);
+    assert.equal(setsFontMap(['\\pdfmapline{=ptmr8r Times-Roman}']), true);
+    assert.equal(setsFontMap([doc('\\pdfmapping')]), false);
+    await warmed('pdflatex');
+    const own = await warm.run(job(doc('Own map', '\\pdfmapfile{+pdftex.map}')), UID);
+    assert.equal(own.outcome, 'ok', own.log.slice(-500));
+    assert.ok(!own.log.includes(WARM_MARK), 'ran cold');
+    await warmed('pdflatex');
+    const plain = await warm.run(job(doc('Plain')), UID);
+    assert.ok(plain.log.includes(WARM_MARK), 'ran warm');
+    assert.match(text(plain.pdf), /Plain/);
+  });
+
   test('a second pass is started ahead only for documents that read back their own output without helpers', () => {
     assert.equal(rerunLikely([doc('\\tableofcontents x')]), true);
     assert.equal(rerunLikely(['x', 'see \\ref{a}']), true);
@@ -130,7 +144,7 @@ describe('warm engines', () => {
       // A stand-in engine: prints its file size limit once it got its line.
       await session.startEngine('probe', ['sh', '-c', 'read line; echo "warm:$line:$(ulimit -f)"']);
       assert.equal(session.engine, 'probe');
-      const limits = { cpuSeconds: 5, fileBytes: 512 * 1024, memoryBytes: 1024 * MB, processes: 8 };
+      const limits = { cpuSeconds: 5, fileBytes: 512 * 1024, memoryBytes: 1024 * MB, processes: 16 };
       const first = await session.go(limits, ['echo', 'cold']);
       assert.deepEqual(first, { code: 0, output: 'warm::1024\n' });
       assert.equal(session.engine, undefined);
@@ -149,6 +163,18 @@ describe('warm engines', () => {
       await session.startEngine('dead', ['sh', '-c', 'exit 7']);
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
+      // xelatex's warm xdvipdfmx: the engine's output driver hands it the XDV and answers with
+      // its exit code; it runs under the job's limits too.
+      const engine = ['sh', '-c', `read line; echo xdv-bytes | ${XDV_DRIVER} -o main.pdf; echo "driver:$?"`];
+      await session.startEngine('probe', engine, ['sh', '-c', 'cat >got.txt; echo "limit:$(ulimit -f)" >>got.txt; exit 3']);
+      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'driver:3\n' });
+      assert.deepEqual(await session.run(['cat', 'got.txt']), { code: 0, output: 'xdv-bytes\nlimit:1024\n' });
+      // An engine that ships nothing: its xdvipdfmx is ended with the pass, having read nothing.
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo no-pages'], ['sh', '-c', 'read x; echo "$x" >late-pdf.txt']);
+      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'no-pages\n' });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual(await session.run(['sh', '-c', 'ls; ls /tmp/.quire-out.* | grep -c -e xdv -e status -e pdfpid']), { code: 1, output: 'got.txt\n0\n' });
+      await session.run(['rm', 'got.txt']);
       // Any other command ends an unused warm process first.
       await session.startEngine('probe', ['sh', '-c', 'read line; echo late > late.txt']);
       assert.deepEqual(await session.run(['sh', '-c', 'sleep 0.2; ls']), { code: 0, output: '' });
