@@ -136,14 +136,8 @@ export const FORMAT_ENGINE = 'pdflatex+preamble';
  * terminal.
  */
 const LOAD_FONT_MAP = String.raw`\pdfmapline{+}`;
-
-/**
- * XeTeX sets up fontconfig (its configuration, a cache check of every font folder: 60 ms) when
- * it loads its first font, so a warm xelatex loads one first: Latin Modern at a size no document
- * asks for (a document's own \font never shares it, nor its \hyphenchar), never shipped out.
- * A missing font leaves \nullfont, without an error.
- */
-const LOAD_FONTCONFIG = String.raw`\suppressfontnotfounderror=1 \font\quirefc=[lmroman10-regular] at 0.99998pt \let\quirefc\undefined\suppressfontnotfounderror=0 `;
+/** The same for LuaTeX, which reads pdftex.map at its first page too. */
+const LUA_LOAD_FONT_MAP = String.raw`\pdfextension mapline{+}`;
 
 /**
  * A job's first line with a preamble format (see format-build.ts): wait for a terminal line,
@@ -186,8 +180,8 @@ export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf =
   const driver = compiler === 'xelatex' && warmPdf ? [`-output-driver=${XDV_DRIVER}`] : [];
   const common = [...fmt, ...driver, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   if (compiler === 'pdflatex') return [compiler, ...common, `${LOAD_FONT_MAP}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
-  if (compiler === 'xelatex') return [compiler, ...common, `${LOAD_FONTCONFIG}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
-  return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${wait}\\input{${MAIN}.tex}`];
+  if (compiler === 'xelatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
+  return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${LUA_LOAD_FONT_MAP}${wait}\\input{${MAIN}.tex}`];
 }
 
 /**

@@ -70,11 +70,12 @@ export function rerunLikely(sources: string[]): boolean {
 }
 
 /**
- * A pdflatex document that names its own font maps: without a `+` or `=`, \pdfmapfile replaces
- * pdftex.map, which a warm pdflatex has already read (LOAD_FONT_MAP in job.ts). It runs cold.
+ * A document that names its own font maps: without a `+` or `=`, \pdfmapfile replaces
+ * pdftex.map, which a warm pdflatex or lualatex has already read (LOAD_FONT_MAP in job.ts).
+ * It runs cold.
  */
 export function setsFontMap(sources: string[]): boolean {
-  return sources.some((text) => /\\pdfmap(?:file|line)\b/.test(text));
+  return sources.some((text) => /\\pdfmap(?:file|line)\b|\\pdfextension\s*map(?:file|line)\b/.test(text));
 }
 
 class Killed extends Error {
@@ -316,7 +317,7 @@ export class TexRunner implements JobRunner {
       // pass of a document that will likely need a second, that one starts meanwhile.
       // A paused preamble serves the first pass only; its sandbox starts no engine for a second.
       const paused = session.engine === PAUSED_ENGINE;
-      const warm = paused || (session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler === 'pdflatex' && setsFontMap(sources)));
+      const warm = paused || (session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler !== 'xelatex' && setsFontMap(sources)));
       const again = warm && !paused && state.passes === 1 && rerunLikely(sources);
       const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
       const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again, paused ? goLine(new Date()) : undefined));

@@ -113,10 +113,11 @@ describe('warm engines', () => {
     warm = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
   });
 
-  test('a pdflatex document that sets its own font maps runs cold (a warm pdflatex has read pdftex.map)', async () => {
+  test('a document that sets its own font maps runs cold (a warm pdflatex or lualatex has read pdftex.map)', async () => {
     assert.equal(setsFontMap([doc('x', '\\pdfmapfile{mine.map}')]), true);
     assert.equal(setsFontMap(['\\pdfmapline{=ptmr8r Times-Roman}']), true);
     assert.equal(setsFontMap([doc('\\pdfmapping')]), false);
+    assert.equal(setsFontMap(['\\pdfextension mapfile {mine.map}']), true);
     await warmed('pdflatex');
     const own = await warm.run(job(doc('Own map', '\\pdfmapfile{+pdftex.map}')), UID);
     assert.equal(own.outcome, 'ok', own.log.slice(-500));
