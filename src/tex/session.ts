@@ -49,12 +49,15 @@ start_pdf() {
   eval "set -- $pdfline"
   rm -f "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pipe" "$QUIRE_OUT.pdfpid"
   mkfifo -m 600 "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pipe" || return 0
-  exec 7<>"$QUIRE_OUT.pipe" 8<"$QUIRE_OUT.pipe"; rm -f "$QUIRE_OUT.pipe"
-  (exec 3>&- 7>&-; "$@" <&8 8<&- >"$QUIRE_OUT.pdfout" 2>&1 & echo $! >"$QUIRE_OUT.pdfpid"; wait $!; echo $? >"$QUIRE_OUT.status") &
+  # Read and write ends of the pipe, opened without blocking (7 holds it open meanwhile), each
+  # held by one process only: xdvipdfmx sees the end of the XDV when the relay ends, and the
+  # relay a broken pipe if xdvipdfmx dies.
+  exec 7<>"$QUIRE_OUT.pipe" 8<"$QUIRE_OUT.pipe" 9>"$QUIRE_OUT.pipe"; exec 7<&-; rm -f "$QUIRE_OUT.pipe"
+  (exec 3>&- 9>&-; "$@" <&8 8<&- >"$QUIRE_OUT.pdfout" 2>&1 & echo $! >"$QUIRE_OUT.pdfpid"; exec 8<&-; wait $!; echo $? >"$QUIRE_OUT.status") &
   pdf=$!
-  cat "$QUIRE_OUT.xdv" >&7 3>&- 7>&- 8<&- &
+  cat "$QUIRE_OUT.xdv" >&9 3>&- 8<&- 9>&- &
   relay=$!
-  exec 7>&- 8<&-
+  exec 8<&- 9>&-
 }
 stop_pdf() {
   if [ -n "$pdf" ]; then

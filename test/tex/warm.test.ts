@@ -72,6 +72,18 @@ describe('warm engines', () => {
     });
   }
 
+  test('xelatex: an XDV far larger than a pipe buffer reaches the warm xdvipdfmx whole', async () => {
+    const long = doc(Array.from({ length: 40 }, (_, i) => `\\section{Part ${i}}${'Words of text in a long paragraph. '.repeat(60)}\\newpage`).join('\n'));
+    await warmed('xelatex');
+    const hot = await warm.run(job(long, { compiler: 'xelatex' }), UID);
+    const ref = await cold.run(job(long, { compiler: 'xelatex' }), UID);
+    assert.equal(hot.outcome, 'ok', hot.log.slice(-500));
+    assert.ok(hot.log.includes(WARM_MARK), 'the warm engine and its xdvipdfmx ran the pass');
+    assert.equal(hot.pages, ref.pages);
+    assert.ok(hot.pages! >= 40, `${hot.pages} pages`);
+    assert.equal(text(hot.pdf), text(ref.pdf));
+  });
+
   test('a warm engine whose engine the job does not use is ended, and the job runs cold', async () => {
     await warmed('pdflatex');
     const result = await warm.run(job(doc('X'), { compiler: 'xelatex' }), UID);
