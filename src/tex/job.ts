@@ -165,6 +165,11 @@ export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] =
  */
 export const XDV_DRIVER = `sh -c 'cat >"$QUIRE_OUT.xdv"; read code <"$QUIRE_OUT.status"; exit "$code"' --`;
 
+/** The flag that sends an xelatex engine's XDV to the warm xdvipdfmx (`warmPdf`), or none. */
+export function outputDriverArgs(compiler: Compiler, warmPdf: boolean): string[] {
+  return compiler === 'xelatex' && warmPdf ? [`-output-driver=${XDV_DRIVER}`] : [];
+}
+
 /** The warm xdvipdfmx: XeTeX's own command for it, reading the XDV on its input. */
 export const WARM_XDVIPDFMX = ['xdvipdfmx', '-q', '-E', '-o', `${MAIN}.pdf`];
 
@@ -177,8 +182,7 @@ export const WARM_XDVIPDFMX = ['xdvipdfmx', '-q', '-E', '-o', `${MAIN}.pdf`];
  */
 export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf = false): string[] {
   const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
-  const driver = compiler === 'xelatex' && warmPdf ? [`-output-driver=${XDV_DRIVER}`] : [];
-  const common = [...fmt, ...driver, '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  const common = [...fmt, ...outputDriverArgs(compiler, warmPdf), '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   if (compiler === 'pdflatex') return [compiler, ...common, `${LOAD_FONT_MAP}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   if (compiler === 'xelatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${LUA_LOAD_FONT_MAP}${wait}\\input{${MAIN}.tex}`];

@@ -4,7 +4,7 @@
 // skips the preamble of main.tex afterwards, and which documents and files may use one.
 // The layer that keeps and hands them out is paused-cache.ts.
 import type { Compiler } from './compilers.js';
-import { XDV_DRIVER } from './job.js';
+import { outputDriverArgs } from './job.js';
 import { LUA_INIT } from './luainit.js';
 import { refusal } from './preamble.js';
 import { MAIN } from './workspace.js';
@@ -46,8 +46,7 @@ export function pausedDriver(preamble: string, lines: number, compiler: Compiler
  * warmEngineArgs (job.ts).
  */
 export function pausedEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf = false): string[] {
-  const driver = compiler === 'xelatex' && warmPdf ? [`-output-driver=${XDV_DRIVER}`] : [];
-  const common = [...fmt, ...driver, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  const common = [...fmt, ...outputDriverArgs(compiler, warmPdf), '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   if (compiler === 'lualatex') return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}\\input{${PAUSED_DRIVER}}`];
   return [compiler, ...common, PAUSED_DRIVER];
 }
