@@ -19,18 +19,37 @@ import type { Readable, Writable } from 'node:stream';
 const HELPER = String.raw`
 use strict; use POSIX ();
 $| = 1;
-$SIG{CHLD} = sub {
+my $live = 0;
+sub reap {
   while ((my $pid = waitpid(-1, POSIX::WNOHANG())) > 0) {
+    $live--;
     my $status = $?;
     print "exit $pid ", ($status & 127 ? "signal " . ($status & 127) : "code " . ($status >> 8)), "\n";
   }
-};
+}
+# Exits are reaped here in the loop only. Perl runs a signal handler between two of its own
+# steps, never inside a system call: a child that exits after the last such step and before the
+# wait for input begins leaves its SIGCHLD handled but nothing reaped, and a wait without a
+# timeout slept on until the next request (a loop of launches and kills hung about once in 500
+# so). The handler exists to interrupt the wait (no SA_RESTART); while a child lives the wait
+# also wakes every 100 ms to reap what a lost interruption missed.
+$SIG{CHLD} = sub {};
+my $pending = '';
+my $ended = 0;
 while (1) {
-  # A child's exit (SIGCHLD) may interrupt the read: only the end of input ends the helper.
-  $! = 0;
-  my $line = <STDIN>;
-  if (!defined $line) { next if $! == POSIX::EINTR(); last; }
-  chomp $line;
+  reap();
+  if ($pending !~ /\n/) {
+    last if $ended;
+    my $readable = '';
+    vec($readable, fileno(STDIN), 1) = 1;
+    next if select($readable, undef, undef, $live > 0 ? 0.1 : undef) <= 0;
+    my $got = sysread(STDIN, $pending, 65536, length $pending);
+    next if !defined $got && $! == POSIX::EINTR();
+    $ended = 1 if !$got;
+    next;
+  }
+  $pending =~ s/^([^\n]*)\n//;
+  my $line = $1;
   my ($id, $in, $out, $uid, @argv) = map { pack('H*', $_) } split / /, $line;
   if (!POSIX::mkfifo($in, 0600) || !POSIX::mkfifo($out, 0600)) { unlink $in, $out; print "fail $id\n"; next; }
   # The pid is answered once the child leads its own session: a kill of its process group
@@ -55,6 +74,7 @@ while (1) {
     exec { $argv[0] } @argv;
     POSIX::_exit(127);
   }
+  $live++;
   close $leading;
   1 while !defined(sysread($led, my $byte, 1)) && $! == POSIX::EINTR();
   close $led;
