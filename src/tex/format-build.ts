@@ -9,6 +9,8 @@
 // carried anything of the first body into a later job fails it. Any doubt rejects the
 // format; nothing is retried.
 import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { sha256, type FormatEntry } from './format-cache.js';
 import { FORMAT_FIRST_LINE } from './job.js';
 import { SANDBOX_WORKDIR } from './sandbox.js';
@@ -18,8 +20,10 @@ import type { Workspace } from './workspace.js';
 
 /** The dump's job name in the build sandbox (jobs see the format under another name). */
 const BUILD = 'quirepre';
-/** Largest format kept. */
+/** Largest format kept, as pdfTeX dumps it (gzip-compressed). */
 export const FORMAT_CAP = 64 * 1024 * 1024;
+/** Largest format kept once inflated. */
+export const INFLATED_CAP = 192 * 1024 * 1024;
 const FLS_CAP = 4 * 1024 * 1024;
 const FLAGS = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
 /**
@@ -132,7 +136,22 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
   if (fmt === 'over') return { rejected: 'the format is over the cap' };
   if (!fmt) return { rejected: 'no format' };
   if (fmt.length - input.baseBytes < MIN_GAIN_BYTES) return { rejected: 'the preamble is too light to gain from a format' };
-  return { entry: { fmt, present: jobFiles } };
+  const inflated = await inflateFormat(fmt);
+  if (!inflated) return { rejected: 'the format does not inflate within the cap' };
+  return { entry: { fmt: inflated, present: jobFiles } };
+}
+
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * The format as every pass of a job loads it: pdfTeX dumps it gzip-compressed and would
+ * inflate it again on each pass (about a third of a pass with a heavy preamble; formats.ts
+ * did the same for the base formats). zlib's gzread passes an uncompressed format through, so
+ * the engine reads the inflated bytes unchanged. Null when it does not inflate within the cap.
+ */
+export async function inflateFormat(fmt: Buffer): Promise<Buffer | null> {
+  if (fmt[0] !== 0x1f || fmt[1] !== 0x8b) return fmt;
+  return gunzipAsync(fmt, { maxOutputLength: INFLATED_CAP }).catch(() => null);
 }
 
 /**

@@ -9,12 +9,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { loadCatalog } from '../../src/gallery/catalog.js';
 import { normaliseData } from '../../src/gallery/validate.js';
 import { renderInThread } from '../../src/templates/liquid.js';
-import { buildFormat, FORMAT_CAP } from '../../src/tex/format-build.js';
+import { buildFormat, FORMAT_CAP, INFLATED_CAP, inflateFormat } from '../../src/tex/format-build.js';
 import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
 import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
@@ -316,6 +317,17 @@ describe('preamble keys and refusals', () => {
     }
     assert.equal(refusal('\\documentclass[11pt]{myclass}\n', files), 'reads of its own job files');
     assert.equal(refusal('\\documentclass[11pt]{article}\n\\usepackage{tikz}\n\\input{glyphtounicode}\n\\IfFileExists{fontawesome5.sty}{\\usepackage{fontawesome5}}{}\n% \\input{defs}\n', files), null);
+  });
+
+  test('a dumped format is kept inflated; one that inflates past the cap (a gzip bomb) is not kept', async () => {
+    const format = Buffer.from('W2TX pdftex format bytes '.repeat(1000));
+    assert.ok((await inflateFormat(gzipSync(format)))?.equals(format));
+    assert.ok((await inflateFormat(format))?.equals(format), 'an uncompressed format passes unchanged');
+    // 200 KB of gzip that inflates past the cap: refused without holding the whole of it.
+    const bomb = gzipSync(Buffer.alloc(INFLATED_CAP + 1024 * 1024), { level: 9 });
+    assert.ok(bomb.length < 1024 * 1024);
+    assert.equal(await inflateFormat(bomb), null);
+    assert.equal(await inflateFormat(gzipSync(format).subarray(0, 100)), null, 'a truncated format');
   });
 
   test('the store evicts the least recently used formats by bytes', () => {
