@@ -59,6 +59,8 @@ export interface Config {
   preambleCacheBytes: number;
   /** Paused preambles for xelatex and lualatex (see tex/paused-cache.ts): most waiting processes (0 turns them off), and their resident bytes. */
   pausedPreambles: number;
+  /** Sandboxes started ahead with a cached preamble format's engine (see tex/primed-formats.ts); 0 turns them off. */
+  primedFormats: number;
   pausedPreambleBytes: number;
   /** Warm PDF/A-1b validators kept ready (see tex/output/warm-validator.ts); 0 turns them off. */
   warmValidators: number;
@@ -296,6 +298,7 @@ export function loadConfig(env: Env = process.env): Config {
     resultCacheBytes: integer(env, 'QUIRE_RESULT_CACHE_MB', 128, 0, 1_000_000) * 1024 * 1024,
     preambleCacheBytes: integer(env, 'QUIRE_PREAMBLE_CACHE_MB', 256, 0, 1_000_000) * 1024 * 1024,
     pausedPreambles: integer(env, 'QUIRE_PAUSED_PREAMBLES', 4, 0, 256),
+    primedFormats: integer(env, 'QUIRE_PRIMED_FORMATS', 4, 0, 256),
     pausedPreambleBytes: integer(env, 'QUIRE_PAUSED_PREAMBLE_MB', 1024, 0, 1_000_000) * 1024 * 1024,
     warmValidators: integer(env, 'QUIRE_WARM_VALIDATORS', 1, 0, 16),
     // Off by default: under a saturating load a demoted job can wait out its timeout (docs/fair-use.md).

@@ -151,9 +151,10 @@ export class Metrics {
   }
 
   /** The preamble cache's counters and size (tex/format-cache.ts), read at scrape time. */
-  watchPreambleCache(cache: { readonly stats: Readonly<Record<'hits' | 'misses' | 'builds' | 'rejections' | 'evictions', number>>; readonly bytes: number }): void {
+  watchPreambleCache(cache: { readonly stats: Readonly<Record<'hits' | 'primed' | 'misses' | 'builds' | 'rejections' | 'evictions', number>>; readonly bytes: number }): void {
     scrapedCounters(this.registry, 'quire_preamble_cache', cache.stats, [
       ['hits', 'pdflatex jobs that ran with a cached preamble format'],
+      ['primed', 'Of those, jobs whose format engine was started before they came (QUIRE_PRIMED_FORMATS)'],
       ['misses', 'pdflatex jobs with a cacheable preamble and no usable format'],
       ['builds', 'Preamble formats built (in the background)'],
       ['rejections', 'Preamble formats thrown away (build failed, not identical to a cold compile, or a run with it failed)'],

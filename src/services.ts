@@ -268,7 +268,7 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
         formats: () => prepareFormats(own, image?.root),
         demoteAfterMs: config.demoteAfterMs,
       },
-      { formats: preambles, ...root },
+      { formats: preambles, ...root, primed: { maxCount: config.primedFormats } },
       { maxCount: config.pausedPreambles, maxBytes: config.pausedPreambleBytes, stats: paused },
       // Warm validators only beside the default image: their uids are this node's, one set.
       { count: validators, uid: (n) => sandboxUid(validatorUid(n)), stats: validations },

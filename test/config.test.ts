@@ -19,6 +19,8 @@ test('defaults follow the documented table', async () => {
     assert.deepEqual(config.mcpAllowedOrigins, ['http://localhost:8080'], '/mcp takes browser calls from its own origin only');
     assert.equal(config.queue, 'local');
     assert.equal(config.pausedPreambles, 4);
+    assert.equal(config.primedFormats, 4);
+    assert.equal(loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_PRIMED_FORMATS: '0' }).primedFormats, 0);
     assert.equal(config.pausedPreambleBytes, 1024 * 1024 * 1024);
     assert.equal(loadConfig({ QUIRE_DATA_DIR: dir, QUIRE_PAUSED_PREAMBLES: '0', QUIRE_PAUSED_PREAMBLE_MB: '64' }).pausedPreambleBytes, 64 * 1024 * 1024);
     assert.equal(config.warmValidators, 1);

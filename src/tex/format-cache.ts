@@ -13,6 +13,8 @@ export interface FormatEntry {
 
 export interface FormatCacheStats {
   hits: number;
+  /** Hits whose format engine a primed sandbox had started (primed-formats.ts). */
+  primed: number;
   misses: number;
   builds: number;
   /** Builds thrown away (failed, doubtful, not identical) and entries dropped after a bad run. */
@@ -32,7 +34,7 @@ export class FormatCache {
   private total = 0;
   /** Keys whose build was rejected (or whose format misbehaved): not built again. Bounded, oldest out. */
   private readonly refused = new Set<string>();
-  readonly stats: FormatCacheStats = { hits: 0, misses: 0, builds: 0, rejections: 0, evictions: 0 };
+  readonly stats: FormatCacheStats = { hits: 0, primed: 0, misses: 0, builds: 0, rejections: 0, evictions: 0 };
 
   constructor(readonly maxBytes: number) {}
 

@@ -1,20 +1,22 @@
 // How this process runs TeX jobs: the runner in its warm sandboxes, inside the preamble
-// cache (pdflatex formats) and the paused preambles (xelatex, lualatex), with the warm
+// cache (pdflatex formats, their engines primed ahead) and the paused preambles (xelatex, lualatex), with the warm
 // PDF/A-1b validators of its output step. The one way code outside tex/ gets a runner, so
 // none of it depends on runner.ts.
 import type { JobRunner } from './job.js';
 import { WarmValidators, type WarmValidatorOptions } from './output/warm-validator.js';
 import { PausedPreambles, type PausedOptions } from './paused-cache.js';
 import { PreambleCache, type PreambleCacheOptions } from './preamble-cache.js';
+import { PrimedFormats, type PrimedOptions } from './primed-formats.js';
 import { TexRunner, type RunnerOptions } from './runner.js';
 
 export function localRunner(
   options: RunnerOptions,
-  preambles: PreambleCacheOptions,
+  preambles: Omit<PreambleCacheOptions, 'primed'> & { primed?: PrimedOptions },
   paused?: Omit<PausedOptions, 'isolate'>,
   validators: Omit<WarmValidatorOptions, 'workRoot' | 'isolate'> = { count: 0 },
 ): JobRunner {
   const runner = new TexRunner(options, new WarmValidators({ ...validators, workRoot: options.workRoot, isolate: options.isolate }));
-  const cache = new PreambleCache(runner, preambles);
+  const { primed, ...formats } = preambles;
+  const cache = new PreambleCache(runner, { ...formats, ...(primed && primed.maxCount > 0 ? { primed: new PrimedFormats(runner, primed) } : {}) });
   return paused && paused.maxCount > 0 ? new PausedPreambles(cache, runner, { ...paused, isolate: options.isolate }) : cache;
 }

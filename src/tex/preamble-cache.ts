@@ -9,6 +9,7 @@ import type { FormatCache } from './format-cache.js';
 import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from './job.js';
 import { changesSource } from './output/spec.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from './preamble.js';
+import type { PrimedFormats } from './primed-formats.js';
 import type { TexRunner } from './runner.js';
 
 /** A format build's wall clock, CPU per command, and the workspace it may fill. */
@@ -28,6 +29,8 @@ export interface PreambleCacheOptions {
   root?: string;
   /** Told how each format build ended (tests, logs). */
   onFormatBuild?: (outcome: { admitted: boolean; reason?: string }) => void;
+  /** Sandboxes started ahead with a format's engine (primed-formats.ts); none: each job starts its own. */
+  primed?: PrimedFormats;
 }
 
 interface Lookup {
@@ -59,6 +62,7 @@ export class PreambleCache implements JobRunner {
   async close(): Promise<void> {
     this.closed = true;
     this.stopBuild?.abort();
+    await this.options.primed?.close();
     // The build's sandbox is gone before the runner closes (and removes the process's folder).
     await this.formatsIdle();
     await this.runner.close();
@@ -86,8 +90,16 @@ export class PreambleCache implements JobRunner {
   /** The job with its format; when the outcome may be the format's, again cold. */
   private async runWithFormat(job: TexJob, uid: number | undefined, cached: Lookup): Promise<TexResult> {
     const started = performance.now();
-    const withFormat = await this.runner.run(job, uid, cached.fmt).catch(() => null);
-    if (withFormat && !this.doubtful(withFormat, cached.lines)) return withFormat;
+    const primed = this.options.primed;
+    const session = (await primed?.take(uid, cached.key)) ?? undefined;
+    if (session) this.options.formats.stats.primed++;
+    const withFormat = await this.runner.run(job, uid, cached.fmt, session).catch(() => null);
+    if (withFormat && !this.doubtful(withFormat, cached.lines)) {
+      // The next job of this preamble on this uid finds its engine started.
+      primed?.replenish(uid, cached.key, cached.fmt!);
+      return withFormat;
+    }
+    primed?.forget(cached.key);
     // The cold run gets what is left of the job's time (at least a second).
     const spent = performance.now() - started;
     const cold = await this.runner.run({ ...job, timeoutMs: Math.max(1000, job.timeoutMs - spent) }, uid);
@@ -155,7 +167,11 @@ export class PreambleCache implements JobRunner {
     };
     formats.stats.builds++;
     this.building = this.build(job, lines, uid)
-      .then((outcome) => ('entry' in outcome && !this.closed && formats.admit(key, outcome.entry) ? report(true) : report(false, 'rejected' in outcome ? outcome.rejected : 'not kept')))
+      .then((outcome) => {
+        if (!('entry' in outcome) || this.closed || !formats.admit(key, outcome.entry)) return report(false, 'rejected' in outcome ? outcome.rejected : 'not kept');
+        this.options.primed?.replenish(uid, key, outcome.entry.fmt);
+        report(true);
+      })
       .catch((err: Error) => report(false, err.message))
       .finally(() => (this.building = null));
   }

@@ -132,7 +132,8 @@ export class TexRunner implements JobRunner {
   /**
    * Runs a job as `uid` (an unprivileged id when the service runs as root), in the uid's warm
    * sandbox when it has one. `format`: a preamble format the job's first pass starts from
-   * (see preamble-cache.ts).
+   * (see preamble-cache.ts). `paused`: a sandbox made for this job by `pause` or `prime`,
+   * used once.
    */
   async run(job: TexJob, uid?: number, format?: Buffer, paused?: Session): Promise<TexResult> {
     const started = performance.now();
@@ -144,9 +145,11 @@ export class TexRunner implements JobRunner {
     const undemote = demoteLater(() => session.pid, job.fairness?.yields ? (this.options.demoteAfterMs ?? 0) : 0);
     try {
       // A paused preamble's sandbox: its engine waits for the go-line, written only once every file of the job is in place.
-      await this.prepare(session, job, format);
+      // A primed sandbox (prime) holds the format and runs its engine already.
+      const primed = session.engine === FORMAT_ENGINE;
+      await this.prepare(session, job, primed ? undefined : format);
       // The job's first pass starts warm with the format (the slot's warm engine has the base one).
-      if (format) await session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
+      if (format && !primed) await session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
       stages.sandbox = performance.now() - started;
       const result = await this.compile(session, job, state, format !== undefined);
       stopped = false;
@@ -199,7 +202,25 @@ export class TexRunner implements JobRunner {
     }
   }
 
-  /** Ends a paused sandbox no job took (evicted, expired, or the service closing). */
+  /**
+   * A fresh sandbox on `uid` holding the preamble format `format`, its format engine started
+   * (loading it and the font map, then waiting for its line; see primed-formats.ts): the
+   * session to pass to `run` with the same format, once.
+   */
+  async prime(uid: number | undefined, format: Buffer): Promise<Session> {
+    const session = await this.pool.openFor(uid, 'pdflatex');
+    try {
+      await writeFile(join(session.dir, `${FORMAT}.fmt`), format, { flag: 'wx' });
+      if (session.uid !== undefined) await lchown(join(session.dir, `${FORMAT}.fmt`), session.uid, session.uid);
+      await session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
+      return session;
+    } catch (err) {
+      await this.pool.discard(session, true);
+      throw err;
+    }
+  }
+
+  /** Ends a paused or primed sandbox no job took (evicted, expired, or the service closing). */
   discard(session: Session): Promise<void> {
     return this.pool.discard(session, true);
   }

@@ -96,7 +96,7 @@ describe('preamble cache', () => {
       passing.map((j) => [j, UID, undefined]),
     );
     assert.equal(runner.builds.length, 0);
-    assert.deepEqual(formats.stats, { hits: 0, misses: 0, builds: 0, rejections: 0, evictions: 0 });
+    assert.deepEqual(formats.stats, { hits: 0, primed: 0, misses: 0, builds: 0, rejections: 0, evictions: 0 });
 
     const off = setup(0);
     await off.run(job(doc('x')));
@@ -113,7 +113,7 @@ describe('preamble cache', () => {
     assert.equal(await run(second), ok);
     assert.deepEqual(runner.runs.at(-1), { job: second, uid: UID, format: Buffer.from('format') });
     assert.equal(runner.builds.length, 1, 'a kept format is not built again');
-    assert.deepEqual(formats.stats, { hits: 1, misses: 1, builds: 1, rejections: 0, evictions: 0 });
+    assert.deepEqual(formats.stats, { hits: 1, primed: 0, misses: 1, builds: 1, rejections: 0, evictions: 0 });
 
     // Another scope, or another day, never sees it.
     await run(job(doc('third'), { preamble: { scope: 'account:2', day: '2026-11-23' } }));

@@ -20,6 +20,7 @@ import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
 import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
 import { PreambleCache } from '../../src/tex/preamble-cache.js';
+import { PrimedFormats } from '../../src/tex/primed-formats.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import type { Workspace } from '../../src/tex/workspace.js';
 
@@ -277,6 +278,70 @@ describe('preamble cache', () => {
     const inline = '\\documentclass{article}\n\\begin{filecontents*}{side.txt}\nx\n\\end{filecontents*}\n\\begin{document}\nInline.\n\\end{document}\n';
     assert.equal((await run(job(inline, 'account:3'))).outcome, 'ok');
     assert.equal(formats.stats.builds, buildsBefore, 'refused before any build');
+  });
+});
+
+describe('primed preamble formats', () => {
+  let workRoot: string;
+  let cold: TexRunner;
+  let runner: TexRunner;
+  let cached: PreambleCache;
+  let primed: PrimedFormats;
+  const job = (source: string, scope: string): TexJob => ({ source, compiler: 'pdflatex', timeoutMs: 60_000, maxFileBytes: 16 * MB, preamble: { scope, day: DAY } });
+  const run = async (j: TexJob, uid = UID) => {
+    const result = await cached.run(j, uid);
+    await cached.formatsIdle();
+    return result;
+  };
+
+  before(async () => {
+    workRoot = await mkdtemp(join(tmpdir(), 'quire-primed-'));
+    cold = new TexRunner({ workRoot, isolate: true });
+    runner = new TexRunner({ workRoot, isolate: true });
+    primed = new PrimedFormats(runner, { maxCount: 2 });
+    cached = new PreambleCache(runner, { formats: new FormatCache(512 * MB), primed });
+  });
+  after(async () => {
+    await Promise.all([cold.close(), cached.close()]);
+    await rm(workRoot, { recursive: true, force: true });
+  });
+
+  test('an admitted format has its engine started ahead; the next job takes it, gives the cold pages, and another is started', async () => {
+    await run(job(heavy('First.'), 'account:1'));
+    assert.equal(primed.size, 1, 'started once the format was admitted');
+    const hit = await run(job(heavy('Second, primed.'), 'account:1'));
+    assert.equal(primed.stats.hits, 1);
+    assert.ok(usedFormat(hit));
+    // The primed engine opened no file of the job before its line: the transcript is whole, the body the job's.
+    assert.match(hit.log, /^This is pdfTeX[^]*\(\.\/main\.tex[^]*Output written on main\.pdf/);
+    const reference = await cold.run(job(heavy('Second, primed.'), 'account:1'), UID);
+    assert.ok(pages(hit).equals(pages(reference)));
+    assert.equal(hit.passes, reference.passes);
+    assert.match(text(hit), /Second, primed\./);
+    assert.equal(primed.size, 1, 'the next one is started');
+
+    const failed = await run(job(heavy('A \\missingmacro here.'), 'account:1'));
+    assert.equal(primed.stats.hits, 2);
+    assert.equal(failed.outcome, 'failed');
+    assert.deepEqual(/^\.\/main\.tex:(\d+): (.*)$/m.exec(failed.log)?.slice(1, 3), ['14', 'Undefined control sequence.']);
+  });
+
+  test('a primed sandbox serves only its own uid and preamble, and the count bound ends the oldest', async () => {
+    const hits = primed.stats.hits;
+    // Another scope: another key, so no primed sandbox of account 1 is taken.
+    const other = await run(job(heavy('Other account.'), 'account:2'));
+    assert.equal(other.outcome, 'ok');
+    assert.equal(primed.stats.hits, hits);
+    assert.equal(primed.size, 2, "account 2's format admitted: its own primed sandbox beside account 1's");
+    if (UID !== undefined) {
+      // Another slot uid with account 1's preamble: a miss, and a sandbox of its own replaces the oldest.
+      const evictions = primed.stats.evictions;
+      const elsewhere = await run(job(heavy('Another slot.'), 'account:1'), CONVERTER_UID - 9);
+      assert.ok(usedFormat(elsewhere));
+      assert.equal(primed.stats.hits, hits);
+      assert.equal(primed.size, 2);
+      assert.equal(primed.stats.evictions, evictions + 1);
+    }
   });
 });
 
