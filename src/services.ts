@@ -267,6 +267,8 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
         luaCache: () => prepareLuaCache(own, systemClock, image?.root),
         formats: () => prepareFormats(own, image?.root),
         demoteAfterMs: config.demoteAfterMs,
+        // TeX Live 2024 and older: their luaotfload needs an absolute-path read (pool.ts).
+        luaReadsByPath: image !== undefined && Number(image.year) < 2026,
       },
       { formats: preambles, ...root, primed: { maxCount: config.primedFormats } },
       { maxCount: config.pausedPreambles, maxBytes: config.pausedPreambleBytes, stats: paused },

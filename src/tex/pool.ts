@@ -21,6 +21,14 @@ export interface PoolOptions {
   formats?: () => Promise<Formats>;
   /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
   luaCache?: () => Promise<string>;
+  /**
+   * lualatex reads under openin_any=r instead of p. The luaotfload of TeX Live 2024 opens
+   * ScriptExtensions.txt by the absolute path kpathsea found, and that kpathsea refuses absolute
+   * paths under p (every lualatex job failed at load); TeX Live 2026's accepts a path in its
+   * own trees. Inside the sandbox an absolute path reaches only the image, the job's folder and
+   * its private /tmp.
+   */
+  luaReadsByPath?: boolean;
   /** Keep a started sandbox ready for the next job (default true). */
   warm?: boolean;
   /**
@@ -200,7 +208,11 @@ export class SandboxPool {
    * race with this prlimit.
    */
   command(session: Session, argv: string[], limits?: ProcessLimits): string[] {
-    const limited = limits ? [...prlimit(limits), ...argv] : ['prlimit', `--as=${MEMORY_BYTES}`, `--nproc=${PROCESSES}`, '--core=0', '--', ...argv];
+    const limited = [
+      ...(limits ? prlimit(limits) : ['prlimit', `--as=${MEMORY_BYTES}`, `--nproc=${PROCESSES}`, '--core=0', '--']),
+      ...(argv[0] === 'lualatex' && this.options.luaReadsByPath ? ['env', 'openin_any=r'] : []),
+      ...argv,
+    ];
     if (argv[0] !== 'lualatex' || session.luaCache === undefined) return limited;
     // luaotfload needs a writable cache: the job starts from a copy of the prepared one.
     const target = this.options.isolate ? TEX_ENV.TEXMFVAR! : HOST_TEXMFVAR;

@@ -37,7 +37,9 @@ describe('TeX Live years', () => {
     for (const image of body.texlive) {
       assert.match(image.debian, /^(forky|trixie|bookworm) \d{4}\.\d{8}/);
       assert.match(image.engines.pdflatex, /^pdfTeX 3\.141592653-2\.6-1\.40\.\d+ \(TeX Live (\d{4})/);
-      assert.match(image.engines.pdflatex, new RegExp(`TeX Live ${image.year}`));
+      // Debian trixie's TeX Live 2024.20250309 runs binaries from the 2025 pretest: they call themselves "TeX Live 2025/dev".
+      const said = Number(/\(TeX Live (\d{4})/.exec(image.engines.pdflatex)?.[1]);
+      assert.ok(said === Number(image.year) || (image.year === '2024' && said === 2025), `${image.year}: ${image.engines.pdflatex}`);
       assert.match(image.engines.xelatex, /^XeTeX/);
       assert.match(image.engines.lualatex, /^This is LuaHBTeX/);
       assert.ok(image.disk_bytes > 1e9);

@@ -140,4 +140,17 @@ describe('sandbox pool', () => {
     await p.release(session, UID, false);
     await p.close();
   });
+
+  test('an image whose luaotfload reads by absolute path: lualatex alone reads under openin_any=r', async () => {
+    const p = pool({ warm: false, luaReadsByPath: true });
+    const session = await p.take(UID, 'lualatex');
+    const limits = { cpuSeconds: 3, fileBytes: 100, memoryBytes: 200, processes: 4 };
+    assert.deepEqual(p.command(session, ['lualatex', 'main.tex'], limits).slice(-5), ['--', 'env', 'openin_any=r', 'lualatex', 'main.tex']);
+    assert.deepEqual(p.command(session, ['lualatex']).slice(-3), ['env', 'openin_any=r', 'lualatex'], 'the warm engine too');
+    assert.deepEqual(p.command(session, ['pdflatex', 'main.tex'], limits).slice(-3), ['--', 'pdflatex', 'main.tex']);
+    // The sandbox's own setting stays paranoid for everything else.
+    assert.equal((await session.run(['sh', '-c', 'echo $openin_any'])).output, 'p\n');
+    await p.release(session, UID, false);
+    await p.close();
+  });
 });
