@@ -31,7 +31,10 @@ stop_warm() {
   stop_pdf
 }
 start_warm() {
+  mode=\${1-}
   eval "set -- $warmline"; pdfline=$2; shift 2
+  # The next pass's engine, started while this pass runs: told so, it opens no file this pass writes (LUA_PRELOAD_FONT in job.ts).
+  [ "$mode" = again ] && set -- env QUIRE_AGAIN=1 "$@"
   rm -f "$QUIRE_OUT.go"; mkfifo -m 600 "$QUIRE_OUT.go" && exec 3<>"$QUIRE_OUT.go"; rm -f "$QUIRE_OUT.go"
   # The output file is opened here, before the fork: a pass that follows at once always finds it.
   exec 4>"$QUIRE_OUT.warm"
@@ -87,7 +90,7 @@ while IFS= read -r line; do
       current=$warm; warm=
       mv "$QUIRE_OUT.warm" "$QUIRE_OUT.pass"
       # A rerun is likely: the next pass's engine loads its format while this pass runs.
-      [ "$again" = 1 ] && start_warm
+      [ "$again" = 1 ] && start_warm again
       wait "$current"; code=$?
       # The next pass's xdvipdfmx starts once this pass's has ended: they share the FIFOs.
       stop_pdf; [ -n "$warm" ] && start_pdf

@@ -72,6 +72,20 @@ describe('warm engines', () => {
     });
   }
 
+  test("lualatex: a warm engine holds its first font before its line; a second pass's engine does not", async () => {
+    const loaded = (log: string) => log.indexOf('Font names database loaded');
+    await warmed('lualatex');
+    const one = await warm.run(job(documents[0]!, { compiler: 'lualatex' }), UID);
+    assert.equal(one.passes, 1);
+    assert.ok(loaded(one.log) >= 0 && loaded(one.log) < one.log.indexOf('(./main.tex'), 'loaded before the document');
+    await warmed('lualatex');
+    const two = await warm.run(job(documents[1]!, { compiler: 'lualatex' }), UID);
+    assert.equal(two.passes, 2);
+    // The transcript is the last pass's, whole: its engine (started during pass 1) loaded the font inside the document.
+    assert.match(two.log, /^This is LuaHBTeX/);
+    assert.ok(loaded(two.log) > two.log.indexOf('(./main.tex'), 'loaded by the document');
+  });
+
   test('xelatex: an XDV far larger than a pipe buffer reaches the warm xdvipdfmx whole', async () => {
     const long = doc(Array.from({ length: 40 }, (_, i) => `\\section{Part ${i}}${'Words of text in a long paragraph. '.repeat(60)}\\newpage`).join('\n'));
     await warmed('xelatex');
@@ -164,12 +178,13 @@ describe('warm engines', () => {
       // Used once: a second pass runs cold.
       assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
       // `again`: the same command starts anew, ahead of the next pass, while this one runs.
-      await session.startEngine('probe', ['sh', '-c', 'read line; echo "pass:$$"']);
+      // Only that second engine has QUIRE_AGAIN (it must not preload what opens the first's transcript).
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo "pass:$$:${QUIRE_AGAIN-none}"']);
       const one = await session.go(limits, ['echo', 'cold'], true);
       assert.equal(session.engine, 'probe');
       const two = await session.go(limits, ['echo', 'cold']);
-      assert.match(one.output, /^pass:\d+\n$/);
-      assert.match(two.output, /^pass:\d+\n$/);
+      assert.match(one.output, /^pass:\d+:none\n$/);
+      assert.match(two.output, /^pass:\d+:1\n$/);
       assert.notEqual(one.output, two.output, 'two processes, one line each');
       assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
       // A warm process that died before its job: the pass runs cold too.
