@@ -60,7 +60,8 @@ export function realProjects(shard: 0 | 1): void {
     let t: TestApp;
     let account: TestAccount;
     before(async () => {
-      t = await testApp();
+      // The service serves (and so runs) the year whose expectations these are.
+      t = await testApp({ env: { QUIRE_TEXLIVE: expected.texlive } });
       account = await createAccount(t.services, 'business');
     });
     after(() => t.close());
@@ -84,6 +85,7 @@ export function realProjects(shard: 0 | 1): void {
         } else {
           assert.equal(res.statusCode, 200, res.body.slice(0, 4000));
           assert.equal(res.json().pages, pages);
+          assert.equal(res.json().texlive, expected.texlive);
         }
       });
     }
@@ -98,6 +100,7 @@ export function realProjects(shard: 0 | 1): void {
         else {
           assert.equal(res.statusCode, 200, res.body.slice(0, 4000));
           assert.equal(res.json().pages, pages);
+          assert.equal(res.json().texlive, expected.texlive);
         }
       });
     }
