@@ -22,8 +22,6 @@ export interface PrimedOptions {
 export interface PrimedStats {
   /** Jobs with a format that found a primed sandbox. */
   hits: number;
-  /** Primed sandboxes started. */
-  starts: number;
   /** Ended unused: the count or age bound, a refused format, or the service closing. */
   evictions: number;
 }
@@ -36,7 +34,7 @@ interface Waiting {
 }
 
 export class PrimedFormats {
-  readonly stats: PrimedStats = { hits: 0, starts: 0, evictions: 0 };
+  readonly stats: PrimedStats = { hits: 0, evictions: 0 };
   /** By `${uid}\n${key}`, at most one each; map order is start order (oldest first out). */
   private readonly waiting = new Map<string, Waiting>();
   private closed = false;
@@ -71,7 +69,6 @@ export class PrimedFormats {
       if (this.waiting.size < this.options.maxCount) break;
       void this.end(oldest);
     }
-    this.stats.starts++;
     if (!this.sweeper) {
       this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, this.maxAge));
       this.sweeper.unref();

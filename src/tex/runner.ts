@@ -149,7 +149,7 @@ export class TexRunner implements JobRunner {
       const primed = session.engine === FORMAT_ENGINE;
       await this.prepare(session, job, primed ? undefined : format);
       // The job's first pass starts warm with the format (the slot's warm engine has the base one).
-      if (format && !primed) await session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
+      if (format && !primed) await this.startFormatEngine(session);
       stages.sandbox = performance.now() - started;
       const result = await this.compile(session, job, state, format !== undefined);
       stopped = false;
@@ -212,12 +212,17 @@ export class TexRunner implements JobRunner {
     try {
       await writeFile(join(session.dir, `${FORMAT}.fmt`), format, { flag: 'wx' });
       if (session.uid !== undefined) await lchown(join(session.dir, `${FORMAT}.fmt`), session.uid, session.uid);
-      await session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
+      await this.startFormatEngine(session);
       return session;
     } catch (err) {
       await this.pool.discard(session, true);
       throw err;
     }
+  }
+
+  /** The format engine, started ahead on the preamble format in the session's workspace. */
+  private startFormatEngine(session: Session): Promise<void> {
+    return session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
   }
 
   /** Ends a paused or primed sandbox no job took (evicted, expired, or the service closing). */
