@@ -46,12 +46,14 @@ start_warm() {
 # (a third of a second), then waits on a pipe. The engine's output driver (XDV_DRIVER in job.ts)
 # writes the XDV into the .xdv FIFO, which "cat" relays into that pipe, and waits for the
 # .status FIFO: xdvipdfmx's exit code, written by the subshell that waits for it. Its pid (for
-# prlimit and kill) is in .pdfpid. All of it ends with the pass, used or not.
+# prlimit and kill) comes back through the .pdfpid FIFO before start_pdf returns, so a go-line
+# sent at once finds it (read from a file the subshell wrote, a quick go once ran cold). All of
+# it ends with the pass, used or not.
 start_pdf() {
   [ -n "$pdfline" ] || return 0
   eval "set -- $pdfline"
   rm -f "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pipe" "$QUIRE_OUT.pdfpid"
-  mkfifo -m 600 "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pipe" || return 0
+  mkfifo -m 600 "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pipe" "$QUIRE_OUT.pdfpid" || return 0
   # Read and write ends of the pipe, opened without blocking (7 holds it open meanwhile), each
   # held by one process only: xdvipdfmx sees the end of the XDV when the relay ends, and the
   # relay a broken pipe if xdvipdfmx dies.
@@ -61,11 +63,12 @@ start_pdf() {
   cat "$QUIRE_OUT.xdv" >&9 3>&- 8<&- 9>&- &
   relay=$!
   exec 8<&- 9>&-
+  read pdfpid <"$QUIRE_OUT.pdfpid"; rm -f "$QUIRE_OUT.pdfpid"
 }
 stop_pdf() {
   if [ -n "$pdf" ]; then
-    kill -9 $(cat "$QUIRE_OUT.pdfpid" 2>/dev/null) "$relay" "$pdf" 2>/dev/null; wait "$relay" "$pdf" 2>/dev/null; pdf=
-    rm -f "$QUIRE_OUT.xdv" "$QUIRE_OUT.status" "$QUIRE_OUT.pdfpid"
+    kill -9 $pdfpid "$relay" "$pdf" 2>/dev/null; wait "$relay" "$pdf" 2>/dev/null; pdf=; pdfpid=
+    rm -f "$QUIRE_OUT.xdv" "$QUIRE_OUT.status"
   fi
 }
 # Lowers a warm process to the job's limits; fails when it has already ended.
@@ -85,7 +88,7 @@ while IFS= read -r line; do
     printf '0 0\\n';;
   quire-go)
     limits="--cpu=$2 --fsize=$3 --as=$4 --nproc=$5"; again=$6; goline=$7; shift 7
-    if [ -n "$warm" ] && limit "$warm" && { [ -z "$pdf" ] || { limit "$(cat "$QUIRE_OUT.pdfpid" 2>/dev/null)" && limit "$relay"; }; }; then
+    if [ -n "$warm" ] && limit "$warm" && { [ -z "$pdf" ] || { limit "$pdfpid" && limit "$relay"; }; }; then
       printf '%s\\n' "$goline" >&3; exec 3>&-
       current=$warm; warm=
       mv "$QUIRE_OUT.warm" "$QUIRE_OUT.pass"
