@@ -28,10 +28,34 @@ function scriptScheme(uri: string): boolean {
  */
 export type PdfValue = { kind: 'name'; text: string } | { kind: 'string'; texts: string[] } | null;
 
-/** A string's bytes as the texts a viewer may see: UTF-16BE with a byte order mark, and Latin-1. */
+/** PDFDocEncoding where it is not Latin-1: 0x18–0x1F (accents) and 0x7F–0xA0 (typographic). */
+const PDF_DOC_LOW = [0x02d8, 0x02c7, 0x02c6, 0x02d9, 0x02dd, 0x02db, 0x02da, 0x02dc];
+const PDF_DOC_HIGH = [
+  0xfffd, 0x2022, 0x2020, 0x2021, 0x2026, 0x2014, 0x2013, 0x0192, 0x2044, 0x2039, 0x203a, 0x2212, 0x2030, 0x201e, 0x201c, 0x201d, 0x2018,
+  0x2019, 0x201a, 0x2122, 0xfb01, 0xfb02, 0x0141, 0x0152, 0x0160, 0x0178, 0x017d, 0x0131, 0x0142, 0x0153, 0x0161, 0x017e, 0xfffd, 0x20ac,
+];
+
+function pdfDocText(bytes: Buffer): string {
+  let text = '';
+  for (const b of bytes) {
+    const code = b >= 0x18 && b <= 0x1f ? PDF_DOC_LOW[b - 0x18]! : b >= 0x7f && b <= 0xa0 ? PDF_DOC_HIGH[b - 0x7f]! : b;
+    text += String.fromCharCode(code);
+  }
+  return text;
+}
+
+/**
+ * A string's bytes as the texts a viewer may see, the one qpdf's JSON shows first (so both
+ * readers name a finding alike): UTF-16 with a byte order mark (big-endian as PDF says, and
+ * little-endian, which qpdf also reads), UTF-8 with one (PDF 2.0), PDFDocEncoding; and Latin-1.
+ */
 export function stringTexts(bytes: Buffer): string[] {
-  if (bytes[0] === 0xfe && bytes[1] === 0xff) return [Buffer.from(bytes.subarray(2)).swap16().toString('utf16le'), bytes.toString('latin1')];
-  return [bytes.toString('latin1')];
+  const latin1 = bytes.toString('latin1');
+  // An odd last byte is no character (qpdf drops it too).
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return [Buffer.from(bytes.subarray(2, bytes.length - (bytes.length % 2))).swap16().toString('utf16le'), latin1];
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return [bytes.subarray(2).toString('utf16le'), latin1];
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return [bytes.subarray(3).toString('utf8'), latin1];
+  return [pdfDocText(bytes), latin1];
 }
 
 /**

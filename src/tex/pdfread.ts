@@ -259,6 +259,8 @@ function read(pdf: Buffer, withPdfa: boolean): PdfInspection {
   const objects = new Map<number, Obj>();
   /** Where each object of the file starts (its header), and which object stream holds the rest. */
   const offsets = new Map<number, number>();
+  /** Each top-level object's generation (an object stream's objects are generation 0). */
+  const generations = new Map<number, number>();
   const inStream = new Map<number, number>();
   const xrefs: Array<{ dict: Map<string, Obj>; data?: Buffer; table?: string }> = [];
   /** The data of each plain stream (the XMP packet is one), kept only for the PDF/A facts. */
@@ -301,6 +303,7 @@ function read(pdf: Buffer, withPdfa: boolean): PdfInspection {
       if (word !== 'endobj') fail(`expected endobj, got ${word}`);
       define(num, value);
       offsets.set(num, at);
+      generations.set(num, Number(header[2]));
       continue;
     }
     const word = readKeyword(lex);
@@ -319,9 +322,14 @@ function read(pdf: Buffer, withPdfa: boolean): PdfInspection {
   if (xrefs.length !== 1) fail('not exactly one cross-reference section');
   const xref = xrefs[0]!;
   if (xref.dict.has('Encrypt') || xref.dict.has('Prev')) fail('encrypted or updated');
-  checkXref(xref, offsets, inStream);
+  checkXref(xref, offsets, generations, inStream);
 
-  const resolve = (value: Obj | undefined): Obj | undefined => (value instanceof Ref ? objects.get(value.num) : value);
+  // A reference whose generation is not its object's names nothing to qpdf (null): give up.
+  const resolve = (value: Obj | undefined): Obj | undefined => {
+    if (!(value instanceof Ref)) return value;
+    if (value.gen !== (generations.get(value.num) ?? 0)) fail(`reference ${value.num} ${value.gen} R names another generation`);
+    return objects.get(value.num);
+  };
   const catalog = resolve(xref.dict.get('Root'));
   if (!(catalog instanceof Map)) return fail('no catalog');
   let pages = 0;
@@ -421,7 +429,12 @@ function objectStream(dict: Map<string, Obj>, data: Buffer, onEntry: (key: strin
 }
 
 /** Every object the cross-reference names as in use is one this reader parsed, where it says. */
-function checkXref(xref: { dict: Map<string, Obj>; data?: Buffer; table?: string }, offsets: Map<number, number>, inStream: Map<number, number>): void {
+function checkXref(
+  xref: { dict: Map<string, Obj>; data?: Buffer; table?: string },
+  offsets: Map<number, number>,
+  generations: Map<number, number>,
+  inStream: Map<number, number>,
+): void {
   if (xref.table !== undefined) {
     const lines = xref.table.trim().split(/\r\n|\r|\n/).map((l) => l.trim()).filter(Boolean);
     let num = 0;
@@ -433,7 +446,7 @@ function checkXref(xref: { dict: Map<string, Obj>; data?: Buffer; table?: string
       }
       const entry = /^(\d{10}) (\d{5}) ([nf])$/.exec(line);
       if (!entry) fail('xref line');
-      if (entry![3] === 'n' && offsets.get(num) !== Number(entry![1])) fail(`xref names object ${num} where none was read`);
+      if (entry![3] === 'n' && (offsets.get(num) !== Number(entry![1]) || generations.get(num) !== Number(entry![2]))) fail(`xref names object ${num} where none was read`);
       num++;
     }
     return;
@@ -460,7 +473,7 @@ function checkXref(xref: { dict: Map<string, Obj>; data?: Buffer; table?: string
       const num = (index[i] as number) + k;
       const type = field(at, w0!, 1);
       const a = field(at + w0!, w1!, 0);
-      if (type === 1 && offsets.get(num) !== a) fail(`xref names object ${num} where none was read`);
+      if (type === 1 && (offsets.get(num) !== a || generations.get(num) !== field(at + w0! + w1!, w2!, 0))) fail(`xref names object ${num} where none was read`);
       if (type === 2 && inStream.get(num) !== a) fail(`xref names object ${num} in a stream where it was not read`);
       if (type > 2) fail('xref entry type');
     }
