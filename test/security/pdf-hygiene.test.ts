@@ -57,6 +57,11 @@ describe('PDF hygiene', () => {
     await refused(doc(pdfAnnot('<< /S /URI /URI (\\152avascript:alert(1)) >>')), /script URI \("javascript:alert\(1\)"\)/);
     await refused(doc(pdfAnnot('<< /S /URI /URI <6a617661736372697074 3a616c657274283129> >>')), /script URI \("javascript:alert\(1\)"\)/);
     await refused(doc('\\href{JavaScript:alert(1)}{click}', '\\usepackage{hyperref}'), /script URI \("JavaScript:alert\(1\)"\)/);
+    // Behind byte order marks qpdf also reads (UTF-16LE, UTF-8); an odd UTF-16 byte once threw.
+    const le = Buffer.from('javascript:alert(1)', 'utf16le').toString('hex');
+    await refused(doc(pdfAnnot(`<< /S /URI /URI <fffe${le}> >>`)), /script URI \("javascript:alert\(1\)"\)/);
+    await refused(doc(pdfAnnot(`<< /S /URI /URI <efbbbf${Buffer.from('javascript:alert(1)').toString('hex')}> >>`)), /script URI \("javascript:alert\(1\)"\)/);
+    await refused(doc(pdfAnnot(`<< /S /URI /URI <feff${Buffer.from(le, 'hex').swap16().toString('hex')}00> >>`)), /script URI \("javascript:alert\(1\)"\)/);
   });
 
   test('a Launch action is refused (pdflatex, and xelatex through \\special)', async () => {
