@@ -5,12 +5,13 @@
 // PDFs, tested) at a third of the CPU. It is inflated once per TeX Live installation into a
 // folder every sandbox mounts read-only; a TeX Live update (another format file) gets a new one.
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { COMPILERS, type Compiler } from './compilers.js';
+import { CORE_MAP, FontMaps } from './font-map.js';
 import { currentImageRoot, hostPath, imageTool } from './image/tools.js';
 
 /** The engine kpathsea looks formats up for (TeX Live 2022: lualatex runs on luahbtex). */
@@ -18,8 +19,13 @@ const ENGINE: Record<Compiler, string> = { pdflatex: 'pdftex', xelatex: 'xetex',
 
 /** The installed (compressed) format of each compiler on the host, or null when kpathsea does not know it. */
 async function installed(compiler: Compiler, image: string | undefined): Promise<string | null> {
-  const found = (await imageTool(['kpsewhich', `-engine=${ENGINE[compiler]}`, `${compiler}.fmt`], image).catch(() => '')).trim();
-  return found ? hostPath(found, image) : null;
+  return found(['kpsewhich', `-engine=${ENGINE[compiler]}`, `${compiler}.fmt`], image);
+}
+
+/** The host path of the file kpathsea finds with `argv` in the image, or null. */
+async function found(argv: string[], image: string | undefined): Promise<string | null> {
+  const path = (await imageTool(argv, image).catch(() => '')).trim();
+  return path ? hostPath(path, image) : null;
 }
 
 /**
@@ -32,6 +38,8 @@ export interface Formats {
   /** The folder on the host. */
   dir: string;
   compilers: ReadonlySet<Compiler>;
+  /** pdftex.map split into its core (the folder's CORE_MAP) and the rest, when TeX Live has one (font-map.ts). */
+  fontMaps?: FontMaps;
 }
 
 /** `image`: the TeX image whose formats these are (none: the host's TeX Live). */
@@ -45,9 +53,13 @@ export async function prepareFormats(root: string, image = currentImageRoot()): 
     sources.set(compiler, path);
     id.update(`${compiler}\0${path}\0${stats.size}\0${stats.mtimeMs}\0${stats.ino}\n`);
   }
+  const mapPath = sources.has('pdflatex') ? await found(['kpsewhich', '-progname=pdflatex', 'pdftex.map'], image) : null;
+  const map = mapPath ? await readFile(mapPath, 'utf8').catch(() => null) : null;
+  if (map !== null) id.update(`pdftex.map\0${createHash('sha256').update(map).digest('hex')}\n`);
   const name = `formats-${id.digest('hex').slice(0, 16)}`;
   const target = join(root, name);
-  const formats = { dir: target, compilers: new Set(sources.keys()) };
+  const fontMaps = map !== null ? FontMaps.split(map) : undefined;
+  const formats: Formats = { dir: target, compilers: new Set(sources.keys()), ...(fontMaps && fontMaps.coreSize > 0 ? { fontMaps } : {}) };
   if (existsSync(join(target, '.ready'))) return formats;
 
   await mkdir(root, { recursive: true });
@@ -56,6 +68,7 @@ export async function prepareFormats(root: string, image = currentImageRoot()): 
     for (const [compiler, path] of sources) {
       await pipeline(createReadStream(path), createGunzip(), createWriteStream(join(work, `${compiler}.fmt`), { mode: 0o644 }));
     }
+    if (formats.fontMaps) await writeFile(join(work, CORE_MAP), formats.fontMaps.core, { mode: 0o644 });
     await writeFile(join(work, '.ready'), [...sources].map(([c, p]) => `${c} ${p}`).join('\n') + '\n');
     await chmod(work, 0o755);
     await rename(work, target).catch((err: NodeJS.ErrnoException) => {

@@ -94,9 +94,10 @@ export interface TexResult {
 /**
  * A job's stages: `sandbox` (taking a warm sandbox, writing the job's files), `tex` (engine
  * passes and helpers), `inspect` (page count and active content), `reads` (reading back what
- * TeX wrote between and after passes), `cleanup` (handing the sandbox back).
+ * TeX wrote between and after passes), `cleanup` (handing the sandbox back), `fontmap` (a
+ * first attempt with the core font map, given up for the whole map; font-map.ts).
  */
-export type TexStage = 'sandbox' | 'tex' | 'inspect' | 'reads' | 'cleanup';
+export type TexStage = 'sandbox' | 'tex' | 'inspect' | 'reads' | 'cleanup' | 'fontmap';
 export type TexStages = Partial<Record<TexStage, number>>;
 
 /** Runs TeX jobs: the runner itself, or a layer around it (the preamble cache). */
@@ -136,6 +137,8 @@ export const FORMAT_ENGINE = 'pdflatex+preamble';
  * terminal.
  */
 const LOAD_FONT_MAP = String.raw`\pdfmapline{+}`;
+/** The same with the core font map (font-map.ts) instead of pdftex.map: `path` as the sandbox sees it. */
+const loadCoreMap = (path: string) => String.raw`\pdfmapfile{${path}}\pdfmapline{+}`;
 /** The same for LuaTeX, which reads pdftex.map at its first page too. */
 const LUA_LOAD_FONT_MAP = String.raw`\pdfextension mapline{+}`;
 
@@ -189,12 +192,13 @@ export const WARM_XDVIPDFMX = ['xdvipdfmx', '-q', '-E', '-o', `${MAIN}.pdf`];
  * in errorstop mode it loads its format, then waits on the terminal for one line, after which
  * it switches to nonstopmode and reads main.tex exactly as a cold run does. The line is read
  * into a macro that is then undefined again, so the document sees no trace of it.
- * `warmPdf`: xelatex hands its XDV to a warm xdvipdfmx (XDV_DRIVER).
+ * `warmPdf`: xelatex hands its XDV to a warm xdvipdfmx (XDV_DRIVER). `coreMap`: pdflatex reads
+ * that font map instead of pdftex.map (font-map.ts).
  */
-export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf = false): string[] {
+export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf = false, coreMap?: string): string[] {
   const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
   const common = [...fmt, ...outputDriverArgs(compiler, warmPdf), '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
-  if (compiler === 'pdflatex') return [compiler, ...common, `${LOAD_FONT_MAP}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
+  if (compiler === 'pdflatex') return [compiler, ...common, `${coreMap ? loadCoreMap(coreMap) : LOAD_FONT_MAP}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   if (compiler === 'xelatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${LUA_LOAD_FONT_MAP}${LUA_PRELOAD_FONT}${wait}\\input{${MAIN}.tex}`];
 }

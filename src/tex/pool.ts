@@ -5,6 +5,7 @@
 // the inflated formats and the lualatex font cache.
 import { chmod, mkdir } from 'node:fs/promises';
 import type { Compiler } from './compilers.js';
+import { CORE_MAP, type FontMaps } from './font-map.js';
 import type { Formats } from './formats.js';
 import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from './job.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
@@ -183,7 +184,8 @@ export class SandboxPool {
       });
       if (engine) {
         const pdf = this.warmPdf(engine);
-        await session.startEngine(engine, this.command(session, warmEngineArgs(engine, this.fmt(session, engine), pdf !== undefined)), pdf && this.command(session, pdf));
+        const argv = warmEngineArgs(engine, this.fmt(session, engine), pdf !== undefined, this.coreMap(session, engine));
+        await session.startEngine(engine, this.command(session, argv), pdf && this.command(session, pdf));
       }
       return session;
     });
@@ -199,6 +201,22 @@ export class SandboxPool {
     if (!session.formats || !this.formats?.compilers.has(compiler)) return [];
     // -progname keeps kpathsea's search paths (and the recorder's file) those of the usual command.
     return [`-fmt=${this.options.isolate ? SANDBOX_FORMATS : session.formats}/${compiler}`, `-progname=${compiler}`];
+  }
+
+  /**
+   * The core font map as the session sees it, which its warm `compiler` reads instead of
+   * pdftex.map (font-map.ts): pdflatex only, on its inflated base format. None when there is no core map.
+   */
+  coreMap(session: Session, compiler: Compiler): string | undefined {
+    if (compiler !== 'pdflatex' || !this.formats?.fontMaps || this.fmt(session, compiler).length === 0) return undefined;
+    const path = `${this.options.isolate ? SANDBOX_FORMATS : session.formats}/${CORE_MAP}`;
+    // The path goes into TeX's \pdfmapfile{}: plain characters only.
+    return /^[A-Za-z0-9_/.-]+$/.test(path) ? path : undefined;
+  }
+
+  /** The font maps of the core map (font-map.ts), to check a pass that read it. */
+  get fontMaps(): FontMaps | undefined {
+    return this.formats?.fontMaps;
   }
 
   /**

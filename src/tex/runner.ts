@@ -78,6 +78,9 @@ export function setsFontMap(sources: string[]): boolean {
   return sources.some((text) => /\\pdfmap(?:file|line)\b|\\pdfextension\s*map(?:file|line)\b/.test(text));
 }
 
+/** A pass read the core font map and opened a font only the whole map has: the job runs again with that (font-map.ts). */
+class WholeMapNeeded extends Error {}
+
 class Killed extends Error {
   constructor(
     readonly outcome: 'timeout' | 'file_too_large' | 'refused',
@@ -137,9 +140,22 @@ export class TexRunner implements JobRunner {
    */
   async run(job: TexJob, uid?: number, format?: Buffer, paused?: Session): Promise<TexResult> {
     const started = performance.now();
+    const result = await this.attempt(job, uid, format, paused, false);
+    if (result !== 'whole map') return result;
+    // Only a plain job's warm pdflatex reads the core map: no format or paused sandbox to pass on.
+    const again = await this.attempt(job, uid, undefined, undefined, true);
+    if (again === 'whole map') throw new Error('a pass with the whole font map asked for it again');
+    again.stages = { ...again.stages, fontmap: performance.now() - started - again.durationMs };
+    again.durationMs = Math.round(performance.now() - started);
+    return again;
+  }
+
+  /** `run`, once: with `wholeMap`, no pass reads the core font map (its warm pdflatex is not used). */
+  private async attempt(job: TexJob, uid: number | undefined, format: Buffer | undefined, paused: Session | undefined, wholeMap: boolean): Promise<TexResult | 'whole map'> {
+    const started = performance.now();
     const session = paused ?? (await this.pool.take(uid, job.compiler));
     const stages: TexStages = {};
-    const state = { passes: 0, stages, paused: false };
+    const state = { passes: 0, stages, paused: false, wholeMap };
     let stopped = true;
     // Only jobs of best-effort callers yield: demoting every long job would starve them all under a stream of short ones.
     const undemote = demoteLater(() => session.pid, job.fairness?.yields ? (this.options.demoteAfterMs ?? 0) : 0);
@@ -156,6 +172,7 @@ export class TexRunner implements JobRunner {
       const warm = state.paused ? { warm: 'paused' as const } : {};
       return { ...result, ...warm, passes: state.passes, durationMs: Math.round(performance.now() - started), stages };
     } catch (caught) {
+      if (caught instanceof WholeMapNeeded) return 'whole map';
       const err = caught instanceof WorkspaceViolation ? new Killed('refused', undefined, caught.message) : caught;
       if (!(err instanceof Killed)) throw err;
       // The log too is read safely: when it is the file that broke the rules, there is none.
@@ -300,7 +317,7 @@ export class TexRunner implements JobRunner {
   private async compile(
     session: Session,
     job: TexJob,
-    state: { passes: number; stages: TexStages; paused: boolean },
+    state: { passes: number; stages: TexStages; paused: boolean; wholeMap: boolean },
     format = false,
   ): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
     const compileStart = performance.now();
@@ -314,7 +331,7 @@ export class TexRunner implements JobRunner {
   private async passes(
     session: Session,
     job: TexJob,
-    state: { passes: number; stages: TexStages; paused: boolean },
+    state: { passes: number; stages: TexStages; paused: boolean; wholeMap: boolean },
     format: boolean,
   ): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
     const { stages } = state;
@@ -343,10 +360,14 @@ export class TexRunner implements JobRunner {
       // pass of a document that will likely need a second, that one starts meanwhile.
       // A paused preamble serves the first pass only; its sandbox starts no engine for a second.
       const paused = session.engine === PAUSED_ENGINE;
-      const warm = paused || (session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler !== 'xelatex' && setsFontMap(sources)));
+      const coreMap = !format && !paused && this.pool.coreMap(session, job.compiler) !== undefined;
+      const warm = paused || (session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler !== 'xelatex' && setsFontMap(sources)) && !(coreMap && state.wholeMap));
       const again = warm && !paused && state.passes === 1 && rerunLikely(sources);
       const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
       const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again, paused ? goLine(new Date()) : undefined));
+      const fls = (await read(`${MAIN}.fls`))?.toString('utf8') ?? '';
+      // A warm pdflatex read the core font map: a pass that opened a font only the whole map has runs again with it.
+      if (warm && coreMap && this.pool.fontMaps?.needsWholeMap(fls)) throw new WholeMapNeeded();
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
@@ -365,7 +386,6 @@ export class TexRunner implements JobRunner {
 
       // Helpers run when their input changed since they last ran; a changed output forces a pass.
       let changed = false;
-      const fls = (await read(`${MAIN}.fls`))?.toString('utf8') ?? '';
       for (const helper of await planHelpers(MAIN, { read, log, fls, sources, done })) {
         const outputs = await Promise.all(helper.outputs.map(async (name) => (await read(name)) ?? Buffer.alloc(0)));
         const result = await timed(exec(helper.argv));
