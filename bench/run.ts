@@ -100,6 +100,13 @@ async function bareLatexmk(root: string, source: string, mode = '-pdf'): Promise
   await rm(dir, { recursive: true, force: true });
 }
 
+/** A designed refusal: 503 server_busy with its Retry-After. */
+class Busy extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super(`busy, retry after ${retryAfterSeconds} s`);
+  }
+}
+
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'quire-bench-'));
   const bareRoot = await mkdtemp(join(tmpdir(), 'quire-bench-bare-'));
@@ -108,7 +115,6 @@ async function main(): Promise<void> {
     QUIRE_SECRET: 'bench-secret-0123456789',
     LOG_LEVEL: 'silent',
     PORT: '0',
-    QUIRE_COMPILE_QUEUE: '64',
     QUIRE_RENDER_PER_MINUTE: '100000',
     // Every client of the bench is one Business account (8 compiles in flight, docs/fair-use.md);
     // the throughput cases measure the service, so its in-flight limit is raised to 80. Fair use
@@ -131,6 +137,7 @@ async function main(): Promise<void> {
     let seq = 0;
     const service = async (engine: Engine, source = hello(++seq), path = '/api/v1/compile', body: unknown = { latex: source, compiler: engine }) => {
       const res = await fetch(`${address}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      if (res.status === 503 && res.headers.get('retry-after')) throw new Busy(Number(res.headers.get('retry-after')));
       if (res.status !== 200) throw new Error(`${path} answered ${res.status}: ${await res.text()}`);
       const { pdf_url } = (await res.json()) as { pdf_url: string };
       const url = new URL(pdf_url);
@@ -291,7 +298,10 @@ async function main(): Promise<void> {
     };
     // Throughput (issue 27): fresh one-pagers through 16 clients (≥ 2.0× bare pdflatex run
     // 2-parallel) and 64 clients (≥ 1.8×, p99 ≤ 2 s, only designed 503s), each between two
-    // bare runs of the same count.
+    // bare runs of the same count. The service keeps its own queue bound (8 per core): past it
+    // a client gets 503 server_busy, waits its Retry-After and sends the same document again,
+    // as a well-behaved client does. The rate counts delivered PDFs; p99 is of the answers
+    // that delivered one (a refusal answers at once).
     const throughputCases: Array<[number, number, number | null]> = [
       [CLIENTS, 2.0, null],
       [64, 1.8, 2000],
@@ -301,27 +311,35 @@ async function main(): Promise<void> {
       if (!wanted('throughput') && !wanted(name)) continue;
       const latencies: number[] = [];
       let busy = 0;
-      const bareRate = await pool(2, THROUGHPUT_JOBS, () => bareEngine(bareRoot, 'pdflatex'));
+      // Enough documents that every client sends several.
+      const jobs = Math.max(THROUGHPUT_JOBS, clients * 3);
+      const bareRate = await pool(2, jobs, () => bareEngine(bareRoot, 'pdflatex'));
       let serviceRate = 0;
       await staged(name, () => latencies, async () => {
-        serviceRate = await pool(clients, THROUGHPUT_JOBS, async () => {
-          try {
-            await service('pdflatex');
-          } catch (err) {
-            // A designed refusal (503 server_busy with Retry-After) is counted, not fatal.
-            if (!/answered 503/.test(String(err))) throw err;
-            busy++;
+        serviceRate = await pool(clients, jobs, async () => {
+          const source = hello(++seq);
+          for (;;) {
+            const start = performance.now();
+            try {
+              await service('pdflatex', source);
+              latencies.push(performance.now() - start);
+              return;
+            } catch (err) {
+              if (!(err instanceof Busy)) throw err;
+              busy++;
+              await new Promise((resolve) => setTimeout(resolve, err.retryAfterSeconds * 1000));
+            }
           }
-        }, latencies);
+        });
       });
-      const bareRate2 = await pool(2, THROUGHPUT_JOBS, () => bareEngine(bareRoot, 'pdflatex'));
-      compiles += THROUGHPUT_JOBS;
+      const bareRate2 = await pool(2, jobs, () => bareEngine(bareRoot, 'pdflatex'));
+      compiles += jobs;
       const bareMean = (bareRate + bareRate2) / 2;
       const tput = serviceRate / bareMean;
       const tail = p99(latencies);
       const met = tput >= goal && (p99Goal === null || tail <= p99Goal);
       say(
-        `${`${clients} clients, ${THROUGHPUT_JOBS} compiles/s`.padEnd(44)}${serviceRate.toFixed(1).padStart(10)}${bareMean.toFixed(1).padStart(10)}${tput.toFixed(2).padStart(8)}  ≥ ${goal.toFixed(2)}${p99Goal ? `, p99 ≤ ${p99Goal} ms` : ''} ${met ? 'MET' : 'NOT MET'}  (bare 2-parallel before/after: ${bareRate.toFixed(1)}/${bareRate2.toFixed(1)}; service p99 ${tail.toFixed(0)} ms; 503s ${busy})`,
+        `${`${clients} clients, ${jobs} docs (compiles/s)`.padEnd(44)}${serviceRate.toFixed(1).padStart(10)}${bareMean.toFixed(1).padStart(10)}${tput.toFixed(2).padStart(8)}  ≥ ${goal.toFixed(2)}${p99Goal ? `, p99 ≤ ${p99Goal} ms` : ''} ${met ? 'MET' : 'NOT MET'}  (bare 2-parallel before/after: ${bareRate.toFixed(1)}/${bareRate2.toFixed(1)}; service p99 ${tail.toFixed(0)} ms; 503s ${busy})`,
       );
     }
 

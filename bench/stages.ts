@@ -26,7 +26,7 @@ export function stageRow(name: string, before: Totals, after: Totals, clientMean
     return a.count > b.count ? ((a.sum - b.sum) / (a.count - b.count)) * 1000 : 0;
   });
   const rest = clientMeanMs - means.reduce((x, y) => x + y, 0);
-  return `${name.padEnd(44)}${[...means, rest, clientMeanMs].map((ms) => ms.toFixed(1).padStart(9)).join('')}`;
+  return `${name.padEnd(44)}${[...means, rest, clientMeanMs].map((ms) => ms.toFixed(1).padStart(10)).join('')}`;
 }
 
-export const stageHeader = () => `${'stage means, ms'.padEnd(44)}${[...STAGES, 'http+rest', 'client'].map((s) => s.padStart(9)).join('')}`;
+export const stageHeader = () => `${'stage means, ms'.padEnd(44)}${[...STAGES, 'http+rest', 'client'].map((s) => s.padStart(10)).join('')}`;

@@ -30,6 +30,8 @@ export interface Config {
   compileConcurrency: number;
   /** Jobs allowed to wait for a free slot before callers get 503 server_busy. */
   compileQueueLimit: number;
+  /** An interactive compile that would wait longer for a slot gets 503 server_busy (in-process pool; 0: no bound). */
+  compileQueueWaitMs: number;
   /** Hard cap of a request body in bytes (base64 assets included). */
   bodyLimit: number;
   /** Grace buffer of paid plans as a fraction of the monthly limit. */
@@ -282,6 +284,9 @@ export function loadConfig(env: Env = process.env): Config {
     // engine, and the extra slot's TeX fills that gap (docs/performance.md, throughput).
     compileConcurrency: integer(env, 'QUIRE_COMPILE_CONCURRENCY', cores + 1, 1, 256),
     compileQueueLimit: integer(env, 'QUIRE_COMPILE_QUEUE', cores * 8, 0, 100_000),
+    // A second of waiting plus the job itself keeps the answers' p99 near two seconds; past it a
+    // caller is better told when to come back (Retry-After) than kept waiting.
+    compileQueueWaitMs: integer(env, 'QUIRE_COMPILE_QUEUE_WAIT_MS', 1000, 0, 600_000),
     bodyLimit: integer(env, 'QUIRE_BODY_LIMIT', 110 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     graceFraction: fraction(env, 'QUIRE_GRACE_FRACTION', 0.1),
     anonymousHourlyCeiling: integer(env, 'QUIRE_ANON_HOURLY_CEILING', 1000, 0, 10_000_000),

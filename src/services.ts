@@ -277,7 +277,7 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
     );
   };
   const runners = images.length > 0 ? new Map(images.map((image, i) => [image.year as string, runner(image, i === 0 ? config.warmValidators : 0)])) : runner(undefined, config.warmValidators);
-  return new LocalTexPool(runners, config.compileConcurrency, config.compileQueueLimit, config.sandbox);
+  return new LocalTexPool(runners, config.compileConcurrency, config.compileQueueLimit, config.sandbox, config.compileQueueWaitMs);
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */

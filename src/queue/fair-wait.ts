@@ -23,6 +23,18 @@ class RoundRobin<T> {
     this.size++;
   }
 
+  /** Items served before one more item of `caller` would be, turns going round as they do now. */
+  ahead(caller: string): number {
+    const mine = this.byCaller.get(caller)?.length ?? 0;
+    // A caller without items joins the turns at the end.
+    const turn = this.turns.indexOf(caller);
+    let ahead = mine;
+    this.turns.forEach((other, i) => {
+      if (other !== caller) ahead += Math.min(this.byCaller.get(other)!.length, turn === -1 || i < turn ? mine + 1 : mine);
+    });
+    return ahead;
+  }
+
   shift(): T | undefined {
     const caller = this.turns.shift();
     if (caller === undefined) return undefined;
@@ -49,6 +61,12 @@ export class FairWaitList<T> {
 
   shift(): T | undefined {
     return this.interactive.shift() ?? this.background.shift();
+  }
+
+  /** Waiting items that would be served before one more with `fairness`. */
+  ahead(fairness?: JobFairness): number {
+    const caller = fairness?.caller ?? NOBODY;
+    return fairness?.background ? this.interactive.size + this.background.ahead(caller) : this.interactive.ahead(caller);
   }
 }
 

@@ -1,9 +1,12 @@
 // A bounded pool of sandboxed slots in this process, running TeX jobs and PDF merges. At most
-// `concurrency` run; at most `queueLimit` wait; beyond that the caller gets QueueFullError
-// (503 server_busy at the door) at once rather than an unbounded wait. Waiting jobs get
+// `concurrency` run; at most `queueLimit` wait, and no interactive job that would wait past
+// `maxWaitMs`; beyond that the caller gets QueueFullError (503 server_busy at the door) at
+// once rather than a long wait, with a Retry-After of the time the jobs ahead of it need
+// (drain.ts). Waiting jobs get
 // slots in fair order (fair-wait.ts): interactive first, callers in turn.
 import { QueueFullError } from '../tex/errors.js';
 import type { JobFairness, JobRunner, TexJob, TexResult } from '../tex/job.js';
+import { DrainEstimate } from './drain.js';
 import { FairWaitList } from './fair-wait.js';
 import { mergePdfs } from '../tex/merge.js';
 import { VALIDATOR_UIDS } from '../tex/output/warm-validator.js';
@@ -20,11 +23,11 @@ const MAX_SLOTS = 256;
 export const slotUid = (slot: number) => SLOT_UID_BASE + (process.pid % 1000) * MAX_SLOTS + slot;
 /** Warm PDF/A-1b validators (tex/output/warm-validator.ts) run as uids of their own, above every slot's. */
 export const validatorUid = (n: number) => SLOT_UID_BASE + 1000 * MAX_SLOTS + (process.pid % 1000) * VALIDATOR_UIDS + n;
-const RETRY_AFTER_SECONDS = 5;
 
 export class LocalTexPool implements TexQueue {
   private readonly free: number[];
   private readonly waiting = new FairWaitList<(slot: number) => void>();
+  private readonly drain = new DrainEstimate();
 
   /** One runner per TeX image, by year; the first is the default. All share the slots. */
   private readonly runners: ReadonlyMap<string, JobRunner>;
@@ -35,6 +38,8 @@ export class LocalTexPool implements TexQueue {
     private readonly queueLimit: number,
     /** Whether merges run in bubblewrap (QUIRE_SANDBOX); the runner knows its own. */
     private readonly isolate = true,
+    /** An interactive job that would wait longer for a slot is refused (0: only `queueLimit` bounds the wait). */
+    private readonly maxWaitMs = 0,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
     this.runners = runners instanceof Map ? runners : new Map([['', runners as JobRunner]]);
@@ -68,9 +73,11 @@ export class LocalTexPool implements TexQueue {
 
   private async inSlot<T>(work: (slot: number) => Promise<T>, fairness?: JobFairness): Promise<T> {
     const slot = await this.acquire(fairness);
+    const started = performance.now();
     try {
       return await work(slot);
     } finally {
+      this.drain.observe(performance.now() - started);
       this.releaseSlot(slot);
     }
   }
@@ -79,8 +86,10 @@ export class LocalTexPool implements TexQueue {
     // Least recently used first: the slot that finished longest ago has its sandbox warm.
     const slot = this.free.shift();
     if (slot !== undefined) return Promise.resolve(slot);
-    if (this.waiting.length >= this.queueLimit) {
-      return Promise.reject(new QueueFullError(RETRY_AFTER_SECONDS));
+    const ahead = this.waiting.ahead(fairness);
+    const tooLong = this.maxWaitMs > 0 && !fairness?.background && this.drain.waitMs(ahead, this.concurrency) > this.maxWaitMs;
+    if (this.waiting.length >= this.queueLimit || tooLong) {
+      return Promise.reject(new QueueFullError(this.drain.retryAfterSeconds(ahead, this.concurrency)));
     }
     return new Promise((resolve) => this.waiting.push(resolve, fairness));
   }

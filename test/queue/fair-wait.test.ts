@@ -53,3 +53,20 @@ test('BullMQ priorities: turns first, background after every interactive job, wi
   assert.ok(fairPriority(5000, false) < fairPriority(0, true));
   assert.equal(fairPriority(10_000_000, true), 2_097_152);
 });
+
+test('property: `ahead` is the number of waiting jobs served before one more, whatever was pushed and served before', () => {
+  const op = fc.oneof(fc.record({ caller: fc.integer({ min: 0, max: 3 }), background: fc.boolean() }), fc.constant('shift' as const));
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 60 }), fc.integer({ min: 0, max: 4 }), fc.boolean(), (ops, caller, background) => {
+      const list = new FairWaitList<string>();
+      ops.forEach((o, i) => (o === 'shift' ? list.shift() : list.push(`j${i}`, { caller: String(o.caller), background: o.background })));
+      const fairness = { caller: String(caller), background };
+      const ahead = list.ahead(fairness);
+      list.push('X', fairness);
+      const served: string[] = [];
+      for (let item = list.shift(); item; item = list.shift()) served.push(item);
+      assert.equal(served.indexOf('X'), ahead);
+    }),
+    { numRuns: 500 },
+  );
+});

@@ -31,6 +31,7 @@ describe('local TeX pool', () => {
     const runs = [pool.run(job), pool.run(job), pool.run(job)];
     await settle();
     assert.deepEqual(pool.stats(), { running: 2, waiting: 1 });
+    // Before any job finished the pool cannot tell how long the queue takes: 5 s.
     await assert.rejects(pool.run(job), (err: unknown) => err instanceof QueueFullError && err.retryAfterSeconds === 5);
     held.shift()!();
     await settle();
@@ -40,6 +41,48 @@ describe('local TeX pool', () => {
     held.shift()!();
     assert.deepEqual(await Promise.all(runs), [ok, ok, ok]);
     assert.deepEqual(pool.stats(), { running: 0, waiting: 0 });
+  });
+
+  test("a full queue's Retry-After is the time its jobs need, from how long jobs held a slot", async () => {
+    const { runner, held } = heldRunner();
+    const pool = new LocalTexPool(runner, 1, 1, true);
+    const first = pool.run(job);
+    await settle();
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    held.shift()!();
+    await first;
+    const runs = [pool.run(job), pool.run(job)];
+    await settle();
+    // One waiting and the caller, 1.2 s each, one slot: 2.4 s.
+    await assert.rejects(pool.run(job), (err: unknown) => err instanceof QueueFullError && err.retryAfterSeconds === 3);
+    held.shift()!();
+    await settle();
+    held.shift()!();
+    await Promise.all(runs);
+  });
+
+  test('an interactive job that would wait past the bound is refused; another caller’s and background jobs still wait', async () => {
+    const { runner, held } = heldRunner();
+    const pool = new LocalTexPool(runner, 1, 10, true, 2500);
+    const a = { caller: 'account:a', background: false };
+    const first = pool.run(job);
+    await settle();
+    await new Promise((resolve) => setTimeout(resolve, 900));
+    held.shift()!();
+    await first;
+    // A job holds the slot about 0.9 s. a's first runs; behind it its second waits ~0.9 s, its third ~1.8 s, its fourth would ~2.7 s.
+    const runs = [1, 2, 3].map(() => pool.run({ ...job, fairness: a }));
+    await assert.rejects(pool.run({ ...job, fairness: a }), (err: unknown) => err instanceof QueueFullError && err.retryAfterSeconds === 3);
+    assert.deepEqual(pool.stats(), { running: 1, waiting: 2 });
+    // b has one job ahead of it (a's first: turns alternate), a background job no time bound.
+    runs.push(pool.run({ ...job, fairness: { caller: 'account:b', background: false } }), pool.run({ ...job, fairness: { caller: 'account:a', background: true } }));
+    await settle();
+    assert.deepEqual(pool.stats(), { running: 1, waiting: 4 });
+    for (let i = 0; i < 5; i++) {
+      held.shift()!();
+      await settle();
+    }
+    assert.equal((await Promise.all(runs)).length, 5);
   });
 
   test('a merge waits for a slot like a TeX job, then joins the PDFs in order', async () => {
