@@ -38,7 +38,7 @@ export class LocalTexPool implements TexQueue {
     private readonly queueLimit: number,
     /** Whether merges run in bubblewrap (QUIRE_SANDBOX); the runner knows its own. */
     private readonly isolate = true,
-    /** An interactive job that would wait longer for a slot is refused (0: only `queueLimit` bounds the wait). */
+    /** An interactive job that would wait longer for a slot (and two job lengths) is refused (0: only `queueLimit` bounds the wait). */
     private readonly maxWaitMs = 0,
   ) {
     this.free = Array.from({ length: concurrency }, (_, i) => i);
@@ -87,7 +87,7 @@ export class LocalTexPool implements TexQueue {
     const slot = this.free.shift();
     if (slot !== undefined) return Promise.resolve(slot);
     const ahead = this.waiting.ahead(fairness);
-    const tooLong = this.maxWaitMs > 0 && !fairness?.background && this.drain.waitMs(ahead, this.concurrency) > this.maxWaitMs;
+    const tooLong = this.maxWaitMs > 0 && !fairness?.background && this.drain.tooLong(ahead, this.concurrency, this.maxWaitMs);
     if (this.waiting.length >= this.queueLimit || tooLong) {
       return Promise.reject(new QueueFullError(this.drain.retryAfterSeconds(ahead, this.concurrency)));
     }

@@ -22,3 +22,19 @@ test('the wait and Retry-After follow how long jobs hold a slot, the jobs ahead 
   fresh.observe(11_000);
   assert.equal(fresh.waitMs(1, 1), 4000);
 });
+
+test('too long: past the bound and past two job lengths, never with nothing ahead', () => {
+  const drain = new DrainEstimate();
+  assert.equal(drain.tooLong(50, 3, 1000), false, 'no estimate yet');
+  for (let i = 0; i < 100; i++) drain.observe(300);
+  // One-pagers, three slots: 100 ms per job ahead (and the job's own turn).
+  assert.equal(drain.tooLong(9, 3, 1000), false);
+  assert.equal(drain.tooLong(10, 3, 1000), true);
+  assert.equal(drain.tooLong(0, 1, 100), false, 'next in line');
+  const theses = new DrainEstimate();
+  theses.observe(10_000);
+  // Ten-second jobs, three slots: a queue of five waits 20 s, two job lengths.
+  assert.equal(theses.tooLong(5, 3, 1000), false);
+  assert.equal(theses.tooLong(6, 3, 1000), true);
+});
+
