@@ -7,6 +7,7 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { stable } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { CORE_MAP, CORE_MAP_FILES, FontMaps } from '../../src/tex/font-map.js';
 import { prepareFormats, type Formats } from '../../src/tex/formats.js';
@@ -17,15 +18,6 @@ import { TexRunner } from '../../src/tex/runner.js';
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 4 : undefined;
 const MB = 1024 * 1024;
 const WARM_MARK = '\\read16 to\\x \\let\\x\\undefined\\nonstopmode';
-
-/** The PDF without its dates and ID (same lengths, so offsets hold). */
-function stable(pdf: Buffer | undefined): string {
-  assert.ok(pdf, 'a PDF');
-  return pdf
-    .toString('latin1')
-    .replace(/\/(CreationDate|ModDate) ?\(D:[^)]*\)/g, (m) => m.replace(/\(D:[^)]*\)/, (d) => '('.padEnd(d.length - 1, '0') + ')'))
-    .replace(/\/ID ?\[ ?<[0-9A-Fa-f]+> ?<[0-9A-Fa-f]+> ?\]/g, (m) => m.replace(/[0-9A-Fa-f]/g, '0'));
-}
 
 const SAMPLE = [
   '% /var/lib/texmf/fonts/map/pdftex/updmap/pdftex_dl14.map:',

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
+import { stable } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { prepareFormats, type Formats } from '../../src/tex/formats.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
@@ -16,15 +17,6 @@ import { TexRunner } from '../../src/tex/runner.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
 const MB = 1024 * 1024;
-
-/** The PDF without what changes from run to run: its dates and its ID (same lengths, so offsets hold). */
-function stable(pdf: Buffer | undefined): string {
-  assert.ok(pdf, 'a PDF');
-  return pdf
-    .toString('latin1')
-    .replace(/\/(CreationDate|ModDate) ?\(D:[^)]*\)/g, (m) => m.replace(/\(D:[^)]*\)/, (d) => '('.padEnd(d.length - 1, '0') + ')'))
-    .replace(/\/ID ?\[ ?<[0-9A-Fa-f]+> ?<[0-9A-Fa-f]+> ?\]/g, (m) => m.replace(/[0-9A-Fa-f]/g, '0'));
-}
 
 /** Every page rendered (grey, 50 dpi): xdvipdfmx names its font subsets anew on every run. */
 function pages(pdf: Buffer | undefined): Buffer {

@@ -1,4 +1,4 @@
-// What the runner tests check after a job: the PDF's text, and the processes a job uid left.
+// What the runner tests check after a job: the PDF's text or bytes, and the processes a job uid left.
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 
@@ -6,6 +6,15 @@ import { execFileSync, spawnSync } from 'node:child_process';
 export function text(pdf: Buffer | undefined): string {
   assert.ok(pdf, 'a PDF');
   return execFileSync('pdftotext', ['-layout', '-', '-'], { input: pdf }).toString('utf8');
+}
+
+/** The PDF without what changes from run to run: its dates and its ID (same lengths, so offsets hold). */
+export function stable(pdf: Buffer | undefined): string {
+  assert.ok(pdf, 'a PDF');
+  return pdf
+    .toString('latin1')
+    .replace(/\/(CreationDate|ModDate) ?\(D:[^)]*\)/g, (m) => m.replace(/\(D:[^)]*\)/, (d) => '('.padEnd(d.length - 1, '0') + ')'))
+    .replace(/\/ID ?\[ ?<[0-9A-Fa-f]+> ?<[0-9A-Fa-f]+> ?\]/g, (m) => m.replace(/[0-9A-Fa-f]/g, '0'));
 }
 
 /** Processes still owned by `uid` (none may survive a job); none to look for without a uid. */
