@@ -143,7 +143,9 @@ export class TexRunner implements JobRunner {
     const result = await this.attempt(job, uid, format, paused, false);
     if (result !== 'whole map') return result;
     // Only a plain job's warm pdflatex reads the core map: no format or paused sandbox to pass on.
-    const again = await this.attempt(job, uid, undefined, undefined, true);
+    // The job's timeout covers both attempts: a document cannot double its time by asking for a font.
+    const left = Math.max(0, job.timeoutMs - (performance.now() - started));
+    const again = await this.attempt({ ...job, timeoutMs: left }, uid, undefined, undefined, true);
     if (again === 'whole map') throw new Error('a pass with the whole font map asked for it again');
     again.stages = { ...again.stages, fontmap: performance.now() - started - again.durationMs };
     again.durationMs = Math.round(performance.now() - started);

@@ -118,6 +118,13 @@ describe('core font map', () => {
       assert.equal(stable(hot.pdf), stable(ref.pdf));
       const fonts = execFileSync('pdffonts', ['-'], { input: hot.pdf }).toString();
       assert.match(fonts, /\+LibreBskvl-Regular +Type 1 +Custom +yes +yes/);
+      // The job's timeout covers both attempts: a first pass that spends most of it, then asks
+      // for a font outside the core, times out in the second instead of getting its time again.
+      const slow = `\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{librebaskerville}\\begin{document}\\pdfresettimer\\loop\\ifnum\\pdfelapsedtime<262144 \\repeat Slow.\\end{document}`;
+      await core.run(job('\\documentclass{article}\\begin{document}warm-up\\end{document}'), UID);
+      const timed = await core.run({ ...job(slow), timeoutMs: 6000 }, UID);
+      assert.equal(timed.outcome, 'timeout');
+      assert.ok(timed.durationMs < 7500, `took ${timed.durationMs} ms`);
       // And the next job of the slot is back on the core map.
       const [after] = await both('\\documentclass{article}\\begin{document}After.\\end{document}');
       assert.equal(after.stages?.fontmap, undefined);
