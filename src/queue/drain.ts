@@ -1,7 +1,8 @@
 // How long a job would wait for a slot, from how long recent jobs held one: the pool refuses an
 // interactive job that would wait past its bound, and tells a refused caller when to come back
-// (Retry-After of 503 server_busy). A fixed Retry-After is wrong both ways: a queue that drains in a second sends clients away
-// for five and leaves the slots idle; one that drains in a minute brings them back too early.
+// (Retry-After of 503 server_busy). A fixed Retry-After is wrong both ways: a queue that
+// drains in a second sends clients away for five and leaves the slots idle; one that drains in
+// a minute brings them back too early.
 
 /** The answer before any job has finished, and its bounds. */
 const FIRST_GUESS_SECONDS = 5;
