@@ -11,7 +11,12 @@
  * types (/S), JavaScript code (/JS), the name tree of document scripts (/JavaScript) and
  * URIs, each with its string value when it has one. For `grep -E -i -o`.
  */
-export const SCAN_PATTERN = '"/(s|js|javascript|uri)": *("([^"\\\\]|\\\\.)*")?';
+const SCANNED_KEYS = 's|js|javascript|uri';
+export const SCAN_PATTERN = `"/(${SCANNED_KEYS})": *("([^"\\\\]|\\\\.)*")?`;
+
+/** Whether a dictionary key (without its slash) is one the scan looks at: only those values are decoded. */
+const SCANNED_KEY = new RegExp(`^(?:${SCANNED_KEYS})$`, 'i');
+export const scannedKey = (key: string): boolean => SCANNED_KEY.test(key);
 
 /** URI schemes that run code in a viewer or browser. */
 const SCRIPT_SCHEMES = ['javascript:', 'vbscript:'];

@@ -7,7 +7,7 @@
 // To see exactly the objects qpdf sees, every object the cross-reference names must be one this
 // reader parsed, and no stream it skipped may hide an object header.
 import { inflateSync } from 'node:zlib';
-import { entryFinding, stringTexts, type PdfValue } from './pdfcheck.js';
+import { entryFinding, scannedKey, stringTexts, type PdfValue } from './pdfcheck.js';
 
 /** Largest PDF parsed in-process (larger ones go to qpdf, off the event loop). */
 export const READ_MAX_BYTES = 16 * 1024 * 1024;
@@ -253,6 +253,7 @@ export function inspectPdf(pdf: Buffer, options: { pdfa?: boolean } = {}): PdfIn
 function read(pdf: Buffer, withPdfa: boolean): PdfInspection {
   const found = new Set<string>();
   const onEntry = (key: string, value: Obj) => {
+    if (!scannedKey(key)) return;
     const finding = entryFinding(key, toValue(value));
     if (finding) found.add(finding);
   };
