@@ -374,8 +374,9 @@ export class TexRunner implements JobRunner {
       if (transcript === null) {
         // No transcript and no banner means TeX never started: our fault, not the document's.
         // A format TeX cannot load (a broken inflated copy) is ours too.
-        if (!/^This is /m.test(pass.output) || /Fatal format file error|I can't find the format file/.test(pass.output)) {
-          throw new Error(`TeX did not start: ${pass.output.slice(0, 2000)}`);
+        const output = warm ? await session.passOutput() : pass.output;
+        if (!/^This is /m.test(output) || /Fatal format file error|I can't find the format file/.test(output)) {
+          throw new Error(`TeX did not start: ${output.slice(0, 2000)}`);
         }
         return { outcome: 'refused', log: '', problem: `${MAIN}.log is missing: the document removed its own transcript` };
       }

@@ -26,6 +26,8 @@ const OUTPUT_CAP = 64 * 1024;
 const DRIVER = `
 warm=
 pdf=
+n=0
+last=
 stop_warm() {
   if [ -n "$warm" ]; then kill -9 "$warm" 2>/dev/null; wait "$warm" 2>/dev/null; warm=; exec 3>&-; fi
   stop_pdf
@@ -35,9 +37,11 @@ start_warm() {
   eval "set -- $warmline"; pdfline=$2; shift 2
   # The next pass's engine, started while this pass runs: told so, it opens no file this pass writes (LUA_PRELOAD_FONT in job.ts).
   [ "$mode" = again ] && set -- env QUIRE_AGAIN=1 "$@"
-  rm -f "$QUIRE_OUT.go"; mkfifo -m 600 "$QUIRE_OUT.go" && exec 3<>"$QUIRE_OUT.go"; rm -f "$QUIRE_OUT.go"
+  # Names never used before: no rm before mkfifo, and no mv of the output after the pass (every process start costs).
+  n=$((n + 1)); warmout="$QUIRE_OUT.warm$n"
+  mkfifo -m 600 "$QUIRE_OUT.go$n" && exec 3<>"$QUIRE_OUT.go$n"; rm -f "$QUIRE_OUT.go$n"
   # The output file is opened here, before the fork: a pass that follows at once always finds it.
-  exec 4>"$QUIRE_OUT.warm"
+  exec 4>"$warmout"
   "$@" <&3 3<&- >&4 4>&- 2>&1 &
   warm=$!
   exec 4>&-
@@ -71,9 +75,12 @@ stop_pdf() {
     rm -f "$QUIRE_OUT.xdv" "$QUIRE_OUT.status"
   fi
 }
-# Lowers a warm process to the job's limits; fails when it has already ended.
+# Lowers a warm process to the job's limits; fails when it has already ended. The state is
+# read with the shell's own read: one process less per pass.
 limit() {
-  grep -q '^State:[[:space:]]*[RSD]' "/proc/$1/status" 2>/dev/null && prlimit --pid "$1" $limits --core=0 2>/dev/null
+  state=
+  { while read -r key state rest; do [ "$key" = State: ] && break; state=; done <"/proc/$1/status"; } 2>/dev/null
+  case $state in [RSD]) prlimit --pid "$1" $limits --core=0 2>/dev/null;; *) return 1;; esac
 }
 answer() {
   n=$(head -c ${OUTPUT_CAP} "$2" | wc -c)
@@ -87,21 +94,25 @@ while IFS= read -r line; do
     stop_warm; warmline=$line; start_warm; start_pdf
     printf '0 0\\n';;
   quire-go)
+    # A pass answers with its exit code only: its output (wanted only when TeX left no
+    # transcript) is read by quire-last, which saves the processes that measure and copy it.
     limits="--cpu=$2 --fsize=$3 --as=$4 --nproc=$5"; again=$6; goline=$7; shift 7
     if [ -n "$warm" ] && limit "$warm" && { [ -z "$pdf" ] || { limit "$pdfpid" && limit "$relay"; }; }; then
       printf '%s\\n' "$goline" >&3; exec 3>&-
-      current=$warm; warm=
-      mv "$QUIRE_OUT.warm" "$QUIRE_OUT.pass"
+      current=$warm; warm=; last=$warmout
       # A rerun is likely: the next pass's engine loads its format while this pass runs.
       [ "$again" = 1 ] && start_warm again
       wait "$current"; code=$?
       # The next pass's xdvipdfmx starts once this pass's has ended: they share the FIFOs.
       stop_pdf; [ -n "$warm" ] && start_pdf
-      answer $code "$QUIRE_OUT.pass"
     else
       stop_warm
-      "$@" </dev/null >"$QUIRE_OUT" 2>&1; answer $? "$QUIRE_OUT"
-    fi;;
+      last=$QUIRE_OUT.cold
+      "$@" </dev/null >"$last" 2>&1; code=$?
+    fi
+    printf '%s 0\\n' "$code";;
+  quire-last)
+    if [ -n "$last" ]; then answer 0 "$last"; else printf '0 0\\n'; fi;;
   *)
     stop_warm
     "$@" </dev/null >"$QUIRE_OUT" 2>&1; answer $? "$QUIRE_OUT";;
@@ -199,6 +210,7 @@ export class Session {
    * (the same pass started the ordinary way, its own limits included). `again`: another
    * pass is likely, so the same engine starts anew, ahead of time, while this one runs.
    * `line`: what the engine reads (a paused preamble's go-line, see paused.ts); empty by default.
+   * The answer's output is empty: `passOutput` reads it when it is wanted.
    */
   go(limits: GoLimits, cold: string[], again = false, line = ''): Promise<Exec> {
     const { cpuSeconds, fileBytes, memoryBytes, processes } = limits;
@@ -209,11 +221,19 @@ export class Session {
     return pass;
   }
 
+  /** What the last pass (`go`) printed, up to the output cap. Only reads: a warm engine keeps waiting. */
+  async passOutput(): Promise<string> {
+    return (await this.send(['quire-last'])).output;
+  }
+
   /** Runs one command; rejects when the sandbox dies (killed on timeout, or broken). */
   run(argv: string[]): Promise<Exec> {
     // Whatever the command, the driver uses or ends the warm engine before it runs.
     this.warmEngine = undefined;
+    return this.send(argv);
+  }
 
+  private send(argv: string[]): Promise<Exec> {
     if (this.exited) return Promise.reject(this.exited);
     if (this.pending) return Promise.reject(new Error('session busy'));
     return new Promise((resolve, reject) => {

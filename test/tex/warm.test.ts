@@ -172,34 +172,40 @@ describe('warm engines', () => {
       await session.startEngine('probe', ['sh', '-c', 'read line; echo "warm:$line:$(ulimit -f)"']);
       assert.equal(session.engine, 'probe');
       const limits = { cpuSeconds: 5, fileBytes: 512 * 1024, memoryBytes: 1024 * MB, processes: 16 };
-      const first = await session.go(limits, ['echo', 'cold']);
+      // A pass answers with its code; what it printed is read apart (and reading it leaves a warm engine waiting).
+      const go = async (again = false) => {
+        const pass = await session.go(limits, ['echo', 'cold'], again);
+        assert.equal(pass.output, '');
+        return { code: pass.code, output: await session.passOutput() };
+      };
+      const first = await go();
       assert.deepEqual(first, { code: 0, output: 'warm::1024\n' });
       assert.equal(session.engine, undefined);
       // Used once: a second pass runs cold.
-      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
+      assert.deepEqual(await go(), { code: 0, output: 'cold\n' });
       // `again`: the same command starts anew, ahead of the next pass, while this one runs.
       // Only that second engine has QUIRE_AGAIN (it must not preload what opens the first's transcript).
       await session.startEngine('probe', ['sh', '-c', 'read line; echo "pass:$$:${QUIRE_AGAIN-none}"']);
-      const one = await session.go(limits, ['echo', 'cold'], true);
+      const one = await go(true);
       assert.equal(session.engine, 'probe');
-      const two = await session.go(limits, ['echo', 'cold']);
+      const two = await go();
       assert.match(one.output, /^pass:\d+:none\n$/);
       assert.match(two.output, /^pass:\d+:1\n$/);
       assert.notEqual(one.output, two.output, 'two processes, one line each');
-      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
+      assert.deepEqual(await go(), { code: 0, output: 'cold\n' });
       // A warm process that died before its job: the pass runs cold too.
       await session.startEngine('dead', ['sh', '-c', 'exit 7']);
       await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'cold\n' });
+      assert.deepEqual(await go(), { code: 0, output: 'cold\n' });
       // xelatex's warm xdvipdfmx: the engine's output driver hands it the XDV and answers with
       // its exit code; it runs under the job's limits too.
       const engine = ['sh', '-c', `read line; echo xdv-bytes | ${XDV_DRIVER} -o main.pdf; echo "driver:$?"`];
       await session.startEngine('probe', engine, ['sh', '-c', 'cat >got.txt; echo "limit:$(ulimit -f)" >>got.txt; exit 3']);
-      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'driver:3\n' });
+      assert.deepEqual(await go(), { code: 0, output: 'driver:3\n' });
       assert.deepEqual(await session.run(['cat', 'got.txt']), { code: 0, output: 'xdv-bytes\nlimit:1024\n' });
       // An engine that ships nothing: its xdvipdfmx is ended with the pass, having read nothing.
       await session.startEngine('probe', ['sh', '-c', 'read line; echo no-pages'], ['sh', '-c', 'read x; echo "$x" >late-pdf.txt']);
-      assert.deepEqual(await session.go(limits, ['echo', 'cold']), { code: 0, output: 'no-pages\n' });
+      assert.deepEqual(await go(), { code: 0, output: 'no-pages\n' });
       await new Promise((resolve) => setTimeout(resolve, 200));
       assert.deepEqual(await session.run(['sh', '-c', 'ls; ls /tmp/.quire-out.* | grep -c -e xdv -e status -e pdfpid']), { code: 1, output: 'got.txt\n0\n' });
       await session.run(['rm', 'got.txt']);
