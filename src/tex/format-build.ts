@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
+import type { FontMaps } from './font-map.js';
 import { sha256, type FormatEntry } from './format-cache.js';
 import { FORMAT_FIRST_LINE } from './job.js';
 import { SANDBOX_WORKDIR } from './sandbox.js';
@@ -49,6 +50,8 @@ export interface BuildInput {
   baseBytes: number;
   /** Lines of main.tex before its \begin{document} line: the preamble (preamble.ts splitPreamble). */
   preambleLines: number;
+  /** The core font map's split (font-map.ts): whether the format's engines may read the core map. */
+  fontMaps?: FontMaps | undefined;
 }
 
 /**
@@ -138,7 +141,10 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
   if (fmt.length - input.baseBytes < MIN_GAIN_BYTES) return { rejected: 'the preamble is too light to gain from a format' };
   const inflated = await inflateFormat(fmt);
   if (!inflated) return { rejected: 'the format does not inflate within the cap' };
-  return { entry: { fmt: inflated, present: jobFiles } };
+  // The fonts the preamble loaded are in the format, their metrics never opened again by a job:
+  // its engines read the core map only when the dump opened no font that map lacks.
+  const coreMap = input.fontMaps !== undefined && !input.fontMaps.needsWholeMap(fls);
+  return { entry: { fmt: inflated, present: jobFiles, coreMap } };
 }
 
 const gunzipAsync = promisify(gunzip);

@@ -9,6 +9,11 @@ export interface FormatEntry {
   fmt: Buffer;
   /** Names of every job file present at the build: a job with another file might make the preamble read it. */
   present: ReadonlySet<string>;
+  /**
+   * Every font the preamble loaded (and the format therefore holds without opening its metrics
+   * again) is in the core font map: the format's engines may read that map (font-map.ts).
+   */
+  coreMap?: boolean;
 }
 
 export interface FormatCacheStats {

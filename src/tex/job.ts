@@ -208,9 +208,10 @@ export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf =
  * in errorstop mode it loads the format and waits for one terminal line, opening no file of
  * the job meanwhile; then it switches to nonstopmode, opens main.tex and skips its preamble.
  * Started ahead of time the driver gives the line; `fed` is the same pass started the
- * ordinary way, its line given at once.
+ * ordinary way, its line given at once. `coreMap`: the engine started ahead reads that font
+ * map instead of pdftex.map (a format whose preamble loaded only core fonts; font-map.ts).
  */
-export function formatEngineArgs(fed: boolean): string[] {
+export function formatEngineArgs(fed: boolean, coreMap?: string): string[] {
   const argv = ['pdflatex', `-fmt=${FORMAT}`, '-progname=pdflatex', '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
-  return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv, FORMAT_FIRST_LINE] : [...argv, LOAD_FONT_MAP + FORMAT_FIRST_LINE];
+  return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv, FORMAT_FIRST_LINE] : [...argv, (coreMap ? loadCoreMap(coreMap) : LOAD_FONT_MAP) + FORMAT_FIRST_LINE];
 }

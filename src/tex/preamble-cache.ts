@@ -5,12 +5,13 @@
 // and what is refused: preamble.ts; the store: format-cache.ts; the build: format-build.ts.
 import { availableParallelism } from 'node:os';
 import { buildFormat, FORMAT_CAP, type BuildOutcome } from './format-build.js';
+import type { FontMaps } from './font-map.js';
 import type { FormatCache } from './format-cache.js';
 import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from './job.js';
 import { changesSource } from './output/spec.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from './preamble.js';
 import type { PrimedFormats } from './primed-formats.js';
-import type { TexRunner } from './runner.js';
+import type { JobFormat, TexRunner } from './runner.js';
 
 /** A format build's wall clock, CPU per command, and the workspace it may fill. */
 const BUILD_MS = 60_000;
@@ -20,7 +21,7 @@ const BUILD_DISK = 512 * 1024 * 1024;
 const TEXLIVE_REFRESH_MS = 10 * 60 * 1000;
 
 /** What the cache needs of the runner beneath it: runs with a format, and a sandbox for a build. */
-export type FormatRunner = Pick<TexRunner, 'run' | 'isolated' | 'start' | 'close'>;
+export type FormatRunner = Pick<TexRunner, 'run' | 'isolated' | 'start' | 'close'> & { readonly fontMaps?: FontMaps | undefined };
 
 export interface PreambleCacheOptions {
   /** The store; with no bytes to spend (maxBytes 0) every job passes straight through. */
@@ -37,7 +38,7 @@ interface Lookup {
   key: string;
   /** Lines of the preamble: an error on a later line of main.tex is the body's. */
   lines: number;
-  fmt?: Buffer;
+  format?: JobFormat;
 }
 
 export class PreambleCache implements JobRunner {
@@ -78,7 +79,7 @@ export class PreambleCache implements JobRunner {
     this.active++;
     let result: TexResult;
     try {
-      if (cached?.fmt) return await this.runWithFormat(job, uid, cached);
+      if (cached?.format) return await this.runWithFormat(job, uid, cached);
       result = await this.runner.run(job, uid);
     } finally {
       this.active--;
@@ -93,10 +94,10 @@ export class PreambleCache implements JobRunner {
     const primed = this.options.primed;
     const session = (await primed?.take(uid, cached.key)) ?? undefined;
     if (session) this.options.formats.stats.primed++;
-    const withFormat = await this.runner.run(job, uid, cached.fmt, session).catch(() => null);
+    const withFormat = await this.runner.run(job, uid, cached.format, session).catch(() => null);
     if (withFormat && !this.doubtful(withFormat, cached.lines)) {
       // The next job of this preamble on this uid finds its engine started.
-      primed?.replenish(uid, cached.key, cached.fmt!);
+      primed?.replenish(uid, cached.key, cached.format!);
       return withFormat;
     }
     primed?.forget(cached.key);
@@ -126,7 +127,7 @@ export class PreambleCache implements JobRunner {
     if (texlive === null) return null;
     const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive: texlive.id });
     const entry = formats.lookup(key, job.files ?? []);
-    return { key, lines: split.lines, ...(entry ? { fmt: entry.fmt } : {}) };
+    return { key, lines: split.lines, ...(entry ? { format: entry } : {}) };
   }
 
   /** The TeX Live identity in every key, read again every TEXLIVE_REFRESH_MS. */
@@ -169,7 +170,7 @@ export class PreambleCache implements JobRunner {
     this.building = this.build(job, lines, uid)
       .then((outcome) => {
         if (!('entry' in outcome) || this.closed || !formats.admit(key, outcome.entry)) return report(false, 'rejected' in outcome ? outcome.rejected : 'not kept');
-        this.options.primed?.replenish(uid, key, outcome.entry.fmt);
+        this.options.primed?.replenish(uid, key, outcome.entry);
         report(true);
       })
       .catch((err: Error) => report(false, err.message))
@@ -185,7 +186,7 @@ export class PreambleCache implements JobRunner {
     const timer = setTimeout(() => stop.abort(), BUILD_MS);
     try {
       const limits = { cpuSeconds: BUILD_CPU_SECONDS, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
-      const input = { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes, preambleLines };
+      const input = { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes, preambleLines, fontMaps: this.runner.fontMaps };
       return await this.runner.isolated(job, uid, limits, BUILD_DISK, stop.signal, (run, workspace) => buildFormat(run, workspace, input));
     } finally {
       clearTimeout(timer);

@@ -6,7 +6,7 @@
 // the same uid and format and never used again; a job's own files reach it only once the job
 // has taken it. Bounded in count and age; started after a format is admitted and after each job
 // that used one, off the request's path.
-import type { TexRunner } from './runner.js';
+import type { JobFormat, TexRunner } from './runner.js';
 import type { Session } from './session.js';
 
 /** What priming needs of the runner: a sandbox with a format engine, and an end for unused ones. */
@@ -62,7 +62,7 @@ export class PrimedFormats {
   }
 
   /** Starts the next primed sandbox of format `key` (`fmt`) for `uid`, within the count bound. */
-  replenish(uid: number | undefined, key: string, fmt: Buffer): void {
+  replenish(uid: number | undefined, key: string, format: JobFormat): void {
     const slot = `${uid}\n${key}`;
     if (this.closed || this.options.maxCount <= 0 || this.waiting.has(slot)) return;
     for (const oldest of this.waiting.keys()) {
@@ -73,7 +73,7 @@ export class PrimedFormats {
       this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, this.maxAge));
       this.sweeper.unref();
     }
-    this.waiting.set(slot, { key, started: performance.now(), session: this.runner.prime(uid, fmt).catch(() => null) });
+    this.waiting.set(slot, { key, started: performance.now(), session: this.runner.prime(uid, format).catch(() => null) });
   }
 
   /** Ends every waiting sandbox of format `key` (refused or dropped by the cache). */

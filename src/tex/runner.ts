@@ -29,6 +29,8 @@ import { goLine, PAUSED_DRIVER, PAUSED_ENGINE, PAUSED_PREAMBLE, pausedDriver, pa
 import { outputFiles, outputSource } from './output/source.js';
 import { runOutputStep } from './output/steps.js';
 import type { WarmValidators } from './output/warm-validator.js';
+import type { FontMaps } from './font-map.js';
+import type { FormatEntry } from './format-cache.js';
 import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
 import { inspectPdf, type PdfInspection } from './pdfread.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
@@ -80,6 +82,9 @@ export function setsFontMap(sources: string[]): boolean {
 
 /** A pass read the core font map and opened a font only the whole map has: the job runs again with that (font-map.ts). */
 class WholeMapNeeded extends Error {}
+
+/** A preamble format as a job runs with it: its bytes, and whether its engines may read the core font map. */
+export type JobFormat = Pick<FormatEntry, 'fmt' | 'coreMap'>;
 
 class Killed extends Error {
   constructor(
@@ -138,11 +143,11 @@ export class TexRunner implements JobRunner {
    * (see preamble-cache.ts). `paused`: a sandbox made for this job by `pause` or `prime`,
    * used once.
    */
-  async run(job: TexJob, uid?: number, format?: Buffer, paused?: Session): Promise<TexResult> {
+  async run(job: TexJob, uid?: number, format?: JobFormat, paused?: Session): Promise<TexResult> {
     const started = performance.now();
     const result = await this.attempt(job, uid, format, paused, false);
     if (result !== 'whole map') return result;
-    // Only a plain job's warm pdflatex reads the core map: no format or paused sandbox to pass on.
+    // Warm pdflatex and a core-map format's engines read the core map: the job runs again without either.
     // The job's timeout covers both attempts: a document cannot double its time by asking for a font.
     const left = Math.max(0, job.timeoutMs - (performance.now() - started));
     const again = await this.attempt({ ...job, timeoutMs: left }, uid, undefined, undefined, true);
@@ -153,7 +158,7 @@ export class TexRunner implements JobRunner {
   }
 
   /** `run`, once: with `wholeMap`, no pass reads the core font map (its warm pdflatex is not used). */
-  private async attempt(job: TexJob, uid: number | undefined, format: Buffer | undefined, paused: Session | undefined, wholeMap: boolean): Promise<TexResult | 'whole map'> {
+  private async attempt(job: TexJob, uid: number | undefined, format: JobFormat | undefined, paused: Session | undefined, wholeMap: boolean): Promise<TexResult | 'whole map'> {
     const started = performance.now();
     const session = paused ?? (await this.pool.take(uid, job.compiler));
     const stages: TexStages = {};
@@ -167,9 +172,9 @@ export class TexRunner implements JobRunner {
       const primed = session.engine === FORMAT_ENGINE;
       await this.prepare(session, job, primed ? undefined : format);
       // The job's first pass starts warm with the format (the slot's warm engine has the base one).
-      if (format && !primed) await this.startFormatEngine(session);
+      if (format && !primed) await this.startFormatEngine(session, format);
       stages.sandbox = performance.now() - started;
-      const result = await this.compile(session, job, state, format !== undefined);
+      const result = await this.compile(session, job, state, format);
       stopped = false;
       const warm = state.paused ? { warm: 'paused' as const } : {};
       return { ...result, ...warm, passes: state.passes, durationMs: Math.round(performance.now() - started), stages };
@@ -226,12 +231,12 @@ export class TexRunner implements JobRunner {
    * (loading it and the font map, then waiting for its line; see primed-formats.ts): the
    * session to pass to `run` with the same format, once.
    */
-  async prime(uid: number | undefined, format: Buffer): Promise<Session> {
+  async prime(uid: number | undefined, format: JobFormat): Promise<Session> {
     const session = await this.pool.openFor(uid, 'pdflatex');
     try {
-      await writeFile(join(session.dir, `${FORMAT}.fmt`), format, { flag: 'wx' });
+      await writeFile(join(session.dir, `${FORMAT}.fmt`), format.fmt, { flag: 'wx' });
       if (session.uid !== undefined) await lchown(join(session.dir, `${FORMAT}.fmt`), session.uid, session.uid);
-      await this.startFormatEngine(session);
+      await this.startFormatEngine(session, format);
       return session;
     } catch (err) {
       await this.pool.discard(session, true);
@@ -240,8 +245,18 @@ export class TexRunner implements JobRunner {
   }
 
   /** The format engine, started ahead on the preamble format in the session's workspace. */
-  private startFormatEngine(session: Session): Promise<void> {
-    return session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false)));
+  private startFormatEngine(session: Session, format: JobFormat): Promise<void> {
+    return session.startEngine(FORMAT_ENGINE, this.pool.command(session, formatEngineArgs(false, this.formatCoreMap(session, format))));
+  }
+
+  /** The core font map a format's engines read (as the session sees it), when the format allows it. */
+  private formatCoreMap(session: Session, format: JobFormat): string | undefined {
+    return format.coreMap ? this.pool.coreMap(session, 'pdflatex') : undefined;
+  }
+
+  /** The font maps of the core map (font-map.ts): a format build checks its preamble's fonts against them. */
+  get fontMaps(): FontMaps | undefined {
+    return this.pool.fontMaps;
   }
 
   /** Ends a paused or primed sandbox no job took (evicted, expired, or the service closing). */
@@ -281,12 +296,12 @@ export class TexRunner implements JobRunner {
     }
   }
 
-  private async prepare(session: Session, job: TexJob, format?: Buffer): Promise<void> {
+  private async prepare(session: Session, job: TexJob, format?: JobFormat): Promise<void> {
     const dir = session.dir;
     // The output step's additions (pdfx, embedded files) and its own files (not the job's: no name check).
     const source = (job.output && outputSource(job.source, job.output, job.compiler)) ?? job.source;
     await writeFile(join(dir, `${MAIN}.tex`), source);
-    if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format, { flag: 'wx' });
+    if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format.fmt, { flag: 'wx' });
     for (const file of job.files ?? []) {
       // Plain names with at most four folders (chapters/part1/intro.tex), none of the job's own files (main.*, preview.pdf).
       if (!/^(?:[A-Za-z0-9_-]+\/){0,4}[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
@@ -320,7 +335,7 @@ export class TexRunner implements JobRunner {
     session: Session,
     job: TexJob,
     state: { passes: number; stages: TexStages; paused: boolean; wholeMap: boolean },
-    format = false,
+    format?: JobFormat,
   ): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
     const compileStart = performance.now();
     const { stages } = state;
@@ -334,7 +349,7 @@ export class TexRunner implements JobRunner {
     session: Session,
     job: TexJob,
     state: { passes: number; stages: TexStages; paused: boolean; wholeMap: boolean },
-    format: boolean,
+    format: JobFormat | undefined,
   ): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
     const { stages } = state;
     const timed = async <T>(work: Promise<T>) => {
@@ -362,13 +377,14 @@ export class TexRunner implements JobRunner {
       // pass of a document that will likely need a second, that one starts meanwhile.
       // A paused preamble serves the first pass only; its sandbox starts no engine for a second.
       const paused = session.engine === PAUSED_ENGINE;
-      const coreMap = !format && !paused && this.pool.coreMap(session, job.compiler) !== undefined;
+      // Which font map a warm engine read: the core map for warm pdflatex and for a format that allows it.
+      const coreMap = !paused && (format ? this.formatCoreMap(session, format) : this.pool.coreMap(session, job.compiler)) !== undefined;
       const warm = paused || (session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler !== 'xelatex' && setsFontMap(sources)) && !(coreMap && state.wholeMap));
       const again = warm && !paused && state.passes === 1 && rerunLikely(sources);
       const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
       const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again, paused ? goLine(new Date()) : undefined));
       const fls = (await read(`${MAIN}.fls`))?.toString('utf8') ?? '';
-      // A warm pdflatex read the core font map: a pass that opened a font only the whole map has runs again with it.
+      // A warm engine read the core font map: a pass that opened a font only the whole map has runs again with it.
       if (warm && coreMap && this.pool.fontMaps?.needsWholeMap(fls)) throw new WholeMapNeeded();
       const transcript = await workspace.readLog(`${MAIN}.log`);
       if (transcript === null) {

@@ -1,6 +1,7 @@
 // The core font map (font-map.ts): warm pdflatex engines read a tenth of pdftex.map. A document
 // in core fonts gets the PDF the whole map gives, byte for byte; one that opens a font only the
-// whole map has runs again with it and gets that PDF too.
+// whole map has runs again with it and gets that PDF too. A preamble format's engines read the
+// core map when the preamble loaded only core fonts.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,8 +13,10 @@ import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { CORE_MAP, CORE_MAP_FILES, FontMaps } from '../../src/tex/font-map.js';
 import { prepareFormats, type Formats } from '../../src/tex/formats.js';
 import { hostPath, imageTool } from '../../src/tex/image/tools.js';
-import type { TexJob, TexResult } from '../../src/tex/job.js';
-import { TexRunner } from '../../src/tex/runner.js';
+import { buildFormat, FORMAT_CAP } from '../../src/tex/format-build.js';
+import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
+import { splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
+import { TexRunner, type JobFormat } from '../../src/tex/runner.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 4 : undefined;
 const MB = 1024 * 1024;
@@ -128,6 +131,53 @@ describe('core font map', () => {
       // And the next job of the slot is back on the core map.
       const [after] = await both('\\documentclass{article}\\begin{document}After.\\end{document}');
       assert.equal(after.stages?.fontmap, undefined);
+    });
+
+    /** A preamble format of `source`, built and verified in a sandbox as the preamble cache does. */
+    const format = async (source: string): Promise<JobFormat> => {
+      const limits = { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
+      const { baseBytes } = await texliveIdentity();
+      const built = await core.isolated(job(source), UID, limits, 512 * MB, new AbortController().signal, (exec, workspace) =>
+        buildFormat(exec, workspace, { source, files: [], day: '2026-11-28', baseBytes, preambleLines: splitPreamble(source)!.lines, fontMaps: core.fontMaps }),
+      );
+      assert.ok('entry' in built, JSON.stringify(built));
+      return built.entry;
+    };
+    const preamble = (fonts: string, encoding = 'T1') =>
+      `\\documentclass{article}\n\\usepackage{tikz}\n\\usepackage[${encoding}]{fontenc}\n\\usepackage{${fonts}}\n\\newlength\\quirew\\settowidth\\quirew{\\normalfont Width}\n`;
+    const body = (text: string) => `\\begin{document}\n${text}\n\\tikz\\draw (0,0) -- (1,1);\n\\end{document}\n`;
+
+    test('a preamble format: core fonts only, its engines read the core map; a font outside it, the whole map', async () => {
+      // Pagella, measured in the preamble (the format holds the font): core.
+      const pagella = await format(`${preamble('tgpagella')}${body('Pagella.')}`);
+      assert.equal(pagella.coreMap, true);
+      const plain = `${preamble('tgpagella')}${body('Pagella again, \\textbf{bold}.')}`;
+      await core.run(job('\\documentclass{article}\\begin{document}warm-up\\end{document}'), UID);
+      const hot = await core.run(job(plain), UID, pagella);
+      const ref = await whole.run(job(plain), UID);
+      assert.equal(hot.outcome, 'ok', hot.log.slice(-800));
+      assert.match(hot.log, /preloaded format=quirepre/);
+      assert.equal(hot.stages?.fontmap, undefined);
+      assert.equal(execFileSync('pdftotext', ['-', '-'], { input: hot.pdf }).toString(), execFileSync('pdftotext', ['-', '-'], { input: ref.pdf }).toString());
+      assert.ok(execFileSync('pdftoppm', ['-r', '50', '-'], { input: hot.pdf }).equals(execFileSync('pdftoppm', ['-r', '50', '-'], { input: ref.pdf })));
+      // Its body opens a font only the whole map has: the job runs again with it (without the format).
+      const libreBody = `${preamble('tgpagella')}${body('\\fontfamily{LibreBskvl-LF}\\selectfont Libre Baskerville.')}`;
+      const again = await core.run(job(libreBody), UID, pagella);
+      assert.equal(again.outcome, 'ok', again.log.slice(-800));
+      assert.ok((again.stages?.fontmap ?? 0) > 0, 'the core attempt was given up');
+      assert.match(execFileSync('pdffonts', ['-'], { input: again.pdf }).toString(), /\+LibreBskvl-Regular +Type 1 +Custom +yes +yes/);
+
+      // Libre Baskerville measured in the preamble, in OT1 (a font of its own, not a virtual one
+      // whose base fonts a pass opens): the format holds a font outside the core, and no pass
+      // would open its metrics again to tell. Its engines read the whole map.
+      const libre = await format(`${preamble('librebaskerville', 'OT1')}${body('Libre.')}`);
+      assert.equal(libre.coreMap, false);
+      const source = `${preamble('librebaskerville', 'OT1')}${body('Libre Baskerville, \\textbf{bold}.')}`;
+      const held = await core.run(job(source), UID, libre);
+      assert.equal(held.outcome, 'ok', held.log.slice(-800));
+      assert.match(held.log, /preloaded format=quirepre/);
+      assert.equal(held.stages?.fontmap, undefined);
+      assert.match(execFileSync('pdffonts', ['-'], { input: held.pdf }).toString(), /\+LibreBskvl-Regular +Type 1 +Custom +yes +yes/);
     });
   });
 });

@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { describe, test } from 'node:test';
 import type { BuildOutcome } from '../../src/tex/format-build.js';
 import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
+import type { JobFormat } from '../../src/tex/runner.js';
 import type { TexJob, TexResult } from '../../src/tex/job.js';
 import { preambleKey, texliveIdentity } from '../../src/tex/preamble.js';
 import { PreambleCache, type FormatRunner } from '../../src/tex/preamble-cache.js';
@@ -44,8 +45,8 @@ class ScriptedRunner implements FormatRunner {
   started = 0;
   closed = 0;
 
-  async run(job: TexJob, uid?: number, format?: Buffer): Promise<TexResult> {
-    this.runs.push({ job, uid, format });
+  async run(job: TexJob, uid?: number, format?: JobFormat): Promise<TexResult> {
+    this.runs.push({ job, uid, format: format?.fmt });
     const answer = this.answers.length > 1 ? this.answers.shift()! : this.answers[0]!;
     if (answer instanceof Error) throw answer;
     return answer;
