@@ -97,7 +97,7 @@ export class PreambleCache implements JobRunner {
     const withFormat = await this.runner.run(job, uid, cached.format, session).catch(() => null);
     if (withFormat && !this.doubtful(withFormat, cached.lines)) {
       // The next job of this preamble on this uid finds its engine started.
-      primed?.replenish(uid, cached.key, cached.format!);
+      primed?.replenish(uid, cached.key, cached.format!, withFormat.passes > 1);
       return withFormat;
     }
     primed?.forget(cached.key);

@@ -5,7 +5,9 @@
 // request's path (about 100 ms before its first line). Each sandbox is handed to one job of
 // the same uid and format and never used again; a job's own files reach it only once the job
 // has taken it. Bounded in count and age; started after a format is admitted and after each job
-// that used one, off the request's path.
+// that used one, off the request's path. When that job took two passes or more (a contents page,
+// LastPage) the sandbox starts the second pass's engine too, beside the first (Session.startNext):
+// a second engine that finishes loading while the first pass runs, instead of one started then.
 import type { JobFormat, TexRunner } from './runner.js';
 import type { Session } from './session.js';
 
@@ -61,8 +63,8 @@ export class PrimedFormats {
     return session;
   }
 
-  /** Starts the next primed sandbox of format `key` (`fmt`) for `uid`, within the count bound. */
-  replenish(uid: number | undefined, key: string, format: JobFormat): void {
+  /** Starts the next primed sandbox of format `key` for `uid`, within the count bound; `twoPasses`: with a second pass's engine. */
+  replenish(uid: number | undefined, key: string, format: JobFormat, twoPasses = false): void {
     const slot = `${uid}\n${key}`;
     if (this.closed || this.options.maxCount <= 0 || this.waiting.has(slot)) return;
     for (const oldest of this.waiting.keys()) {
@@ -73,7 +75,7 @@ export class PrimedFormats {
       this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, this.maxAge));
       this.sweeper.unref();
     }
-    this.waiting.set(slot, { key, started: performance.now(), session: this.runner.prime(uid, format).catch(() => null) });
+    this.waiting.set(slot, { key, started: performance.now(), session: this.runner.prime(uid, format, twoPasses).catch(() => null) });
   }
 
   /** Ends every waiting sandbox of format `key` (refused or dropped by the cache). */
@@ -96,6 +98,11 @@ export class PrimedFormats {
   /** Waiting sandboxes now. */
   get size(): number {
     return this.waiting.size;
+  }
+
+  /** The waiting sandboxes, once started (tests). */
+  sessions(): Promise<Array<Session | null>> {
+    return Promise.all([...this.waiting.values()].map((w) => w.session));
   }
 
   private get maxAge(): number {

@@ -229,14 +229,16 @@ export class TexRunner implements JobRunner {
   /**
    * A fresh sandbox on `uid` holding the preamble format `format`, its format engine started
    * (loading it and the font map, then waiting for its line; see primed-formats.ts): the
-   * session to pass to `run` with the same format, once.
+   * session to pass to `run` with the same format, once. `twoPasses`: the engine of a second
+   * pass is started beside the first (its last job took two passes or more).
    */
-  async prime(uid: number | undefined, format: JobFormat): Promise<Session> {
+  async prime(uid: number | undefined, format: JobFormat, twoPasses = false): Promise<Session> {
     const session = await this.pool.openFor(uid, 'pdflatex');
     try {
       await writeFile(join(session.dir, `${FORMAT}.fmt`), format.fmt, { flag: 'wx' });
       if (session.uid !== undefined) await lchown(join(session.dir, `${FORMAT}.fmt`), session.uid, session.uid);
       await this.startFormatEngine(session, format);
+      if (twoPasses) await session.startNext();
       return session;
     } catch (err) {
       await this.pool.discard(session, true);
@@ -380,7 +382,8 @@ export class TexRunner implements JobRunner {
       // Which font map a warm engine read: the core map for warm pdflatex and for a format that allows it.
       const coreMap = !paused && (format ? this.formatCoreMap(session, format) : this.pool.coreMap(session, job.compiler)) !== undefined;
       const warm = paused || (session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler !== 'xelatex' && setsFontMap(sources)) && !(coreMap && state.wholeMap));
-      const again = warm && !paused && state.passes === 1 && rerunLikely(sources);
+      // A second engine already waiting (a primed format's) is used whatever the guess.
+      const again = warm && !paused && state.passes === 1 && (rerunLikely(sources) || session.next);
       const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
       const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again, paused ? goLine(new Date()) : undefined));
       const fls = (await read(`${MAIN}.fls`))?.toString('utf8') ?? '';

@@ -25,15 +25,22 @@ const OUTPUT_CAP = 64 * 1024;
 
 const DRIVER = `
 warm=
+next=
 pdf=
 n=0
 last=
 stop_warm() {
   if [ -n "$warm" ]; then kill -9 "$warm" 2>/dev/null; wait "$warm" 2>/dev/null; warm=; exec 3>&-; fi
+  if [ -n "$next" ]; then kill -9 "$next" 2>/dev/null; wait "$next" 2>/dev/null; next=; exec 5>&-; fi
   stop_pdf
 }
 start_warm() {
   mode=\${1-}
+  # The second pass's engine started ahead with the first (quire-next): it is the warm one now.
+  if [ "$mode" = again ] && [ -n "$next" ]; then
+    exec 3<&5 5<&-; warm=$next; warmout=$nextout; next=
+    return
+  fi
   eval "set -- $warmline"; pdfline=$2; shift 2
   # The next pass's engine, started while this pass runs: told so, it opens no file this pass writes (LUA_PRELOAD_FONT in job.ts).
   [ "$mode" = again ] && set -- env QUIRE_AGAIN=1 "$@"
@@ -42,7 +49,8 @@ start_warm() {
   mkfifo -m 600 "$QUIRE_OUT.go$n" && exec 3<>"$QUIRE_OUT.go$n"; rm -f "$QUIRE_OUT.go$n"
   # The output file is opened here, before the fork: a pass that follows at once always finds it.
   exec 4>"$warmout"
-  "$@" <&3 3<&- >&4 4>&- 2>&1 &
+  # Only its own pipe: not the other engine's (fd 5 or 6 while quire-next starts one).
+  "$@" <&3 3<&- 5<&- 6<&- >&4 4>&- 2>&1 &
   warm=$!
   exec 4>&-
 }
@@ -93,6 +101,17 @@ while IFS= read -r line; do
   quire-warm)
     stop_warm; warmline=$line; start_warm; start_pdf
     printf '0 0\\n';;
+  quire-next)
+    # A second engine beside the warm one (no xdvipdfmx), for the pass after its: it waits on
+    # its own pipe (fd 5) and becomes the warm engine when the first pass goes with "again".
+    if [ -n "$warm" ] && [ -z "$pdfline" ] && [ -z "$next" ]; then
+      first=$warm; firstout=$warmout; exec 6<&3 3<&-
+      start_warm again
+      next=$warm; nextout=$warmout; exec 5<&3 3<&6 6<&-; warm=$first; warmout=$firstout
+      printf '0 0\\n'
+    else
+      printf '1 0\\n'
+    fi;;
   quire-go)
     # A pass answers with its exit code only: its output (wanted only when TeX left no
     # transcript) is read by quire-last, which saves the processes that measure and copy it.
@@ -145,6 +164,8 @@ export class Session {
   private killed = false;
   /** The engine started ahead of time and not yet used (none once any command ran). */
   private warmEngine: string | undefined;
+  /** A second engine started ahead beside it, for the pass after its (startNext). */
+  private nextEngine = false;
 
   private constructor(
     readonly dir: string,
@@ -190,6 +211,11 @@ export class Session {
     return this.warmEngine;
   }
 
+  /** Whether a second engine waits for the pass after the warm one's (`go` with `again` uses it). */
+  get next(): boolean {
+    return this.nextEngine;
+  }
+
   /** The sandbox's outermost process on the host (bubblewrap): its descendants are the job's (paused-cache.ts measures them). */
   get pid(): number | undefined {
     return this.child.pid;
@@ -206,6 +232,18 @@ export class Session {
   }
 
   /**
+   * Starts the warm engine's command a second time, beside it, for the pass after its: a job
+   * that needs two passes finds the second's engine loaded too (a primed format's two-pass
+   * documents, primed-formats.ts). Not beside a warm xdvipdfmx. Ended like the warm one by any
+   * other command, or used by `go` with `again`.
+   */
+  async startNext(): Promise<void> {
+    const engine = this.warmEngine;
+    if (engine === undefined) return;
+    this.nextEngine = (await this.send(['quire-next'])).code === 0;
+  }
+
+  /**
    * A pass of the job: the warm engine under `limits` when it still waits, otherwise `cold`
    * (the same pass started the ordinary way, its own limits included). `again`: another
    * pass is likely, so the same engine starts anew, ahead of time, while this one runs.
@@ -216,7 +254,8 @@ export class Session {
     const { cpuSeconds, fileBytes, memoryBytes, processes } = limits;
     const engine = this.warmEngine;
     const pass = this.run(['quire-go', String(cpuSeconds), String(fileBytes), String(memoryBytes), String(processes), again ? '1' : '0', line, ...cold]);
-    // With `again`, the driver started the same engine anew for the next pass (when this one was warm).
+    // With `again`, the driver started the same engine anew for the next pass (when this one was
+    // warm), or made the second engine (startNext) the warm one.
     if (again) this.warmEngine = engine;
     return pass;
   }
@@ -228,8 +267,9 @@ export class Session {
 
   /** Runs one command; rejects when the sandbox dies (killed on timeout, or broken). */
   run(argv: string[]): Promise<Exec> {
-    // Whatever the command, the driver uses or ends the warm engine before it runs.
+    // Whatever the command, the driver uses or ends the warm engine (and the second) before it runs.
     this.warmEngine = undefined;
+    this.nextEngine = false;
     return this.send(argv);
   }
 

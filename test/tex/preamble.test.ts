@@ -319,9 +319,17 @@ describe('primed preamble formats', () => {
     assert.equal(hit.passes, reference.passes);
     assert.match(text(hit), /Second, primed\./);
     assert.equal(primed.size, 1, 'the next one is started');
+    // The job took two passes (a contents page): the next sandbox starts the second pass's engine too.
+    assert.equal(hit.passes, 2);
+    assert.deepEqual((await primed.sessions()).map((session) => [session?.engine, session?.next]), [['pdflatex+preamble', true]]);
+    const third = await run(job(heavy('Third, both engines ahead.'), 'account:1'));
+    const thirdReference = await cold.run(job(heavy('Third, both engines ahead.'), 'account:1'), UID);
+    assert.equal(third.passes, 2);
+    assert.ok(pages(third).equals(pages(thirdReference)));
+    assert.match(text(third), /Third, both engines ahead\./);
 
     const failed = await run(job(heavy('A \\missingmacro here.'), 'account:1'));
-    assert.equal(primed.stats.hits, 2);
+    assert.equal(primed.stats.hits, 3);
     assert.equal(failed.outcome, 'failed');
     assert.deepEqual(/^\.\/main\.tex:(\d+): (.*)$/m.exec(failed.log)?.slice(1, 3), ['14', 'Undefined control sequence.']);
   });

@@ -193,6 +193,29 @@ describe('warm engines', () => {
       assert.match(two.output, /^pass:\d+:1\n$/);
       assert.notEqual(one.output, two.output, 'two processes, one line each');
       assert.deepEqual(await go(), { code: 0, output: 'cold\n' });
+      // A second engine started ahead beside the warm one: `again` makes it the warm one, with
+      // its own line and the job's limits; the driver starts none anew.
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo "pass:$$:${QUIRE_AGAIN-none}:$(ulimit -f)"']);
+      await session.startNext();
+      assert.equal(session.next, true);
+      const early = await go(true);
+      assert.equal(session.engine, 'probe');
+      const late = await go();
+      assert.match(early.output, /^pass:\d+:none:1024\n$/);
+      assert.match(late.output, /^pass:\d+:1:1024\n$/);
+      assert.notEqual(early.output.split(':')[1], late.output.split(':')[1], 'two processes');
+      assert.deepEqual(await go(), { code: 0, output: 'cold\n' });
+      // Any other command ends both; beside a warm xdvipdfmx none is started.
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo late > late1.txt']);
+      await session.startNext();
+      // (The pattern's brackets keep this command's own line from matching.)
+      const waiting = ['sh', '-c', 'sleep 0.2; grep -l "rea[d] line" /proc/[0-9]*/cmdline 2>/dev/null | wc -l'];
+      assert.deepEqual(await session.run(waiting), { code: 0, output: '0\n' });
+      assert.equal(session.next, false);
+      await session.startEngine('probe', ['sh', '-c', 'read line; echo x'], ['sh', '-c', 'cat >/dev/null']);
+      await session.startNext();
+      assert.equal(session.next, false);
+      await session.run(['true']);
       // A warm process that died before its job: the pass runs cold too.
       await session.startEngine('dead', ['sh', '-c', 'exit 7']);
       await new Promise((resolve) => setTimeout(resolve, 200));
