@@ -2,9 +2,11 @@
 // of milliseconds, as much as a small TeX run; a slot therefore starts its next sandbox as
 // soon as a job ends. Inside, a tiny driver runs the commands we send, one per line, each
 // under prlimit, and answers with "<exit code> <n>\n" followed by the first n bytes of the
-// command's output. Commands are ours (engine, helpers, qpdf); the document only ever
-// reaches TeX through main.tex, and every command's output goes to a file first, the
-// answer carrying its length: nothing a document prints can be mistaken for an answer.
+// command's output (a pass answers "<exit code> 0": its output is asked for apart, quire-last,
+// since every process the driver starts to measure and copy it costs milliseconds). Commands
+// are ours (engine, helpers, qpdf); the document only ever reaches TeX through main.tex, and
+// every command's output goes to a file first, the answer carrying its length: nothing a
+// document prints can be mistaken for an answer.
 //
 // A warm engine (see warmEngineArgs in job.ts) is a TeX process the driver starts in the
 // background while the sandbox waits: it loads its format, then blocks reading its first
