@@ -41,6 +41,7 @@ start_warm() {
   # The second pass's engine started ahead with the first (quire-next): it is the warm one now.
   if [ "$mode" = again ] && [ -n "$next" ]; then
     exec 3<&5 5<&-; warm=$next; warmout=$nextout; next=
+    [ -n "\${limits-}" ] && limit "$warm"
     return
   fi
   eval "set -- $warmline"; pdfline=$2; shift 2
@@ -55,6 +56,11 @@ start_warm() {
   "$@" <&3 3<&- 5<&- 6<&- >&4 4>&- 2>&1 &
   warm=$!
   exec 4>&-
+  # Started during a pass, the next pass's engine gets the job's limits at once, not at its go:
+  # the pass running meanwhile could write that engine's line itself (a lualatex document can
+  # open /proc/<driver>/fd/3), and it would run the document unlimited.
+  [ "$mode" = again ] && [ -n "\${limits-}" ] && limit "$warm"
+  :
 }
 # A warm xdvipdfmx (xelatex): started with the engine, it reads its configuration and font maps
 # (a third of a second), then waits on a pipe. The engine's output driver (XDV_DRIVER in job.ts)

@@ -216,6 +216,17 @@ describe('warm engines', () => {
       await session.startNext();
       assert.equal(session.next, false);
       await session.run(['true']);
+      // An attack: a pass (a lualatex document can io.open anything) writes the next pass's line
+      // itself, through the driver's pipe in /proc, before that pass's go. The engine it starts
+      // already runs under the job's limits (canary: its file size limit, 1024 blocks).
+      const attack = [
+        'sh',
+        '-c',
+        'if [ -n "${QUIRE_AGAIN-}" ]; then read line; echo "$(ulimit -f)" > again.txt; else read line; sleep 0.5; echo early > "/proc/$PPID/fd/3"; sleep 0.5; cat again.txt; fi',
+      ];
+      await session.startEngine('probe', attack);
+      assert.deepEqual(await go(true), { code: 0, output: '1024\n' });
+      await session.run(['rm', 'again.txt']);
       // A warm process that died before its job: the pass runs cold too.
       await session.startEngine('dead', ['sh', '-c', 'exit 7']);
       await new Promise((resolve) => setTimeout(resolve, 200));
