@@ -246,8 +246,7 @@ export class Session {
    * other command, or used by `go` with `again`.
    */
   async startNext(): Promise<void> {
-    const engine = this.warmEngine;
-    if (engine === undefined) return;
+    if (this.warmEngine === undefined) return;
     this.nextEngine = (await this.send(['quire-next'])).code === 0;
   }
 
