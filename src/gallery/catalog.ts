@@ -3,8 +3,8 @@
 // sample_data.json and instructions.md live in the template folder or, shared by every
 // design of a document, in gallery/_documents/<document>/.
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { projectRoot } from '../project-root.js';
 import type { Compiler } from '../quota/plans.js';
 import type { JsonSchema } from '../templates/data-schema.js';
 
@@ -57,17 +57,6 @@ interface Meta {
 const SLUG = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 const HEX = /^[0-9A-F]{6}$/;
 
-/** The repository root: the nearest folder above this module holding package.json. */
-export function repoRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('gallery: package.json not found above the module');
-    dir = parent;
-  }
-  return dir;
-}
-
 function fail(slug: string, problem: string): never {
   throw new Error(`gallery/${slug}: ${problem}`);
 }
@@ -108,7 +97,7 @@ function loadOne(root: string, slug: string): GalleryTemplate {
 }
 
 /** Every template under `root`, in category order, then by document and design. */
-export function loadCatalog(root = join(repoRoot(), 'gallery')): GalleryTemplate[] {
+export function loadCatalog(root = join(projectRoot(), 'gallery')): GalleryTemplate[] {
   const slugs = readdirSync(root, { withFileTypes: true })
     .filter((entry) => entry.isDirectory() && !entry.name.startsWith('_'))
     .map((entry) => entry.name);

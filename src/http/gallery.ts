@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { repoRoot } from '../gallery/catalog.js';
+import { projectRoot } from '../project-root.js';
 import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, PublicRenderSuccessBody, SlugParam } from '../gallery/schemas.js';
 import type { Services } from '../services.js';
 import { AcceptedResponse, answer, asyncOf } from './async.js';
@@ -14,7 +14,7 @@ import { ASYNC_ERRORS, COMPILE_ERRORS } from './compile.js';
 
 const STATIC: Record<string, { type: string; body: Buffer }> = {};
 function staticFile(name: string, type: string): { type: string; body: Buffer } {
-  STATIC[name] ??= { type, body: readFileSync(join(repoRoot(), 'public', name)) };
+  STATIC[name] ??= { type, body: readFileSync(join(projectRoot(), 'public', name)) };
   return STATIC[name];
 }
 

@@ -1,27 +1,16 @@
 // The browser side: the studio, sign-up and dashboard pages, and the bundles under /build/
 // (written by scripts/build-web.mjs with content hashes, so they are cached for good).
 import { errors } from '../errors.js';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, extname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join } from 'node:path';
 import type { FastifyReply } from 'fastify';
 import { anonymousDailyKey } from '../quota/keys.js';
 import { limitsOf } from '../quota/plans.js';
+import { projectRoot } from '../project-root.js';
 import type { Services } from '../services.js';
 import { dashboardPage, signupPage, studioPage, unbuiltPage, type WebManifest } from './pages/studio-pages.js';
 import type { App } from './types.js';
-
-/** The checkout (or install) root: the nearest folder above this file with a package.json. */
-function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json'))) {
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error('package.json not found above ' + fileURLToPath(import.meta.url));
-    dir = parent;
-  }
-  return dir;
-}
 
 export const BUILD_DIR = join(projectRoot(), 'public', 'build');
 

@@ -13,6 +13,7 @@ import { createGunzip } from 'node:zlib';
 import { COMPILERS, type Compiler } from './compilers.js';
 import { CORE_MAP, FontMaps } from './font-map.js';
 import { currentImageRoot, hostPath, imageTool } from './image/tools.js';
+import { builtLibrary, KPSE_HASH, libraryAgrees } from './kpse-hash.js';
 
 /** The engine kpathsea looks formats up for (TeX Live 2022: lualatex runs on luahbtex). */
 const ENGINE: Record<Compiler, string> = { pdflatex: 'pdftex', xelatex: 'xetex', lualatex: 'luahbtex' };
@@ -40,6 +41,8 @@ export interface Formats {
   compilers: ReadonlySet<Compiler>;
   /** pdftex.map split into its core (the folder's CORE_MAP) and the rest, when TeX Live has one (font-map.ts). */
   fontMaps?: FontMaps;
+  /** The folder holds KPSE_HASH, checked on this TeX Live: TeX processes preload it (kpse-hash.ts). */
+  kpseHash: boolean;
 }
 
 /** `image`: the TeX image whose formats these are (none: the host's TeX Live). */
@@ -56,11 +59,19 @@ export async function prepareFormats(root: string, image = currentImageRoot()): 
   const mapPath = sources.has('pdflatex') ? await found(['kpsewhich', '-progname=pdflatex', 'pdftex.map'], image) : null;
   const map = mapPath ? await readFile(mapPath, 'utf8').catch(() => null) : null;
   if (map !== null) id.update(`pdftex.map\0${createHash('sha256').update(map).digest('hex')}\n`);
+  const library = builtLibrary();
+  const libraryBytes = library !== null ? await readFile(library).catch(() => null) : null;
+  if (libraryBytes !== null) id.update(`${KPSE_HASH}\0${createHash('sha256').update(libraryBytes).digest('hex')}\n`);
   const name = `formats-${id.digest('hex').slice(0, 16)}`;
   const target = join(root, name);
   const fontMaps = map !== null ? FontMaps.split(map) : undefined;
-  const formats: Formats = { dir: target, compilers: new Set(sources.keys()), ...(fontMaps && fontMaps.coreSize > 0 ? { fontMaps } : {}) };
-  if (existsSync(join(target, '.ready'))) return formats;
+  const formats = (): Formats => ({
+    dir: target,
+    compilers: new Set(sources.keys()),
+    ...(fontMaps && fontMaps.coreSize > 0 ? { fontMaps } : {}),
+    kpseHash: existsSync(join(target, KPSE_HASH)),
+  });
+  if (existsSync(join(target, '.ready'))) return formats();
 
   await mkdir(root, { recursive: true });
   const work = await mkdtemp(join(root, 'formats-build-'));
@@ -68,9 +79,16 @@ export async function prepareFormats(root: string, image = currentImageRoot()): 
     for (const [compiler, path] of sources) {
       await pipeline(createReadStream(path), createGunzip(), createWriteStream(join(work, `${compiler}.fmt`), { mode: 0o644 }));
     }
-    if (formats.fontMaps) await writeFile(join(work, CORE_MAP), formats.fontMaps.core, { mode: 0o644 });
-    await writeFile(join(work, '.ready'), [...sources].map(([c, p]) => `${c} ${p}`).join('\n') + '\n');
+    if (fontMaps && fontMaps.coreSize > 0) await writeFile(join(work, CORE_MAP), fontMaps.core, { mode: 0o644 });
     await chmod(work, 0o755);
+    if (libraryBytes !== null) {
+      await writeFile(join(work, KPSE_HASH), libraryBytes, { mode: 0o755 });
+      if (!(await libraryAgrees(work, image))) {
+        await rm(join(work, KPSE_HASH));
+        console.warn(`quire: ${KPSE_HASH} changes what kpathsea finds on this TeX Live; TeX runs without it`);
+      }
+    }
+    await writeFile(join(work, '.ready'), [...sources].map(([c, p]) => `${c} ${p}`).join('\n') + '\n');
     await rename(work, target).catch((err: NodeJS.ErrnoException) => {
       if (!['EEXIST', 'ENOTEMPTY'].includes(err.code ?? '')) throw err;
     });
@@ -81,6 +99,6 @@ export async function prepareFormats(root: string, image = currentImageRoot()): 
   for (const old of await readdir(root).catch(() => [])) {
     if (/^formats-[0-9a-f]{16}$/.test(old) && old !== name) await rm(join(root, old), { recursive: true, force: true }).catch(() => {});
   }
-  return formats;
+  return formats();
 }
 

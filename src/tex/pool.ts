@@ -8,6 +8,7 @@ import type { Compiler } from './compilers.js';
 import { CORE_MAP, type FontMaps } from './font-map.js';
 import type { Formats } from './formats.js';
 import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from './job.js';
+import { preloadPath } from './kpse-hash.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session } from './session.js';
 import { leaveOwnerFolder, ownerFolder, sweepWorkRoot } from './sweep.js';
@@ -178,7 +179,7 @@ export class SandboxPool {
       const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         ...(this.options.root !== undefined ? { root: this.options.root } : {}),
-        env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
+        env: { ...(this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' }), ...this.preload() },
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
         ...(this.formats ? { formats: this.formats.dir } : {}),
       });
@@ -189,6 +190,11 @@ export class SandboxPool {
       }
       return session;
     });
+  }
+
+  /** LD_PRELOAD of kpathsea's linear-time file database (kpse-hash.ts), when the formats hold it. */
+  private preload(): Record<string, string> {
+    return this.formats?.kpseHash ? { LD_PRELOAD: preloadPath(this.formats.dir, this.options.isolate) } : {};
   }
 
   /** The warm xdvipdfmx beside an xelatex engine; in the sandbox only, whose /tmp holds its FIFOs. */

@@ -78,7 +78,7 @@ describe('inflated formats', () => {
     const broken = join(root, 'broken');
     await mkdir(broken, { mode: 0o755 });
     await writeFile(join(broken, 'pdflatex.fmt'), 'not a format', { mode: 0o644 });
-    const runner = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, formats: async () => ({ dir: broken, compilers: new Set(['pdflatex']) }) });
+    const runner = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, formats: async () => ({ dir: broken, compilers: new Set(['pdflatex']), kpseHash: false }) });
     try {
       await assert.rejects(runner.run(job('pdflatex', doc('x')), UID), /TeX did not start: [^]*Fatal format file error/);
     } finally {

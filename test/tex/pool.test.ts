@@ -121,7 +121,7 @@ describe('sandbox pool', () => {
     const formats = join(root, 'formats');
     const luaCache = join(root, 'texmf-var');
     await Promise.all([mkdir(formats), mkdir(luaCache)]);
-    const p = pool({ warm: false, luaCache: async () => luaCache, formats: async () => ({ dir: formats, compilers: new Set(['pdflatex'] as const) }) });
+    const p = pool({ warm: false, luaCache: async () => luaCache, formats: async () => ({ dir: formats, compilers: new Set(['pdflatex'] as const), kpseHash: false }) });
     const session = await p.take(UID, 'lualatex');
     const limits = { cpuSeconds: 3, fileBytes: 100, memoryBytes: 200, processes: 4 };
     assert.deepEqual(p.command(session, ['pdflatex', 'main.tex'], limits), [

@@ -38,7 +38,7 @@ export function texmfRoots(image = currentImageRoot()): string[] {
  * A tree's ls-R database on the host. Debian links it to /var/lib/texmf/ls-R-*, an absolute
  * link that means the image's file, never the host's file of that name.
  */
-function lsR(root: string, image = currentImageRoot()): string {
+export function lsR(root: string, image = currentImageRoot()): string {
   if (image === undefined || !root.startsWith(`${image}/`)) return join(root, 'ls-R');
   return hostPath(join(root.slice(image.length), 'ls-R'), image);
 }

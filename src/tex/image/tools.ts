@@ -12,19 +12,31 @@ export { currentImageRoot, useImageRoot } from '../sandbox.js';
 
 const LIMITS = { cpuSeconds: 60, fileBytes: 64 * 1024 * 1024, memoryBytes: 2 * 1024 ** 3, processes: 16 };
 
-function command(root: string | undefined, argv: string[]): { file: string; args: string[]; workspace?: string } {
-  if (root === undefined) return { file: argv[0]!, args: argv.slice(1) };
+/** What a tool's sandbox may have besides the image: a formats folder (formats.ts) and variables. */
+export interface ToolOptions {
+  formats?: string;
+  env?: Record<string, string>;
+}
+
+function command(root: string | undefined, argv: string[], options: ToolOptions = {}): { file: string; args: string[]; workspace?: string; env?: NodeJS.ProcessEnv } {
+  if (root === undefined) return { file: argv[0]!, args: argv.slice(1), ...(options.env ? { env: { ...process.env, ...options.env } } : {}) };
   const workspace = mkdtempSync(join(tmpdir(), 'quire-tool-'));
   chmodSync(workspace, 0o755);
-  const spec = { workspace, root, isolate: true, env: { LC_ALL: 'C.UTF-8', TEXMFVAR: '/tmp/texmf-var' }, limits: LIMITS };
+  const env = { LC_ALL: 'C.UTF-8', TEXMFVAR: '/tmp/texmf-var', ...options.env };
+  const spec = { workspace, root, isolate: true, env, limits: LIMITS, ...(options.formats !== undefined ? { formats: options.formats } : {}) };
   return { ...sandboxed(spec, argv), workspace };
 }
 
 /** stdout of `argv` run in the image (or on the host); throws on a non-zero exit. */
 export async function imageTool(argv: string[], root = currentImageRoot(), timeoutMs = 10_000): Promise<string> {
-  const { file, args, workspace } = command(root, argv);
+  return (await imageToolOutput(argv, {}, root, timeoutMs)).stdout;
+}
+
+/** stdout and stderr of `argv` run in the image (or on the host) with `options`; throws on a non-zero exit. */
+export async function imageToolOutput(argv: string[], options: ToolOptions, root = currentImageRoot(), timeoutMs = 30_000): Promise<{ stdout: string; stderr: string }> {
+  const { file, args, workspace, env } = command(root, argv, options);
   try {
-    return (await promisify(execFile)(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 })).stdout;
+    return await promisify(execFile)(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, ...(env ? { env } : {}) });
   } finally {
     if (workspace) rmSync(workspace, { recursive: true, force: true });
   }

@@ -1,0 +1,119 @@
+// kpathsea's file database in linear time (kpse-hash.ts, native/kpse-hash.c): the built
+// library passes its check on the image and goes beside the formats; every TeX process of a
+// sandbox preloads it; documents come out as without it; and a library that builds another
+// table (the same entries, another order) fails the check, so TeX never runs with it.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { chmod, copyFile, mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { stable, text } from './support.js';
+import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { prepareFormats, type Formats } from '../../src/tex/formats.js';
+import type { TexJob } from '../../src/tex/job.js';
+import { builtLibrary, checkNames, KPSE_HASH, libraryAgrees } from '../../src/tex/kpse-hash.js';
+import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { currentImageRoot } from '../../src/tex/image/tools.js';
+import { TexRunner } from '../../src/tex/runner.js';
+
+const UID = process.getuid?.() === 0 ? CONVERTER_UID - 10 : undefined;
+const MB = 1024 * 1024;
+
+/** kpathsea's hash_insert with the one difference that matters: each entry goes first in its bucket. */
+const PREPENDING = `
+typedef struct e { const char *key; const char *value; struct e *next; } e;
+typedef struct { e **buckets; unsigned size; } table;
+#include <stdlib.h>
+void hash_insert(table *t, const char *key, const char *value) {
+  unsigned n = 0;
+  for (const char *k = key; *k; k++) n = (n + n + *k) % t->size;
+  e *x = malloc(sizeof *x);
+  x->key = key; x->value = value; x->next = t->buckets[n]; t->buckets[n] = x;
+}
+void hash_insert_normalized(table *t, const char *key, const char *value) { hash_insert(t, key, value); }
+`;
+
+describe('kpathsea file database in linear time', () => {
+  let root: string;
+  let formats: Formats;
+  let preloaded: TexRunner;
+  let plain: TexRunner;
+  const job = (compiler: TexJob['compiler'], source: string): TexJob => ({ source, compiler, timeoutMs: 60_000, maxFileBytes: 16 * MB });
+
+  before(async () => {
+    root = await mkdtemp(join(tmpdir(), 'quire-kpse-hash-'));
+    await chmod(root, 0o711);
+    formats = await prepareFormats(root);
+    const luaCache = () => prepareLuaCache(join(tmpdir(), 'quire-jobs'));
+    preloaded = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, luaCache, formats: async () => formats });
+    plain = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, luaCache, formats: async () => ({ ...formats, kpseHash: false }) });
+  });
+  after(async () => {
+    await Promise.all([preloaded.close(), plain.close()]);
+    await rm(root, { recursive: true, force: true });
+  });
+
+  test('the built library passes its check on the image and goes beside the formats, byte for byte', async () => {
+    const library = builtLibrary();
+    assert.ok(library, 'npm run build compiled native/kpse-hash.c');
+    assert.equal(formats.kpseHash, true);
+    assert.ok((await readFile(join(formats.dir, KPSE_HASH))).equals(await readFile(library)));
+  });
+
+  test('every TeX process of the sandbox preloads it: a lualatex pass finds it in its own memory map', async () => {
+    const probe = (runner: TexRunner) =>
+      runner.run(
+        job(
+          'lualatex',
+          '\\documentclass{article}\\begin{document}\\directlua{local f = io.open("/proc/self/maps") local m = f:read("a") f:close() tex.print(m:find("kpse-hash.so", 1, true) and "library-loaded" or "library-absent")}\\end{document}',
+        ),
+        UID,
+      );
+    const [withLibrary, without] = await Promise.all([probe(preloaded), probe(plain)]);
+    assert.equal(withLibrary.outcome, 'ok', withLibrary.log.slice(-800));
+    assert.match(text(withLibrary.pdf), /library-loaded/);
+    assert.equal(without.outcome, 'ok', without.log.slice(-800));
+    assert.match(text(without.pdf), /library-absent/);
+  });
+
+  test('documents come out as without it: pdflatex byte for byte, xelatex and lualatex in pages and text', async () => {
+    const pdflatex = [
+      '\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{lmodern,amssymb,tikz,hyperref}\\begin{document}\\section{A}\\label{a}See \\ref{a}. $\\mathbb{R}$ \\tikz\\draw (0,0) circle (1);\\end{document}',
+      '\\documentclass{beamer}\\usetheme{Madrid}\\begin{document}\\begin{frame}{Title}Body\\end{frame}\\end{document}',
+    ];
+    for (const source of pdflatex) {
+      const [hot, ref] = [await preloaded.run(job('pdflatex', source), UID), await plain.run(job('pdflatex', source), UID)];
+      assert.equal(hot.outcome, 'ok', hot.log.slice(-800));
+      assert.equal(ref.outcome, 'ok', ref.log.slice(-800));
+      assert.equal(stable(hot.pdf), stable(ref.pdf), source);
+    }
+    const unicode = '\\documentclass{article}\\usepackage{fontspec,unicode-math}\\setmainfont{TeX Gyre Pagella}\\begin{document}Grüße, Quire. $\\alpha + \\beta$\\end{document}';
+    for (const compiler of ['xelatex', 'lualatex'] as const) {
+      const [hot, ref] = [await preloaded.run(job(compiler, unicode), UID), await plain.run(job(compiler, unicode), UID)];
+      assert.equal(hot.outcome, 'ok', hot.log.slice(-800));
+      assert.equal(hot.pages, ref.pages);
+      assert.equal(text(hot.pdf), text(ref.pdf));
+      assert.match(text(hot.pdf), /Grüße, Quire/);
+    }
+  });
+
+  test('a library that fills the table in another order fails the check; the built one passes it', async () => {
+    const wrong = join(root, 'wrong');
+    const right = join(root, 'right');
+    await Promise.all([mkdir(wrong, { mode: 0o755 }), mkdir(right, { mode: 0o755 })]);
+    await writeFile(join(root, 'prepend.c'), PREPENDING);
+    execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(wrong, KPSE_HASH), join(root, 'prepend.c')]);
+    await copyFile(builtLibrary()!, join(right, KPSE_HASH));
+    const image = currentImageRoot();
+    assert.equal(await libraryAgrees(wrong, image), false);
+    assert.equal(await libraryAgrees(right, image), true);
+    // A folder without the library: nothing to preload, so no.
+    assert.equal(await libraryAgrees(root, image), false);
+  });
+
+  test('the check looks up every 50th name and the names most folders share', () => {
+    const db = ['% ls-R -- filename database', './tex/a:', ...Array.from({ length: 100 }, (_, i) => `f${i}.sty`), '', './tex/b:', 'README', './tex/c:', 'README', './tex/d:', 'README', 'twice.sty', './tex/e:', 'twice.sty'].join('\n');
+    assert.deepEqual(checkNames([db]), ['f49.sty', 'f99.sty', 'README']);
+  });
+});
