@@ -5,7 +5,8 @@
 // reported to its parent: bubblewrap's init reaps the job's processes), so run it on a quiet
 // machine. Throughput on a saturated machine is bounded by the total: twice bare throughput
 // needs it under half of bare's.
-//   node --import tsx bench/cpu.ts     (BENCH_CPU_JOBS, default 100)
+//   node --import tsx bench/cpu.ts     (BENCH_CPU_JOBS, default 100; BENCH_CPU_BARE=0 leaves bare
+//   pdflatex out, to profile the service alone: perf record -a -- node --import tsx bench/cpu.ts)
 import { bare } from './bare.js';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -57,7 +58,7 @@ async function main(): Promise<void> {
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` };
     console.log(`\nCPU per one-pager over ${JOBS} sequential compiles, ms\n`);
     console.log(`${'case'.padEnd(34)}${'service'.padStart(10)}${'rest'.padStart(12)}${'total'.padStart(10)}${'wall'.padStart(10)}`);
-    await measure('bare pdflatex', async (i) => {
+    if (process.env.BENCH_CPU_BARE !== '0') await measure('bare pdflatex', async (i) => {
       const dir = join(bareRoot, `b${i + 10}`);
       await mkdir(dir);
       await writeFile(join(dir, 'main.tex'), hello(i));

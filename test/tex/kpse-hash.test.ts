@@ -12,9 +12,9 @@ import { stable, text } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { prepareFormats, type Formats } from '../../src/tex/formats.js';
 import type { TexJob } from '../../src/tex/job.js';
-import { builtLibrary, checkNames, KPSE_HASH, libraryAgrees } from '../../src/tex/kpse-hash.js';
+import { builtLibrary, checkNames, KPSE_HASH, libraryAgrees, preloadPath } from '../../src/tex/kpse-hash.js';
 import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { currentImageRoot } from '../../src/tex/image/tools.js';
+import { currentImageRoot, imageToolOutput } from '../../src/tex/image/tools.js';
 import { TexRunner } from '../../src/tex/runner.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 10 : undefined;
@@ -96,6 +96,29 @@ describe('kpathsea file database in linear time', () => {
       assert.equal(text(hot.pdf), text(ref.pdf));
       assert.match(text(hot.pdf), /Grüße, Quire/);
     }
+  });
+
+  test('the table answers as kpathsea’s, node for node: after the read, an insert after a lookup, a remove, a second large table', async () => {
+    // The probe (test/fixtures/native/) calls kpathsea's hash functions as libkpathsea does,
+    // through the dynamic linker, so a preloaded library's stand in for them.
+    const dir = join(root, 'probe');
+    await mkdir(dir, { mode: 0o755 });
+    execFileSync('cc', ['-O2', '-o', join(dir, 'probe'), join(import.meta.dirname, '../fixtures/native/kpse-hash-probe.c'), '-ldl']);
+    await writeFile(join(root, 'prepend.c'), PREPENDING);
+    execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(dir, 'prepend.so'), join(root, 'prepend.c')]);
+    await copyFile(builtLibrary()!, join(dir, KPSE_HASH));
+    const image = currentImageRoot();
+    const inside = image !== undefined ? '/texmf-fmt' : dir;
+    const run = async (preload?: string) => (await imageToolOutput([`${inside}/probe`], { formats: dir, ...(preload ? { env: { LD_PRELOAD: preload } } : {}) }, image)).stdout;
+    const [kpathsea, library, prepending] = await Promise.all([run(), run(preloadPath(dir, image !== undefined)), run(`${inside}/prepend.so`)]);
+    assert.equal(kpathsea.split('\n').length, 10_007);
+    assert.match(kpathsea, /^n5\.sty: \/dir5\/ \/dir140005\/ \/late\/$/m);
+    assert.match(kpathsea, /^n7\.sty: \/dir7\/$/m);
+    assert.match(kpathsea, /^été-3\.tfm: \/dir3\/$/m);
+    assert.match(kpathsea, /^TEXINPUTS: \. \/tex\/\/$/m);
+    assert.equal(library, kpathsea);
+    // The probe does go through a preloaded library: one that chains in another order shows.
+    assert.notEqual(prepending, kpathsea);
   });
 
   test('a library that fills the table in another order fails the check; the built one passes it', async () => {
