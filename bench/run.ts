@@ -110,7 +110,10 @@ class Busy extends Error {
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'quire-bench-'));
   const bareRoot = await mkdtemp(join(tmpdir(), 'quire-bench-bare-'));
+  // QUIRE_* settings of the environment apply (QUIRE_PAUSED_PREAMBLES=0, say), under the bench's own.
+  const settings = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('QUIRE_')));
   const config = loadConfig({
+    ...settings,
     QUIRE_DATA_DIR: dataDir,
     QUIRE_SECRET: 'bench-secret-0123456789',
     LOG_LEVEL: 'silent',
@@ -120,8 +123,6 @@ async function main(): Promise<void> {
     // the throughput cases measure the service, so its in-flight limit is raised to 80. Fair use
     // has its own case (bench/abuse.ts).
     QUIRE_CALLER_CONCURRENCY_FACTOR: '10',
-    // The slot count is the service's default (one per core) unless set for the run.
-    ...(process.env.QUIRE_COMPILE_CONCURRENCY ? { QUIRE_COMPILE_CONCURRENCY: process.env.QUIRE_COMPILE_CONCURRENCY } : {}),
   });
   const services = await createServices(config, { log: pino({ level: 'silent' }) });
   const app = await buildApp(services);

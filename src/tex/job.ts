@@ -153,6 +153,9 @@ const LUA_LOAD_FONT_MAP = String.raw`\pdfextension mapline{+}`;
  */
 const LUA_PRELOAD_FONT = String.raw`\ifnum\directlua{tex.write(os.getenv('QUIRE_AGAIN') and 1 or 0)}=0 \edef\x{\UnicodeFontFile{lmroman10-regular}{\UnicodeFontTeXLigatures}}\font\quirepreload=\x\space at 10pt \let\quirepreload\undefined\let\x\undefined\fi`;
 
+/** What a lualatex engine started ahead of time does before its wait: the map and the first font (above). */
+export const LUA_AHEAD = `${LUA_LOAD_FONT_MAP}${LUA_PRELOAD_FONT}`;
+
 /**
  * A job's first line with a preamble format (see format-build.ts): wait for a terminal line,
  * then open main.tex and skip its preamble.
@@ -200,7 +203,7 @@ export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf =
   const common = [...fmt, ...outputDriverArgs(compiler, warmPdf), '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   if (compiler === 'pdflatex') return [compiler, ...common, `${coreMap ? loadCoreMap(coreMap) : LOAD_FONT_MAP}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   if (compiler === 'xelatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
-  return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${LUA_LOAD_FONT_MAP}${LUA_PRELOAD_FONT}${wait}\\input{${MAIN}.tex}`];
+  return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${LUA_AHEAD}${wait}\\input{${MAIN}.tex}`];
 }
 
 /**

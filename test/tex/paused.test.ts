@@ -93,6 +93,22 @@ describe('paused preambles', () => {
       assert.equal(broken.outcome, 'failed');
       assert.equal(broken.warm, 'paused');
       assert.match(broken.log, /^\.\/main\.tex:8: Undefined control sequence/m);
+
+      if (compiler === 'lualatex') {
+        // The font map was read before the preamble, as a warm engine reads it before its wait
+        // (job.ts LUA_AHEAD): a cold pass reads it at its first page and names it in its transcript.
+        const single = await run(job(doc('One page.'), compiler));
+        assert.equal(single.warm, 'paused');
+        const unwarmed = new TexRunner({ workRoot, isolate: true, warm: false, luaCache: () => prepareLuaCache(workRoot) });
+        try {
+          const reference = await unwarmed.run(job(doc('One page.'), compiler), UID);
+          assert.equal(words(text(single.pdf)), words(text(reference.pdf)));
+          assert.match(reference.log, /pdftex\.map/);
+          assert.doesNotMatch(single.log, /pdftex\.map/);
+        } finally {
+          await unwarmed.close();
+        }
+      }
     });
   }
 
