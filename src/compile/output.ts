@@ -69,7 +69,8 @@ export function parseOutput(
   for (const key of ['user_password', 'owner_password'] as const) {
     const password = request.encrypt?.[key];
     if (password !== undefined && Buffer.byteLength(password) > PASSWORD_MAX_BYTES) field(`output.encrypt.${key}`, 'maxBytes', `must be at most ${PASSWORD_MAX_BYTES} bytes`);
-    if (password !== undefined && /[\n\r\0]/.test(password)) field(`output.encrypt.${key}`, 'characters', 'must not contain line breaks or null bytes');
+    // Any other character is data: qpdf reads the passwords as JSON strings (tex/output/steps.ts).
+    if (password !== undefined && /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(password)) field(`output.encrypt.${key}`, 'characters', 'must not contain null bytes or unpaired surrogates');
   }
   if (request.watermark?.text !== undefined && !/^[\x20-\x7e\xa0-\xff]+$/.test(request.watermark.text)) field('output.watermark.text', 'characters', 'must be printable Latin-1 text');
   const meta = request.metadata ?? {};

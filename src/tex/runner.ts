@@ -436,8 +436,12 @@ export class TexRunner implements JobRunner {
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
     const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
     if (job.output) {
-      const step = { exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, facts: inspected.pdfa, validators: this.validators, deadline, signal: job.signal, scope: job.preamble?.scope ?? job.fairness?.caller };
+      const step = {
+        exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, facts: inspected.pdfa, validators: this.validators, deadline, signal: job.signal,
+        scope: job.preamble?.scope ?? job.fairness?.caller, inspect: (file: string) => this.inspect(exec, workspace, file),
+      };
       const done = await runOutputStep(step, job.output, `${MAIN}.pdf`);
+      if (!done.ok && done.kind === 'active') return { outcome: 'active_content', log, problem: done.reasons.join(', ') };
       if (!done.ok) return { outcome: done.kind === 'standard' ? 'standard_failed' : 'output_failed', log, reasons: done.reasons };
       return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };
     }
@@ -453,7 +457,7 @@ export class TexRunner implements JobRunner {
   }
 
   /**
-   * main.pdf's page count, then its active content (see pdfcheck.ts), in one command: qpdf's
+   * A PDF's page count (main.pdf, or `file`), then its active content (see pdfcheck.ts), in one command: qpdf's
    * JSON and the grep over it stay in the sandbox, under its limits; the host reads back the
    * count and the matches. A PDF whose JSON passes INSPECT_CAP, or that qpdf cannot turn into
    * JSON, is not delivered either.
@@ -461,6 +465,7 @@ export class TexRunner implements JobRunner {
   private async inspect(
     exec: (argv: string[], fileBytes?: number) => Promise<Exec>,
     workspace: Workspace,
+    file = `${MAIN}.pdf`,
   ): Promise<{ pages: number; active: string[] } | { unmeasurable: string }> {
     // One qpdf (each start costs about 9 ms in the sandbox): its JSON holds the page list, one
     // `"pageposfrom1": N` line per page (keys qpdf writes; a PDF's own keys keep their "/"), and
@@ -473,7 +478,7 @@ export class TexRunner implements JobRunner {
       '[ "$rc" -ne 0 ] && [ "$rc" -ne 3 ] && { rm -f "$0.json"; exit 6; }; ' +
       'grep -c -E \'^ *"pageposfrom1": [0-9]+,?$\' "$0.json"; ' +
       'grep -E -i -o "$2" "$0.json" >"$0"; [ "$?" -gt 1 ] && rc=5; rm -f "$0.json"; exit "$rc"';
-    const scanned = await exec(['sh', '-c', script, INSPECT_SCAN, `${MAIN}.pdf`, SCAN_PATTERN], INSPECT_CAP);
+    const scanned = await exec(['sh', '-c', script, INSPECT_SCAN, file, SCAN_PATTERN], INSPECT_CAP);
     // qpdf's warnings come first in the output: the count is the last line that is only a number.
     const pages = Number(scanned.output.split('\n').filter((line) => /^\d+$/.test(line.trim())).pop());
     if (scanned.code === 6 || !Number.isInteger(pages) || pages < 1) return { unmeasurable: scanned.output.slice(0, 500) };

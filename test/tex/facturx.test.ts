@@ -47,7 +47,7 @@ describe('Factur-X XMP', () => {
     assert.equal(facturxFile(invoice('urn:example:unknown')), null);
     assert.equal(facturxFile({ pdfStandard: 'a-3b' }), null);
     const names = (jobFiles: string[]) => outputFiles(invoice('urn:cen.eu:en16931:2017'), 'main', jobFiles).map((f) => f.name);
-    assert.deepEqual(names([]), ['main.xmpdata', 'quire-attachments/factur-x.xml', 'pdfa.xmp']);
-    assert.deepEqual(names(['pdfa.xmp']), ['main.xmpdata', 'quire-attachments/factur-x.xml']);
+    assert.deepEqual(names([]), ['main.xmpdata', 'main.attachments/factur-x.xml', 'pdfa.xmp']);
+    assert.deepEqual(names(['pdfa.xmp']), ['main.xmpdata', 'main.attachments/factur-x.xml']);
   });
 });

@@ -6,8 +6,12 @@ import type { Compiler } from '../compilers.js';
 import { facturxFile } from './facturx.js';
 import type { OutputAttachment, OutputMetadata, OutputSpec } from './spec.js';
 
-/** Folder of the attachments in the job's workspace (one level, as job files may have). */
-export const ATTACHMENT_DIR = 'quire-attachments';
+/**
+ * Folder of the attachments in the job's workspace: a name no caller file can have (a folder of
+ * a job file holds only letters, digits, "_" and "-"; main.* belongs to the job), so an
+ * attachment never meets a file of `files`, `project_zip` or the assets.
+ */
+export const ATTACHMENT_DIR = 'main.attachments';
 
 /** \documentclass with its options and class, possibly over several lines. */
 const DOCUMENTCLASS = /^[^%\n]*?\\documentclass\s*(?:\[[^\]]*\])?\s*\{[^}]*\}/m;

@@ -4,11 +4,13 @@
 // encryption (encryption last, so nothing after it needs the password). Every command is
 // qpdf, pdftoppm, pdfinfo, pdffonts or java on a file of the workspace (or a warm validator
 // given the PDF's bytes, see warm-validator.ts); what the host writes
-// into the workspace is created exclusively (a link the job left there fails, never followed).
+// into the workspace is created exclusively (a link or file the job left there fails the
+// step, never followed). What the caller brings in (a stamp, attached PDFs) is scanned for
+// active content as delivered (issue 37, see scanDelivered).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Exec } from '../session.js';
-import type { PdfaFacts } from '../pdfread.js';
+import { inspectPdf, type PdfaFacts } from '../pdfread.js';
 import type { Workspace } from '../workspace.js';
 import { checkStandard } from './pdfa-check.js';
 import type { OutputSpec, PageImage } from './spec.js';
@@ -33,24 +35,46 @@ export interface StepContext {
   signal?: AbortSignal | undefined;
   /** Whose job it is: a warm validator serves one scope only (warm-validator.ts). */
   scope?: string | undefined;
+  /** The active-content scan in the sandbox (qpdf's JSON, pdfcheck.ts) of a workspace file the in-process reader declined. */
+  inspect: (file: string) => Promise<{ active: string[] } | { unmeasurable: string }>;
 }
 
 export type StepResult =
   | { ok: true; pdf: Buffer; images: PageImage[] }
-  /** `standard`: the PDF does not meet the standard asked for; `failed`: a tool refused the PDF. */
-  | { ok: false; kind: 'standard' | 'failed'; reasons: string[] };
+  /**
+   * `standard`: the PDF does not meet the standard asked for; `failed`: a tool refused the PDF;
+   * `active`: what the step brought in carries active content (the findings, pdfcheck.ts).
+   */
+  | { ok: false; kind: 'standard' | 'failed' | 'active'; reasons: string[] };
+
+class PutRefused extends Error {}
 
 /** qpdf exits 3 when it wrote a usable file with warnings. */
 const qpdfOk = (run: Exec) => run.code === 0 || run.code === 3;
 const JSON_CAP = 16 * 1024 * 1024;
 
 export async function runOutputStep(ctx: StepContext, output: OutputSpec, main: string): Promise<StepResult> {
+  try {
+    return await steps(ctx, output, main);
+  } catch (err) {
+    if (err instanceof PutRefused) return { ok: false, kind: 'failed', reasons: [err.message] };
+    throw err;
+  }
+}
+
+async function steps(ctx: StepContext, output: OutputSpec, main: string): Promise<StepResult> {
   let current = main;
   let serial = 0;
   const next = () => `.quire-out-${++serial}.pdf`;
-  const put = (name: string, data: string | Buffer) => writeFile(join(ctx.dir, name), data, { flag: 'wx', mode: 0o644 });
+  // The job's TeX ran before: a name it left behind is the job's doing (a 422), never a 500.
+  const put = (name: string, data: string | Buffer) =>
+    writeFile(join(ctx.dir, name), data, { flag: 'wx', mode: 0o644 }).catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'EEXIST' ? new PutRefused(`the job left a file named ${name}, which the output step writes`) : err;
+    });
   const failed = (tool: string, run: Exec): StepResult => ({ ok: false, kind: 'failed', reasons: [`${tool}: ${run.output.trim().slice(0, 500)}`] });
 
+  const attached = await scanAttachments(ctx, output, put);
+  if (attached) return attached;
   if (output.pdfStandard) {
     const reasons = await checkStandard(ctx, output.pdfStandard, current);
     if (reasons.length > 0) return { ok: false, kind: 'standard', reasons };
@@ -70,32 +94,99 @@ export async function runOutputStep(ctx: StepContext, output: OutputSpec, main: 
     if (!qpdfOk(run)) return failed('qpdf (watermark)', run);
     current = out;
   }
+  if (current !== main) {
+    const refused = await scanDelivered(ctx, current, 'the stamped PDF');
+    if (refused) return refused;
+  }
   const images = output.pageImages ? await renderPages(ctx, output, current) : [];
   if ('failed' in images) return failed('pdftoppm', images.failed);
 
-  const write: string[] = [];
-  if (output.compress) write.push('--recompress-flate', '--compression-level=9', ...(output.pdfStandard === 'a-1b' ? [] : ['--object-streams=generate']));
-  if (output.linearize) write.push('--linearize');
-  if (output.encrypt) {
-    const { userPassword, ownerPassword, permissions: p } = output.encrypt;
-    const yn = (allowed: boolean) => (allowed ? 'y' : 'n');
-    // The passwords reach qpdf in an arguments file, never on a command line.
-    await put('.quire-encrypt-args', [
-      '--encrypt', userPassword, ownerPassword, '256',
-      `--print=${p.print ? 'full' : 'none'}`, `--modify=${p.modify ? 'all' : 'none'}`, `--extract=${yn(p.copy)}`,
-      `--annotate=${yn(p.annotate)}`, `--form=${yn(p.fillForms)}`, `--accessibility=${yn(p.accessibility)}`, '--',
-    ].join('\n') + '\n');
-    write.push('@.quire-encrypt-args');
-  }
-  if (write.length > 0) {
+  if (output.compress || output.linearize || output.encrypt) {
     const out = next();
-    const run = await ctx.exec(['sh', '-c', 'qpdf "$@"; rc=$?; rm -f .quire-encrypt-args; exit $rc', 'qpdf', current, ...write, out]);
-    if (!qpdfOk(run)) return failed('qpdf', run);
+    // One qpdf job given as JSON (qpdf --job-json-file): the passwords are string values,
+    // never arguments, so no password can be read as an option ("--bits=40", "@file", "--").
+    await put('.quire-write.json', JSON.stringify(writeJob(output, current, out)));
+    const run = await ctx.exec(['sh', '-c', 'qpdf --job-json-file=.quire-write.json; rc=$?; rm -f .quire-write.json; exit $rc']);
+    // qpdf's words are withheld when the job carried passwords: no secret reaches a reason, a job record or a replay.
+    if (!qpdfOk(run)) return output.encrypt ? { ok: false, kind: 'failed', reasons: [`qpdf could not write the encrypted PDF (exit ${run.code})`] } : failed('qpdf', run);
     current = out;
   }
   const pdf = await ctx.workspace.read(current, ctx.maxFileBytes);
   if (!(pdf instanceof Buffer)) return { ok: false, kind: 'failed', reasons: ['the post-processed PDF could not be read back'] };
   return { ok: true, pdf, images: 'failed' in images ? [] : images };
+}
+
+/** The final write as a qpdf job (qpdf --job-json-help): compression, linearization, encryption. */
+function writeJob(output: OutputSpec, input: string, out: string): Record<string, unknown> {
+  const job: Record<string, unknown> = { inputFile: input, outputFile: out };
+  if (output.compress) {
+    Object.assign(job, { recompressFlate: '', compressionLevel: '9' });
+    if (output.pdfStandard !== 'a-1b') job.objectStreams = 'generate';
+  }
+  if (output.linearize) job.linearize = '';
+  if (output.encrypt) {
+    const { userPassword, ownerPassword, permissions: p } = output.encrypt;
+    const yn = (allowed: boolean) => (allowed ? 'y' : 'n');
+    job.encrypt = {
+      userPassword,
+      ownerPassword,
+      '256bit': {
+        print: p.print ? 'full' : 'none',
+        modify: p.modify ? 'all' : 'none',
+        extract: yn(p.copy),
+        annotate: yn(p.annotate),
+        form: yn(p.fillForms),
+        accessibility: yn(p.accessibility),
+      },
+    };
+  }
+  return job;
+}
+
+/**
+ * The active-content scan (pdfcheck.ts) of a PDF the step made from the caller's input: read
+ * in-process, or by qpdf in the sandbox where that reader declines. TeX's own PDF was scanned
+ * before the step; after this scan only the final qpdf write runs, which re-encodes the same
+ * objects (compression, object streams, linearization, encryption) and adds none.
+ */
+async function scanDelivered(ctx: StepContext, file: string, what: string): Promise<StepResult | null> {
+  const pdf = await ctx.workspace.read(file, ctx.maxFileBytes);
+  if (!(pdf instanceof Buffer)) return { ok: false, kind: 'failed', reasons: [`${what} could not be read back`] };
+  return verdict(await findings(ctx, pdf, async () => file), what);
+}
+
+/** A PDF reader finds a PDF's header in its first 1,024 bytes (whatever the file's name). */
+const looksLikePdf = (data: Buffer) => data.subarray(0, 1024).includes('%PDF-');
+
+/**
+ * Attached PDFs, which a reader opens as documents of their own: the scan of the delivered
+ * PDF sees their streams only as data, so each is scanned as it enters (the bytes the caller
+ * sent, copied into the workspace only when the sandbox's qpdf has to read them).
+ */
+async function scanAttachments(ctx: StepContext, output: OutputSpec, put: (name: string, data: Buffer) => Promise<void>): Promise<StepResult | null> {
+  for (const [i, attachment] of (output.attachments ?? []).entries()) {
+    if (!looksLikePdf(attachment.data)) continue;
+    const copy = async () => {
+      await put(`.quire-attached-${i + 1}.pdf`, attachment.data);
+      return `.quire-attached-${i + 1}.pdf`;
+    };
+    const refused = verdict(await findings(ctx, attachment.data, copy), `the attachment ${attachment.name}`);
+    if (refused) return refused;
+  }
+  return null;
+}
+
+/** The scan's findings for `pdf` (null: it could not be inspected); `file` names it in the workspace for qpdf. */
+async function findings(ctx: StepContext, pdf: Buffer, file: () => Promise<string>): Promise<string[] | null> {
+  const read = inspectPdf(pdf);
+  if (read) return read.active;
+  const scanned = await ctx.inspect(await file());
+  return 'unmeasurable' in scanned ? null : scanned.active;
+}
+
+function verdict(found: string[] | null, what: string): StepResult | null {
+  if (found === null) return { ok: false, kind: 'failed', reasons: [`${what} could not be inspected for active content`] };
+  return found.length > 0 ? { ok: false, kind: 'active', reasons: found.map((finding) => `${finding} in ${what}`) } : null;
 }
 
 /** Info entries and an XMP packet written with qpdf's JSON update (objects read from the PDF first). */
