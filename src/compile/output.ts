@@ -4,6 +4,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { checkFileNameRules } from '../assets/validate.js';
 import { errors, validationFailed, type FieldError, type ServiceError } from '../errors.js';
+import type { Compiler } from '../tex/compilers.js';
 import type { TexResult } from '../tex/job.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import { hasDocumentClass } from '../tex/output/source.js';
@@ -46,6 +47,7 @@ export function parseOutput(
   assets: AssetUse,
   upgradeUrl: string,
   files: ReadonlyArray<{ name: string; data: Buffer }> = [],
+  compiler: Compiler = 'pdflatex',
 ): OutputSpec | undefined {
   checkOutputShape(raw);
   if (raw === undefined || raw === null) return undefined;
@@ -79,6 +81,10 @@ export function parseOutput(
     if (values.some((v) => typeof v === 'string' && /[\0-\x1f\x7f]/.test(v))) field(`output.metadata.${key}`, 'characters', 'must not contain control characters');
     // pdfx 1.6 writes "&" differently into Info and XMP, which PDF/A forbids.
     if (request.pdf_standard && values.some((v) => typeof v === 'string' && v.includes('&'))) field(`output.metadata.${key}`, 'characters', 'must not contain "&" with output.pdf_standard');
+  }
+  // embedfile stops XeTeX with "Missing pdfTeX or luaTeX in PDF mode": refused here, never a TeX error.
+  if (request.attachments && Object.keys(request.attachments).length > 0 && compiler === 'xelatex') {
+    field('output.attachments', 'compiler', 'embedded files need pdflatex or lualatex (embedfile does not support XeTeX)');
   }
   if ((request.pdf_standard || request.attachments) && !hasDocumentClass(latex)) {
     field(request.pdf_standard ? 'output.pdf_standard' : 'output.attachments', 'documentclass', 'needs the \\documentclass line in latex itself');

@@ -181,7 +181,7 @@ export class CompileService {
     const request = { ...checkRequest(input, tier, upgradeUrl, previews), texlive };
     const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary });
     const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
-    const output = parseOutput(input.output, tier, request.latex, used, upgradeUrl, assets.files);
+    const output = parseOutput(input.output, tier, request.latex, used, upgradeUrl, assets.files, request.compiler);
     // Fair use before quota: a caller over its failure budget or its compiles in flight is refused at once.
     const fair = await this.fair.admit(caller);
     let delivered = false;

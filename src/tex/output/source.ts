@@ -43,16 +43,33 @@ export function xmpdata(metadata: OutputMetadata = {}): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** One \embedfile for `attachment`, its file in ATTACHMENT_DIR. */
+/**
+ * A text as the body of a PDF string, given to TeX as data: UTF-16BE with its byte order mark,
+ * every byte an octal escape, spelled with \@backslashchar and digits, so no character of the
+ * caller's text ever reaches TeX's tokenizer (a "\" or "#" in it is one more byte).
+ */
+export function pdfStringData(text: string): string {
+  const bytes = Buffer.from(`\uFEFF${text}`, 'utf16le').swap16();
+  return [...bytes].map((b) => `\\@backslashchar${b.toString(8).padStart(3, '0')}`).join('');
+}
+
+/**
+ * One \embedfile for `attachment`, its file in ATTACHMENT_DIR. The name and MIME type follow
+ * plain-character rules (output.ts, the schema); the description is data (pdfStringData):
+ * embedfile's string method `psd` hands it to \pdfstringdef, which here, inside the group,
+ * only expands what it is given, as the string is a PDF string already.
+ */
 function embed(attachment: OutputAttachment): string {
   const keys = [
     `filespec={${attachment.name}}`,
     `ucfilespec={${attachment.name}}`,
     `mimetype={${attachment.mimeType}}`,
     `afrelationship={/${attachment.relationship}}`,
-    ...(attachment.description ? [`desc={${xmpText(attachment.description)}}`] : []),
+    ...(attachment.description ? ['stringmethod=psd', `desc={${pdfStringData(attachment.description)}}`] : []),
   ];
-  return `\\embedfile[${keys.join(',')}]{${ATTACHMENT_DIR}/${attachment.name}}`;
+  const line = `\\embedfile[${keys.join(',')}]{${ATTACHMENT_DIR}/${attachment.name}}`;
+  if (!attachment.description) return line;
+  return `\\makeatletter\\begingroup\\def\\pdfstringdef#1#2{\\edef#1{#2}}${line}\\endgroup\\makeatother`;
 }
 
 /**
