@@ -151,7 +151,7 @@ describe('hostile output options', () => {
     bodies.push(failed.body);
     const nul = await compile({ latex: HELLO, output: { encrypt: { user_password: `${secret}\u0000`, owner_password: 'o' } } });
     assert.equal(nul.statusCode, 422);
-    assert.deepEqual(nul.json().fields.map((f: { field: string; rule: string }) => [f.field, f.rule]), [['output.encrypt.user_password', 'characters']]);
+    assert.deepEqual(nul.json().fields.map((f: { field: string; rule: string }) => [f.field, f.rule]), [['output.encrypt.user_password', 'no_nul']]);
     bodies.push(nul.body);
 
     const jobIds = bodies.map((body) => /"job_id":"([^"]+)"|"id":"([^"]+)"/.exec(body)).filter(Boolean);
