@@ -36,7 +36,8 @@ import { inspectPdf, type PdfInspection } from './pdfread.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
 import type { ProcessLimits } from './sandbox.js';
 import type { Exec, Session } from './session.js';
-import { collectWarnings } from './warnings.js';
+import { collectWarnings, type BibliographyProblem } from './warnings.js';
+import { isJobOwnPath, pathProblem } from './project/paths.js';
 import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, MAIN, WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
 
 const MAX_PASSES = 5;
@@ -305,10 +306,10 @@ export class TexRunner implements JobRunner {
     await writeFile(join(dir, `${MAIN}.tex`), source);
     if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format.fmt, { flag: 'wx' });
     for (const file of job.files ?? []) {
-      // Plain names with at most four folders (chapters/part1/intro.tex), none of the job's own files (main.*, preview.pdf).
-      if (!/^(?:[A-Za-z0-9_-]+\/){0,4}[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
-        throw new JobFileNameError(file.name);
-      }
+      // Inside the project and none of the files the service writes for the job (project/paths.ts);
+      // dot names are ours too (the format's .quire-pre.fmt): the compile layer skips them as clutter.
+      const own = isJobOwnPath(file.name, { xmpdata: job.output?.pdfStandard !== undefined }) || file.name.split('/').some((part) => part.startsWith('.'));
+      if (pathProblem(file.name) || own) throw new JobFileNameError(file.name);
       const slash = file.name.lastIndexOf('/');
       if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
       // Two job files under one name are a caller's mistake the service did not catch: never a 500.
@@ -369,7 +370,7 @@ export class TexRunner implements JobRunner {
     const read: ReadFile = (name) => workspace.readCapped(name, HELPER_CAP);
     const sources = [job.source, ...(job.files ?? []).filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => f.data.toString('utf8'))];
     const done = new Map<string, string>();
-    const problems = new Map<string, Array<{ tool: string; message: string }>>();
+    const problems = new Map<string, BibliographyProblem[]>();
     let log = '';
 
     while (state.passes < Math.min(MAX_PASSES, job.maxPasses ?? MAX_PASSES)) {
@@ -413,7 +414,8 @@ export class TexRunner implements JobRunner {
         const result = await timed(exec(helper.argv));
         const verdict = await judgeHelper(helper, result, read);
         if (verdict.fatal) return { outcome: 'failed', log: `${log}\n${verdict.fatal}` };
-        problems.set(helper.id, verdict.problems.map((message) => ({ tool: helper.tool, message })));
+        const missing = (verdict.missing ?? []).map((name) => ({ tool: helper.tool, message: `cannot find ${name}`, missing: name }));
+        problems.set(helper.id, [...missing, ...verdict.problems.map((message) => ({ tool: helper.tool, message }))]);
         for (const [i, name] of helper.outputs.entries()) {
           if (!((await read(name)) ?? Buffer.alloc(0)).equals(outputs[i]!)) changed = true;
         }
@@ -434,7 +436,7 @@ export class TexRunner implements JobRunner {
     if (active.length > 0) return { outcome: 'active_content', log, problem: active.join(', ') };
     // pdflatex prints an empty font slot as the raw byte: the glyph check reads the log's bytes.
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
-    const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
+    const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat(), job.source);
     if (job.output) {
       const step = { exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, facts: inspected.pdfa, validators: this.validators, deadline, signal: job.signal, scope: job.preamble?.scope ?? job.fairness?.caller };
       const done = await runOutputStep(step, job.output, `${MAIN}.pdf`);
