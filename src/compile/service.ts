@@ -23,7 +23,7 @@ import type { TexWarning } from '../tex/warnings.js';
 import type { ProbeCompile } from '../tex/diagnosis/probe.js';
 import { ProbeRefused, WindowProbeBudget, type ProbeBudget } from './probe-budget.js';
 import type { TexQueue } from '../queue/queue.js';
-import type { TexResult } from '../tex/job.js';
+import type { TexJob, TexResult } from '../tex/job.js';
 import { signedPageImageUrl, signedPdfUrl } from './links.js';
 import { outputFailure, parseOutput } from './output.js';
 import type { OutputSpec } from '../tex/output/spec.js';
@@ -304,7 +304,7 @@ export class CompileService {
       ...(request.output ? { output: request.output } : {}),
     };
     const queued = performance.now();
-    const result = await this.cachedRun(caller, job, plan, context, assets);
+    const result = await this.recovering(request.onError, (run) => this.cachedRun(caller, run, plan, context, assets), job);
     fair.spend(result.durationMs);
     // What the job did not spend running is time in the queue (and on the way to a worker).
     const queueMs = Math.max(0, performance.now() - queued - result.durationMs);
@@ -348,6 +348,7 @@ export class CompileService {
       stored_assets_used: assets.stored,
       usage: await this.usage(caller),
       warnings,
+      ...(request.onError === 'continue' ? { errors: result.errors ?? [] } : {}),
       ...(result.pageImages
         ? { page_images: result.pageImages.map(({ page, width, height }) => ({ page, width, height, url: signedPageImageUrl(config.baseUrl, config.secret, jobId, page, expiresAt) })) }
         : {}),
@@ -355,6 +356,21 @@ export class CompileService {
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
     return request.sizePreview || totalPages > pages ? this.previewExtras(extended, tier, request.bytes, totalPages) : extended;
+  }
+
+  /**
+   * With on_error "continue", a job TeX failed on runs again going on past errors, cold (the
+   * warm engines, formats and paused preambles halt on errors, so the first run keeps them for
+   * every document that compiles). A PDF from that run is the result; without one the first
+   * run's transcript gives SPEC's diagnosis.
+   */
+  private async recovering(onError: 'stop' | 'continue', run: (job: TexJob) => Promise<TexResult>, job: TexJob): Promise<TexResult> {
+    const first = await run(job);
+    if (first.outcome !== 'failed' || onError !== 'continue') return first;
+    const { preamble: _warm, ...cold } = job;
+    const again = await run({ ...cold, continueOnError: true, timeoutMs: Math.max(1, job.timeoutMs - first.durationMs) });
+    const durationMs = first.durationMs + again.durationMs;
+    return again.outcome === 'failed' ? { ...first, durationMs } : { ...again, passes: first.passes + again.passes, durationMs };
   }
 
   /**
@@ -380,6 +396,7 @@ export class CompileService {
       timeoutMs: plan.timeoutSeconds * 1000,
       maxFileBytes: job.maxFileBytes,
       keepPages: job.keepPages,
+      ...(job.continueOnError ? { continueOnError: true } : {}),
       // Passwords enter only this hash, never a stored or logged value.
       ...(job.output ? { output: JSON.stringify(job.output, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v)) } : {}),
       day: this.deps.clock.now().toISOString().slice(0, 10),

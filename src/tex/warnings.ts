@@ -124,3 +124,39 @@ function slotOf(printed: string): number | undefined {
   if (printed.length === 1) return printed.charCodeAt(0);
   return undefined;
 }
+
+/**
+ * Extension of SPEC 1.5.0: an error TeX recovered from in a document delivered with
+ * `on_error: "continue"` (the last pass's, as -file-line-error prints them).
+ */
+export const TexErrorBody = Type.Object(
+  {
+    message: Type.String(),
+    /** The file TeX was reading: main.tex, a project file, or the base name of a TeX Live file. */
+    file: Type.Optional(Type.String()),
+    line: Type.Optional(Type.Integer({ description: 'Input line TeX reported' })),
+  },
+  { description: 'CompileError' },
+);
+
+export type TexError = Static<typeof TexErrorBody>;
+
+/** `./chapters/a.tex:12: Undefined control sequence.` and `! Emergency stop.` (no file open). */
+const ERROR_LINE = /^(?:(.+?\.[A-Za-z0-9]+):(\d+): |! )(.+)$/gm;
+
+/** The errors of the last pass's transcript, in order, each once (at most MAX_WARNINGS). */
+export function collectErrors(log: string): TexError[] {
+  const errors: TexError[] = [];
+  const seen = new Set<string>();
+  for (const m of log.matchAll(ERROR_LINE)) {
+    const [, path, line, message] = m;
+    // A path in the TeX tree is named by its file; a project's keeps its folders.
+    const file = path === undefined ? undefined : path.startsWith('/') ? path.slice(path.lastIndexOf('/') + 1) : path.replace(/^(?:\.\/)+/, '');
+    const error: TexError = { message: message!.trim(), ...(file !== undefined ? { file } : {}), ...(line !== undefined ? { line: Number(line) } : {}) };
+    const key = `${error.file}\0${error.line}\0${error.message}`;
+    if (seen.has(key) || errors.length >= MAX_WARNINGS) continue;
+    seen.add(key);
+    errors.push(error);
+  }
+  return errors;
+}

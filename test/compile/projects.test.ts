@@ -121,6 +121,62 @@ describe('compile with files and warnings', () => {
     assert.ok(pdf.rawPayload.includes(Buffer.from('Names as authors write them')), 'the XMP carries the title of main.xmpdata');
   });
 
+  // A harmless error TeX recovers from (an undefined command), after a chapter file.
+  const RECOVERABLE = '\\documentclass{article}\n\\begin{document}\n\\input{chapters/one}\nText \\undefinedmacro after it.\n\\end{document}\n';
+  const CHAPTER = { 'chapters/one.tex': 'Chapter one.\n' };
+
+  test('on_error "continue": a recoverable error gives 200, the PDF and its errors with file and line, charged', async () => {
+    const before = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json().usage.used_this_month;
+    const res = await compile({ latex: RECOVERABLE, files: CHAPTER, on_error: 'continue' });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.pages, 1);
+    assert.deepEqual(body.errors, [{ message: 'Undefined control sequence.', file: 'main.tex', line: 4 }]);
+    assert.deepEqual(body.warnings, []);
+    const pdf = await t.app.inject({ url: new URL(body.pdf_url).pathname + new URL(body.pdf_url).search });
+    assert.equal(pdf.statusCode, 200);
+    const after = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json().usage.used_this_month;
+    assert.equal(after, before + 1);
+  });
+
+  test('without on_error (or "stop") the same document is SPEC\'s 422 with a diagnosis, not charged', async () => {
+    for (const extra of [{}, { on_error: 'stop' }]) {
+      const res = await compile({ latex: RECOVERABLE, files: CHAPTER, ...extra });
+      assert.equal(res.statusCode, 422, res.body);
+      const body = res.json();
+      assert.equal(body.error, 'compilation_failed');
+      assert.equal(body.diagnosis.error_class, 'undefined_command');
+      assert.equal(body.diagnosis.symbol, '\\undefinedmacro');
+    }
+  });
+
+  test('on_error "continue" on a document that compiles: errors is empty; on one TeX cannot finish: still 422', async () => {
+    const ok = await compile({ latex: HELLO, on_error: 'continue' });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.deepEqual(ok.json().errors, []);
+    const plain = await compile({ latex: HELLO });
+    assert.equal(plain.json().errors, undefined);
+    const fatal = await compile({ latex: '\\documentclass{article}\n\\usepackage{nosuchpackagehere}\n\\begin{document}\nx\n\\end{document}\n', on_error: 'continue' });
+    assert.equal(fatal.statusCode, 422, fatal.body);
+    assert.equal(fatal.json().diagnosis.error_class, 'missing_package');
+  });
+
+  for (const compiler of ['xelatex', 'lualatex'] as const) {
+    test(`on_error "continue" with ${compiler}: 200 with the PDF and the error`, async () => {
+      const res = await compile({ latex: RECOVERABLE, files: CHAPTER, on_error: 'continue', compiler });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().pages, 1);
+      assert.deepEqual(res.json().errors, [{ message: 'Undefined control sequence.', file: 'main.tex', line: 4 }]);
+    });
+  }
+
+  test('on_error must be "stop" or "continue": 422 validation_failed', async () => {
+    const res = await compile({ latex: HELLO, on_error: 'nonstop' });
+    assert.equal(res.statusCode, 422, res.body);
+    assert.equal(res.json().error, 'validation_failed');
+    assert.equal(res.json().fields[0].field, 'on_error');
+  });
+
   const bad: Array<[string, unknown, number, string, Record<string, unknown>]> = [
     ['traversal', { '../x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '../x.tex' }],
     ['absolute path', { '/etc/x': 'x' }, 422, 'invalid_asset_filename', { file: '/etc/x' }],
