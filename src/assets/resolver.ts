@@ -1,5 +1,5 @@
 // Assets of one compile (SPEC §2.1): inline `assets` (file name → base64), the binary files
-// of `files` (project paths such as figures/plot.png, the same rules per path segment) and
+// of `files` (project paths such as figures/plot.v2.png, under the project's name rule) and
 // `use_stored_assets` (names in the account's library), validated, merged and checked
 // against the plan's per-document limits before any quota is reserved. Returns the files
 // the job workspace gets; each SVG and EPS also brings its converted PDF and the
@@ -11,7 +11,7 @@ import { links, openSignupUrl } from '../links.js';
 import { limitsOf, type Tier } from '../quota/plans.js';
 import { convertedName, convertedPostScriptName, convertPostScript, convertSvg, svgGraphicsConfig } from './convert.js';
 import { blobKey, type AssetService } from './library.js';
-import { checkContent, checkName, decodeBase64, quoteName, sanitisedSvg, type AssetFormat } from './validate.js';
+import { checkContent, checkName, checkProjectBinaryName, decodeBase64, quoteName, sanitisedSvg, type AssetFormat } from './validate.js';
 
 export interface ResolvedAssets {
   /** `blob`: the key of a stored asset's bytes in the blob store (see TexJob.files). */
@@ -88,7 +88,7 @@ export class LibraryAssetResolver implements AssetResolver {
     const assetNames = Object.keys(inlineMap);
     const formats = new Map(assetNames.map((name) => [name, checkName(name)]));
     for (const file of binary) {
-      formats.set(file.name, checkName(file.name, true));
+      formats.set(file.name, checkProjectBinaryName(file.name));
       if (file.name in inlineMap) {
         throw errors.asset_name_collision(`${quoteName(file.name)} is sent both in "assets" and in "files"; keep only one.`, { asset: file.name });
       }

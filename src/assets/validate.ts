@@ -1,9 +1,11 @@
 // The asset rules of SPEC §2.1, shared by inline compile assets, binary project files and the
-// stored library: a safe file name (each segment of a project path), an allowed extension,
+// stored library: a safe file name (SPEC's for an asset, the project's containment rule for a
+// binary project file such as figures/plot.v2.pdf), an allowed extension,
 // strict base64, and bytes that really are the format the extension claims (a renamed file
 // is refused; a font must also have a sound sfnt table directory).
 import { errors, type ServiceError } from '../errors.js';
 import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
+import { isJobOwnPath, jobOwnReason, pathProblem } from '../tex/project/paths.js';
 import { MAIN } from '../tex/workspace.js';
 import { checkFont, FONT_LABEL } from './font.js';
 import { checkSvg } from './svg.js';
@@ -55,7 +57,7 @@ function badName(name: string, why: string, details: Record<string, unknown> = {
 }
 
 /**
- * The name rules every file sent with a compile obeys (assets and project files): not empty,
+ * SPEC §2.1's name rules of an asset (and an attachment of the output step): not empty,
  * no null byte, no path separator, no "..", no leading dot, at most ASSET_NAME_MAX characters,
  * letters, digits, "_" and "-" with one extension. `fail` builds the caller's error.
  */
@@ -75,49 +77,35 @@ export function checkFileNameRules(name: string, fail: (why: string, details?: R
   }
 }
 
-/** Folders a project path may hold (chapters/part1/sections/a/intro.tex is the deepest). */
-export const PATH_FOLDERS_MAX = 4;
-const FOLDER = /^[A-Za-z0-9_-]+$/;
-
-/**
- * The name rules of a project path ("figures/plot.png"): relative, "/" between segments, at
- * most PATH_FOLDERS_MAX folders, every folder of letters, digits, "_" and "-" and the file
- * name under checkFileNameRules. Inline assets, `files` and zip entries all pass here.
- */
-export function checkPathRules(path: string, fail: (why: string, details?: Record<string, unknown>) => ServiceError): void {
-  if (path.includes('\0')) throw fail('the path contains a null byte.');
-  if (path.includes('\\')) throw fail('the path contains a backslash; separate folders with "/" (e.g. "figures/plot.png").');
-  if (path.startsWith('/')) throw fail('absolute paths are not allowed; use a path relative to main.tex such as "chapters/intro.tex".');
-  const parts = path.split('/');
-  if (parts.length - 1 > PATH_FOLDERS_MAX) {
-    throw fail(`the path is ${parts.length - 1} folders deep; the limit is ${PATH_FOLDERS_MAX} (e.g. "chapters/part1/intro.tex").`, { limit: PATH_FOLDERS_MAX });
-  }
-  for (const folder of parts.slice(0, -1)) {
-    if (folder === '..' || folder === '.' || folder.startsWith('.')) throw fail('a folder name is "..", "." or starts with a dot.');
-    if (!FOLDER.test(folder) || folder.length > ASSET_NAME_MAX) {
-      throw fail(`a folder name may hold only letters, digits, "_" and "-" (at most ${ASSET_NAME_MAX} characters).`);
-    }
-  }
-  checkFileNameRules(parts.at(-1)!, fail);
+/** The format a file's extension stands for, or invalid_asset_format naming the allowed ones. */
+function formatOrRefuse(name: string): AssetFormat {
+  const format = formatOfName(name);
+  if (format) return format;
+  const extension = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
+  throw errors.invalid_asset_format(
+    `Asset ${quoteName(name)}: the extension ".${extension}" is not allowed; use one of ${ASSET_EXTENSIONS.map((e) => `.${e}`).join(', ')}.`,
+    { asset: name, allowed_extensions: [...ASSET_EXTENSIONS] },
+  );
 }
 
-/** Checks the name rules (a bare name, or a project path with `paths`) and returns the format its extension stands for. */
-export function checkName(name: string, paths = false): AssetFormat {
-  const fail = (why: string, details?: Record<string, unknown>) => badName(name, why, details);
-  if (paths) checkPathRules(name, fail);
-  else checkFileNameRules(name, fail);
+/** Checks SPEC's name rules of an asset and returns the format its extension stands for. */
+export function checkName(name: string): AssetFormat {
+  checkFileNameRules(name, (why, details) => badName(name, why, details));
   if (name.toLowerCase() === `${MAIN}.pdf`) {
     throw badName(name, `"${MAIN}.pdf" is the name of the compiled document itself; rename the asset.`);
   }
-  const extension = name.slice(name.lastIndexOf('.') + 1).toLowerCase();
-  const format = formatOfName(name);
-  if (!format) {
-    throw errors.invalid_asset_format(
-      `Asset ${quoteName(name)}: the extension ".${extension}" is not allowed; use one of ${ASSET_EXTENSIONS.map((e) => `.${e}`).join(', ')}.`,
-      { asset: name, allowed_extensions: [...ASSET_EXTENSIONS] },
-    );
-  }
-  return format;
+  return formatOrRefuse(name);
+}
+
+/**
+ * A binary project file (figures/plot.v2.pdf): the project's containment rule, not SPEC's
+ * asset name rule (tex/project/paths.ts), and an asset type. Returns the format.
+ */
+export function checkProjectBinaryName(path: string): AssetFormat {
+  const problem = pathProblem(path);
+  if (problem) throw badName(path, problem.why, problem.limit !== undefined ? { limit: problem.limit } : {});
+  if (isJobOwnPath(path)) throw badName(path, jobOwnReason(path), { reason: 'reserved' });
+  return formatOrRefuse(path);
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -211,8 +199,8 @@ export function sanitisedSvg(name: string, data: Buffer): string {
 }
 
 /** Name, encoding and content in one go: the decoded bytes. */
-export function validateAsset(name: string, base64: unknown, paths = false): { format: AssetFormat; data: Buffer } {
-  const format = checkName(name, paths);
+export function validateAsset(name: string, base64: unknown): { format: AssetFormat; data: Buffer } {
+  const format = checkName(name);
   const data = decodeBase64(name, base64);
   checkContent(name, format, data);
   return { format, data };

@@ -1,15 +1,17 @@
 // `files` of a compile request (an extension of SPEC 1.5.0): the other files of a multi-file
-// project, a map from relative path (up to PATH_FOLDERS_MAX folders) to either UTF-8 text or
-// `{"base64": "…"}` for a binary file of an asset type (figures/plot.png, fonts/Brand.otf).
-// Text is refused by content (a NUL character means binary), not by extension: TeX projects
-// use dozens of text extensions (.lco, .ldf, .tikz, .bbx, .ist, …). Text counts toward the
-// plan's source limit with main.tex (checked by the caller); binary files are validated and
-// counted as assets by the asset resolver. What a compile has no use for (LICENSE, latexmkrc,
-// dotfiles) is skipped, as in a project_zip (clutter.ts).
-import { checkPathRules, formatOfName, quoteName } from '../assets/validate.js';
+// project, a map from relative path to either UTF-8 text or `{"base64": "…"}` for a binary
+// file of an asset type (figures/plot.png, fonts/Brand.otf). A path obeys the project's
+// containment rule (tex/project/paths.ts), not SPEC's asset name rule: main.bib,
+// chap.01.intro.tex and plot.v2.pdf are the author's names. Text is refused by content (a NUL
+// character means binary), not by extension: TeX projects use dozens of text extensions
+// (.lco, .ldf, .tikz, .bbx, .ist, …). Text counts toward the plan's source limit with
+// main.tex (checked by the caller); binary files are validated and counted as assets by the
+// asset resolver. What a compile has no use for (LICENSE, latexmkrc, dotfiles) is skipped, as
+// in a project_zip (clutter.ts).
+import { formatOfName, quoteName } from '../assets/validate.js';
 import { errors, type ServiceError, invalidField } from '../errors.js';
-import { MAIN } from '../tex/workspace.js';
-import { escapesProject, isClutter } from './clutter.js';
+import { isJobOwnPath, jobOwnReason, pathProblem, sameFileKey } from '../tex/project/paths.js';
+import { isClutter } from './clutter.js';
 
 /** Files per request: a book's chapters and its bibliographies, with room to spare. */
 export const PROJECT_FILES_MAX = 200;
@@ -31,14 +33,6 @@ function notText(name: string, why: string): ServiceError {
   return errors.invalid_asset_format(`File ${quoteName(name)}: ${why}`, { file: name });
 }
 
-/** Checks one path: the asset path rules, and no main.* at the top (those are the job's own). */
-function checkProjectName(name: string): void {
-  checkPathRules(name, (why, details) => badName(name, why, details));
-  if (!name.includes('/') && name.toLowerCase().startsWith(`${MAIN}.`)) {
-    throw badName(name, `"${MAIN}.*" names belong to the document itself (main.tex is the "latex" field); rename the file.`);
-  }
-}
-
 function isBinaryValue(value: unknown): value is { base64: unknown } {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 1 && 'base64' in value;
 }
@@ -54,16 +48,16 @@ export function checkProjectFiles(input: unknown): ProjectFiles {
   const result: ProjectFiles = { files: [], binary: [], bytes: 0, skipped: [] };
   const seen = new Set<string>();
   for (const [name, value] of entries) {
-    const escape = escapesProject(name);
-    if (escape) throw badName(name, escape);
+    const problem = pathProblem(name);
+    if (problem) throw badName(name, problem.why, problem.limit !== undefined ? { limit: problem.limit } : {});
     if (isClutter(name)) {
       result.skipped.push(name);
       continue;
     }
-    checkProjectName(name);
+    if (isJobOwnPath(name)) throw badName(name, jobOwnReason(name), { reason: 'reserved' });
     // Names differing only in case would collide on a case-insensitive checkout of the project.
-    if (seen.has(name.toLowerCase())) throw badName(name, 'another file has the same name (names are compared without case).');
-    seen.add(name.toLowerCase());
+    if (seen.has(sameFileKey(name))) throw badName(name, 'another file has the same name (names are compared without case).');
+    seen.add(sameFileKey(name));
     const format = formatOfName(name);
     if (isBinaryValue(value)) {
       if (!format) {

@@ -1,14 +1,17 @@
 // `project_zip` of a compile request (an extension of SPEC 1.5.0): a whole project as the
 // base64 of a zip archive, read as hostile input. The central directory is parsed here with
 // fixed bounds (entries, sizes, compression ratio, depth); links, devices, encrypted or
-// zip64 entries, absolute, "..", backslash and NUL paths and duplicates are refused before
-// anything is inflated, and each entry inflates with a hard output cap (zlib's
+// zip64 entries, paths that leave the project (tex/project/paths.ts) and duplicates are
+// refused before anything is inflated, and each entry inflates with a hard output cap (zlib's
 // maxOutputLength), so a bomb stops at the cap whatever its headers claim. The result is the
-// same `latex` + `files` a caller could have sent, so every later rule applies unchanged.
+// same `latex` + `files` a caller could have sent, so every later rule applies unchanged;
+// what a local build left beside the main file (main.pdf, thesis.aux) is dropped, not refused.
 import { crc32, inflateRawSync } from 'node:zlib';
-import { checkPathRules, decodeBase64, formatOfName, quoteName } from '../assets/validate.js';
+import { decodeBase64, formatOfName, quoteName } from '../assets/validate.js';
 import { errors, type ServiceError } from '../errors.js';
-import { escapesProject, isClutter } from './clutter.js';
+import { isJobOwnPath, PATH_FOLDERS_MAX, pathProblem, sameFileKey } from '../tex/project/paths.js';
+import { MAIN } from '../tex/workspace.js';
+import { isClutter } from './clutter.js';
 
 /** Entries in the central directory, folders included. */
 export const ZIP_ENTRIES_MAX = 1000;
@@ -75,10 +78,15 @@ function centralDirectory(zip: Buffer): Entry[] {
   return entries;
 }
 
-function checkEntryName(name: string): void {
-  const escape = escapesProject(name);
-  if (escape) throw refused(escape, { entry: name });
+/** `path` of the archive's `entry`; without `depth` (a name as archived, which may still lose its top folder) any depth passes. */
+function checkEntryName(path: string, entry: string, depth: boolean): void {
+  const problem = pathProblem(path.endsWith('/') ? path.slice(0, -1) : path);
+  if (!problem || (!depth && problem.limit === PATH_FOLDERS_MAX)) return;
+  throw refused(problem.why, { entry, ...(problem.limit !== undefined ? { limit: problem.limit } : {}) });
 }
+
+/** Files the job reads by its own name (pdfx's .xmpdata, a precompiled .bbl): thesis.bbl is also main.bbl. */
+const READ_BY_JOB_NAME = ['bbl', 'xmpdata'];
 
 function inflate(zip: Buffer, entry: Entry): Buffer {
   if (entry.flags & 1) throw refused('encrypted entries are not accepted.', { entry: entry.name });
@@ -129,7 +137,7 @@ function chooseMain(texts: Map<string, string>): string {
 export function expandProjectZip(base64: unknown): { latex: string; files: Record<string, string | { base64: string }> } {
   const zip = decodeBase64('project_zip', base64);
   const entries = centralDirectory(zip);
-  for (const entry of entries) checkEntryName(entry.name);
+  for (const entry of entries) checkEntryName(entry.name, entry.name, false);
   const files = entries.filter((entry) => !entry.name.endsWith('/'));
   const relative = stripTopFolder(files.map((entry) => entry.name));
   const seen = new Set<string>();
@@ -139,9 +147,9 @@ export function expandProjectZip(base64: unknown): { latex: string; files: Recor
   for (const entry of files) {
     const name = relative(entry.name);
     if (isClutter(name)) continue;
-    checkPathRules(name, (why, details) => refused(why, { entry: entry.name, ...(typeof details?.limit === 'number' ? { limit: details.limit } : {}) }));
-    if (seen.has(name.toLowerCase())) throw refused('another entry has the same name (names are compared without case).', { entry: entry.name });
-    seen.add(name.toLowerCase());
+    checkEntryName(name, entry.name, true);
+    if (seen.has(sameFileKey(name))) throw refused('another entry has the same name (names are compared without case).', { entry: entry.name });
+    seen.add(sameFileKey(name));
     if (entry.size > ZIP_ENTRY_BYTES_MAX) throw refused(`the entry is ${entry.size} bytes uncompressed; the limit is ${ZIP_ENTRY_BYTES_MAX}.`, { entry: entry.name, limit: ZIP_ENTRY_BYTES_MAX });
     total += entry.size;
     if (total > ZIP_TOTAL_BYTES_MAX) throw refused(`the archive holds more than ${ZIP_TOTAL_BYTES_MAX} bytes uncompressed.`, { limit: ZIP_TOTAL_BYTES_MAX });
@@ -160,10 +168,20 @@ export function expandProjectZip(base64: unknown): { latex: string; files: Recor
   const main = chooseMain(texts);
   const latex = texts.get(main)!;
   texts.delete(main);
-  const stem = main.slice(0, -'.tex'.length).toLowerCase();
+  const stem = main.slice(0, -'.tex'.length);
+  // The main file's own earlier output (thesis.pdf, main.log beside it) is not part of the project.
+  const leftover = (name: string) => {
+    const prefix = `${stem.toLowerCase()}.`;
+    return isJobOwnPath(name) || (name.toLowerCase().startsWith(prefix) && isJobOwnPath(`${MAIN}.${name.slice(prefix.length)}`));
+  };
   const out: Record<string, string | { base64: string }> = {};
-  for (const [name, text] of texts) out[name] = text;
-  // The main file's own earlier output (thesis.pdf beside thesis.tex) is not part of the project.
-  for (const [name, data] of binary) if (name.toLowerCase() !== `${stem}.pdf`) out[name] = { base64: data };
+  for (const [name, text] of texts) if (!leftover(name)) out[name] = text;
+  for (const [name, data] of binary) if (!leftover(name)) out[name] = { base64: data };
+  if (stem !== MAIN) {
+    for (const ext of READ_BY_JOB_NAME) {
+      const own = texts.get(`${stem}.${ext}`);
+      if (own !== undefined && !texts.has(`${MAIN}.${ext}`)) out[`${MAIN}.${ext}`] = own;
+    }
+  }
   return { latex, files: out };
 }

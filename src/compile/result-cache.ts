@@ -22,6 +22,8 @@ export interface ResultKeyParts {
   day: string;
   /** The output step (issue 23), serialised: the same source with other output options is another result. */
   output?: string;
+  /** TeX went on past errors (on_error "continue"): a PDF only such a run gives. */
+  continueOnError?: boolean;
 }
 
 /** A hash over every part, each length-prefixed so no two requests share a key by concatenation. */
@@ -32,7 +34,7 @@ export function resultKey(parts: ResultKeyParts): string {
     hash.update(`${bytes.length}:`);
     hash.update(bytes);
   };
-  for (const value of [parts.scope, parts.texlive ?? '', parts.compiler, parts.source, String(parts.timeoutMs), String(parts.maxFileBytes), String(parts.keepPages ?? ''), parts.day, parts.output ?? '']) {
+  for (const value of [parts.scope, parts.texlive ?? '', parts.compiler, parts.source, String(parts.timeoutMs), String(parts.maxFileBytes), String(parts.keepPages ?? ''), parts.day, parts.output ?? '', parts.continueOnError ? 'continue' : '']) {
     add(value);
   }
   const files = [...parts.files].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

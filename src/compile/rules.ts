@@ -19,6 +19,8 @@ export interface CompileRequest {
   binary: ProjectFiles['binary'];
   /** Over the plan's source limit but within the hard cap: compile as a size preview. */
   sizePreview: boolean;
+  /** `on_error`: "continue" delivers a PDF TeX wrote despite errors. */
+  onError: 'stop' | 'continue';
 }
 
 /**
@@ -26,7 +28,7 @@ export interface CompileRequest {
  * a source over the plan limit (but within the hard cap) passes as a size preview.
  */
 export function checkRequest(
-  input: { latex?: unknown; compiler?: unknown; files?: unknown; project_zip?: unknown },
+  input: { latex?: unknown; compiler?: unknown; files?: unknown; project_zip?: unknown; on_error?: unknown },
   tier: Tier,
   upgradeUrl: string,
   previews = false,
@@ -41,6 +43,8 @@ export function checkRequest(
   if (latex === undefined || latex === null) throw invalidField('latex', 'required', 'is required');
   if (typeof latex !== 'string') throw invalidField('latex', 'type', 'must be a string');
   if (!isCompiler(compiler)) throw invalidField('compiler', 'enum', 'must be one of pdflatex, xelatex, lualatex');
+  const { on_error: onError = 'stop' } = input;
+  if (onError !== 'stop' && onError !== 'continue') throw invalidField('on_error', 'enum', 'must be "stop" or "continue"');
 
   const project = checkProjectFiles(input.files);
   const bytes = Buffer.byteLength(latex, 'utf8') + project.bytes;
@@ -86,5 +90,5 @@ export function checkRequest(
       },
     );
   }
-  return { latex, compiler, bytes, files: project.files, binary: project.binary, sizePreview };
+  return { latex, compiler, bytes, files: project.files, binary: project.binary, sizePreview, onError };
 }

@@ -7,7 +7,7 @@ import { Type } from '@sinclair/typebox';
 import { COMPILERS } from '../tex/compilers.js';
 import { DiagnosisBody } from '../tex/diagnosis/diagnosis.js';
 import { TEXLIVE_YEARS } from '../tex/image/releases.js';
-import { TexWarningBody } from '../tex/warnings.js';
+import { TexErrorBody, TexWarningBody } from '../tex/warnings.js';
 import { OutputBody, PageImageBody } from './output-schema.js';
 
 /**
@@ -71,6 +71,15 @@ const CompileFields = {
     ),
   ),
   output: Type.Optional(OutputBody),
+  on_error: Type.Optional(
+    checkedByService(
+      Type.Union([Type.Literal('stop'), Type.Literal('continue')], {
+        description:
+          'Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC\'s 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf\'s "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.',
+        examples: ['continue'],
+      }),
+    ),
+  ),
 };
 
 /** What every door hands the compile service (see CompileInput in types.ts). */
@@ -96,6 +105,8 @@ export const NextStepBody = Type.Object({
 
 /** Extension of SPEC 1.5.0: a problem in a document that compiled (declared by tex/, which finds them). */
 export const CompileWarning = TexWarningBody;
+/** Extension of SPEC 1.5.0: an error TeX recovered from (on_error "continue"). */
+export const CompileError = TexErrorBody;
 
 export const CompileSuccessBody = Type.Object(
   {
@@ -125,8 +136,13 @@ export const CompileSuccessBody = Type.Object(
     upgrade_url: Type.Optional(Type.String({ format: 'uri' })),
     page_images: Type.Optional(Type.Array(PageImageBody, { description: 'Extension of SPEC 1.5.0: with output.page_images, the rendered pages' })),
     warnings: Type.Array(CompileWarning, {
-      description: 'Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none.',
+      description: 'Extension of SPEC 1.5.0: undefined references and citations, bibliography errors and missing databases that did not stop delivery, missing glyphs. Empty when there are none.',
     }),
+    errors: Type.Optional(
+      Type.Array(CompileError, {
+        description: 'Extension of SPEC 1.5.0: with on_error "continue", the TeX errors the delivered PDF was made despite (file, line, message), in order. Empty when there were none.',
+      }),
+    ),
   },
   { description: 'CompileSuccess' },
 );

@@ -18,14 +18,16 @@ import { anonymousDailyKey, monthlyCompilesKey } from '../quota/keys.js';
 import { FAIR_USE, graceAllowance, limitsOf, monthlyUse, PLAN_NAMES, PLANS, PREVIEWS_PER_DAY, smallestPlan, type Compiler, type Tier } from '../quota/plans.js';
 import type { PreviewStore } from '../quota/previews.js';
 import { ensureCatalog } from '../tex/diagnosis/catalog.js';
-import { analyzeMissingCharacters, diagnose, type LogAnalysis } from '../tex/diagnosis/index.js';
+import { diagnose, missingCharacters, type Diagnosis, type LogAnalysis } from '../tex/diagnosis/index.js';
+import type { TexWarning } from '../tex/warnings.js';
 import type { ProbeCompile } from '../tex/diagnosis/probe.js';
 import { ProbeRefused, WindowProbeBudget, type ProbeBudget } from './probe-budget.js';
 import type { TexQueue } from '../queue/queue.js';
-import type { TexResult } from '../tex/job.js';
+import type { TexJob, TexResult } from '../tex/job.js';
 import { signedPageImageUrl, signedPdfUrl } from './links.js';
 import { outputFailure, parseOutput } from './output.js';
 import type { OutputSpec } from '../tex/output/spec.js';
+import { XMPDATA_FILE } from '../tex/project/paths.js';
 import type { PdfStore } from './pdfs.js';
 import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
@@ -284,7 +286,7 @@ export class CompileService {
       context.deadline !== undefined ? Math.max(0, context.deadline - clock.ms()) : Infinity,
     );
     const files = [...assets.files, ...request.files];
-    checkNoCollision(files);
+    checkNoCollision(files, request.output);
     const scope = cacheScope(caller, context, assets);
     // Nobody waits on an async job or a batch item: the queue serves them after interactive compiles.
     const background = context.background === true || context.onAccepted !== undefined;
@@ -302,7 +304,7 @@ export class CompileService {
       ...(request.output ? { output: request.output } : {}),
     };
     const queued = performance.now();
-    const result = await this.cachedRun(caller, job, plan, context, assets);
+    const result = await this.recovering(request.onError, (run) => this.cachedRun(caller, run, plan, context, assets), job);
     fair.spend(result.durationMs);
     // What the job did not spend running is time in the queue (and on the way to a worker).
     const queueMs = Math.max(0, performance.now() - queued - result.durationMs);
@@ -312,7 +314,7 @@ export class CompileService {
       { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, cached: result.passes === 0, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const { pdf, pages, totalPages } = await this.accept(result, plan, request, upgradeUrl, this.probeFor(caller, context.deadline, fair, background));
+    const { pdf, pages, totalPages, warnings } = await this.accept(result, plan, request, upgradeUrl, this.probeFor(caller, context.deadline, fair, background));
     if (context.deadline !== undefined && clock.ms() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw errors.compilation_timeout('The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });
@@ -345,7 +347,8 @@ export class CompileService {
       ephemeral_assets_used: assets.ephemeral,
       stored_assets_used: assets.stored,
       usage: await this.usage(caller),
-      warnings: result.warnings ?? [],
+      warnings,
+      ...(request.onError === 'continue' ? { errors: result.errors ?? [] } : {}),
       ...(result.pageImages
         ? { page_images: result.pageImages.map(({ page, width, height }) => ({ page, width, height, url: signedPageImageUrl(config.baseUrl, config.secret, jobId, page, expiresAt) })) }
         : {}),
@@ -353,6 +356,21 @@ export class CompileService {
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
     return request.sizePreview || totalPages > pages ? this.previewExtras(extended, tier, request.bytes, totalPages) : extended;
+  }
+
+  /**
+   * With on_error "continue", a job TeX failed on runs again going on past errors, cold (the
+   * warm engines, formats and paused preambles halt on errors, so the first run keeps them for
+   * every document that compiles). A PDF from that run is the result; without one the first
+   * run's transcript gives SPEC's diagnosis.
+   */
+  private async recovering(onError: 'stop' | 'continue', run: (job: TexJob) => Promise<TexResult>, job: TexJob): Promise<TexResult> {
+    const first = await run(job);
+    if (first.outcome !== 'failed' || onError !== 'continue') return first;
+    const { preamble: _warm, ...cold } = job;
+    const again = await run({ ...cold, continueOnError: true, timeoutMs: Math.max(1, job.timeoutMs - first.durationMs) });
+    const durationMs = first.durationMs + again.durationMs;
+    return again.outcome === 'failed' ? { ...first, durationMs } : { ...again, passes: first.passes + again.passes, durationMs };
   }
 
   /**
@@ -378,6 +396,7 @@ export class CompileService {
       timeoutMs: plan.timeoutSeconds * 1000,
       maxFileBytes: job.maxFileBytes,
       keepPages: job.keepPages,
+      ...(job.continueOnError ? { continueOnError: true } : {}),
       // Passwords enter only this hash, never a stored or logged value.
       ...(job.output ? { output: JSON.stringify(job.output, (_k, v: unknown) => (Buffer.isBuffer(v) ? v.toString('base64') : v)) } : {}),
       day: this.deps.clock.now().toISOString().slice(0, 10),
@@ -467,11 +486,11 @@ export class CompileService {
       // A package suggestion the index is unsure of is checked by probe compiles (the caller's probe budget).
       throw compilationFailed(await diagnose(result.log, compiler, { source, probe }), result.log, tier);
     }
-    // xelatex and lualatex leave out glyphs their font lacks and still write a PDF; a document
-    // that silently lost text is a failure the caller can fix, so it is reported as one.
-    // pdflatex's missing characters are empty slots of 8-bit fonts: warnings on the success.
-    const missing = compiler === 'pdflatex' ? undefined : analyzeMissingCharacters(result.log, compiler, { source });
-    if (missing) throw compilationFailed(missing, result.log, tier);
+    // xelatex and lualatex leave out glyphs their font lacks, warn, and still write a PDF:
+    // a warning here too (as latexmk delivers it), naming the codepoint and a font that has it.
+    // pdflatex's missing characters are empty slots of 8-bit fonts (warnings.ts).
+    const glyphs = compiler === 'pdflatex' ? undefined : missingCharacters(result.log, compiler, { source });
+    const warnings = [...(result.warnings ?? []), ...(glyphs ? [glyphWarning(glyphs)] : [])];
     if (result.pdf.length > limits.maxPdfBytes) throw this.pdfTooLarge(tier, upgradeUrl);
     if (result.pages > limits.maxPages) {
       // Previews off, or the slice could not be cut.
@@ -484,7 +503,7 @@ export class CompileService {
         retryable: false,
       });
     }
-    return { pdf: result.pdf, pages: result.pages, totalPages: result.totalPages ?? result.pages };
+    return { pdf: result.pdf, pages: result.pages, totalPages: result.totalPages ?? result.pages, warnings };
   }
 
   /** With `ceiling`: the whole document passed the compile ceiling before a preview could be cut. */
@@ -542,12 +561,19 @@ export class CompileService {
 
 /**
  * Two files of one job under one name: a name in `files` or `assets` that the service also
- * writes (graphics.cfg beside an SVG asset, an SVG's converted `<name>.svg.pdf`). Refused
- * with the file named, before any quota is charged; never a 500.
+ * writes (graphics.cfg beside an SVG asset, an SVG's converted `<name>.svg.pdf`, main.xmpdata
+ * when the output step asks for a PDF standard). Refused with the file named, before any
+ * quota is charged; never a 500.
  */
-function checkNoCollision(files: ReadonlyArray<{ name: string }>): void {
+function checkNoCollision(files: ReadonlyArray<{ name: string }>, output: OutputSpec | undefined): void {
   const seen = new Set<string>();
   for (const { name } of files) {
+    if (output?.pdfStandard !== undefined && name.toLowerCase() === XMPDATA_FILE) {
+      throw errors.invalid_asset_filename(
+        `The file "${name}" is written by the service for "pdf_standard" (from "metadata"); leave it out of "files", or set the metadata in "metadata".`,
+        { file: name, reason: 'reserved' },
+      );
+    }
     if (seen.has(name)) {
       throw errors.invalid_asset_filename(
         `The file name "${name}" is taken by a file the service writes into the job itself (graphics.cfg with SVG assets, <name>.svg.pdf for an SVG); rename your file.`,
@@ -563,6 +589,11 @@ function cacheScope(caller: Caller, context: CompileContext, assets: Awaited<Ret
   const own = caller.kind === 'account' ? `account:${caller.account.id}` : `anonymous:${caller.ip}`;
   const shared = context.via === 'public_render' && assets.stored.length === 0 && assets.ephemeral.length === 0;
   return shared ? 'public' : own;
+}
+
+/** The missing_glyph warning of xelatex/lualatex: the diagnosis's summary, fix, codepoint and line. */
+function glyphWarning(found: Diagnosis): TexWarning {
+  return { type: 'missing_glyph', message: found.summary, ...(found.line !== undefined ? { line: found.line } : {}), fix: found.suggested_fix, ...(found.symbol ? { symbol: found.symbol } : {}) };
 }
 
 function compilationFailed(analysis: LogAnalysis, log: string, tier: Tier): ServiceError {

@@ -158,6 +158,7 @@ export class BullTexQueue implements TexQueue {
         maxFileBytes: job.maxFileBytes,
         ...(job.keepPages !== undefined ? { keepPages: job.keepPages } : {}),
         ...(job.maxPasses !== undefined ? { maxPasses: job.maxPasses } : {}),
+        ...(job.continueOnError ? { continueOnError: true as const } : {}),
         ...(job.preamble ? { preamble: job.preamble } : {}),
         ...(job.output ? { output: true as const } : {}),
         ...(job.fairness?.yields ? { yields: true as const } : {}),

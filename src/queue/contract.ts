@@ -61,6 +61,8 @@ export interface RemoteJobData {
   keepPages?: number;
   /** TeX passes at most (diagnosis probes). */
   maxPasses?: number;
+  /** TeX goes on past errors (TexJob.continueOnError). */
+  continueOnError?: true;
   /** The preamble cache's scope and day (the worker's own cache; see tex/preamble.ts). */
   preamble?: PreambleScope;
   /** The job yields the CPU once it runs long (see JobFairness). */

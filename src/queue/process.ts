@@ -41,6 +41,7 @@ export async function processJob(data: RemoteJobData, deps: WorkerDeps): Promise
       maxFileBytes: data.maxFileBytes,
       ...(data.keepPages !== undefined ? { keepPages: data.keepPages } : {}),
       ...(data.maxPasses !== undefined ? { maxPasses: data.maxPasses } : {}),
+      ...(data.continueOnError ? { continueOnError: true } : {}),
       ...(data.preamble ? { preamble: data.preamble } : {}),
       ...(output ? { output: decodeOutput(output) } : {}),
       ...(data.yields ? { fairness: { caller: '', background: false, yields: true } } : {}),

@@ -5,7 +5,7 @@
 import type { Compiler } from './compilers.js';
 import { LUA_INIT } from './luainit.js';
 import type { OutputSpec, PageImage } from './output/spec.js';
-import type { TexWarning } from './warnings.js';
+import type { TexError, TexWarning } from './warnings.js';
 import { MAIN } from './workspace.js';
 
 /** Where the preamble cache may look: the job's scope and the UTC day, both set by the compile service. */
@@ -42,6 +42,12 @@ export interface TexJob {
   output?: OutputSpec;
   /** The TeX Live year whose image runs the job (the queue's default when absent). */
   texlive?: string;
+  /**
+   * TeX goes on past errors (no -halt-on-error, as Overleaf's "try to compile despite
+   * errors"): a PDF it still writes is delivered with `errors`. Runs cold (no warm engine,
+   * format or paused preamble: those are started with -halt-on-error).
+   */
+  continueOnError?: boolean;
 }
 
 export interface JobFairness {
@@ -81,6 +87,8 @@ export interface TexResult {
   problem?: string;
   /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
   warnings?: TexWarning[];
+  /** With ok and continueOnError: the errors TeX recovered from on its last pass. */
+  errors?: TexError[];
   /** Where the job's time went, in milliseconds (the service's stage histograms, the bench's table). */
   stages?: TexStages;
   /** With standard_failed and output_failed: the validator's or the tool's reasons. */
@@ -163,11 +171,12 @@ export const LUA_AHEAD = `${LUA_LOAD_FONT_MAP}${LUA_PRELOAD_FONT}`;
 export const FORMAT_FIRST_LINE = String.raw`\read16 to\x \let\x\undefined\nonstopmode\csname MYLATEX@quirescan\expandafter\expandafter\expandafter\endcsname\csname @@input\endcsname ${MAIN}.tex `;
 
 /**
- * Engine flags: no shell escape, no interaction, stop at the first error, record files.
+ * Engine flags: no shell escape, no interaction, stop at the first error (unless the job
+ * goes on past errors: continueOnError), record files.
  * `fmt`: the engine's flag for an inflated copy of its format (formats.ts), when there is one.
  */
-export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] = []): string[] {
-  const common = [...fmt, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
+export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] = [], haltOnError = true): string[] {
+  const common = [...fmt, '-no-shell-escape', '-interaction=nonstopmode', ...(haltOnError ? ['-halt-on-error'] : []), '-file-line-error', '-recorder'];
   if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
   // lualatex first runs LUA_INIT (no link creation, no renaming), then reads the document.
   if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];

@@ -28,6 +28,8 @@ export interface HelperVerdict {
   fatal?: string;
   /** Problems reported but not blocking delivery (tool errors with a usable output). */
   problems: string[];
+  /** Bibliography databases the document names that are not there (citations print as [?], as with latexmk). */
+  missing?: string[];
 }
 
 /**
@@ -237,22 +239,28 @@ function newIndexExtensions(sources: string[]): Map<string, string> {
 /**
  * What a helper's exit means. bibtex exits 1 on warnings and 2 on errors, biber 2 on
  * errors: either way a written .bbl is used (latexmk -f does the same) and the errors
- * become warnings; a database that is not there at all is the document's fault and fatal.
- * makeindex, splitindex and xindy problems are never fatal (the index is then incomplete).
+ * become warnings. A database that is not there is a warning too, as TeX and latexmk treat
+ * it (the citations print as [?]): the next pass decides whether there is a PDF. A failing
+ * bib tool that wrote no .bbl for any other reason is fatal. makeindex, splitindex and xindy
+ * problems are never fatal (the index is then incomplete).
  */
 export async function judgeHelper(helper: Helper, result: { code: number; output: string }, read: ReadFile): Promise<HelperVerdict> {
   const transcript = helper.transcript ? ((await read(helper.transcript))?.toString('utf8') ?? '') : '';
   const text = `${result.output}\n${transcript}`;
   if (helper.tool === 'biber' || helper.tool === 'bibtex') {
-    const missing = /ERROR - Cannot find '([^']+)'|I couldn't open database file (\S+)/.exec(text);
+    const missing = [...text.matchAll(/ERROR - Cannot find '([^']+)'|I couldn't open database file (\S+)/g)].map((m) => databaseName(m[1] ?? m[2]!));
     const bbl = await read(helper.outputs[0]!);
     const failed = helper.tool === 'bibtex' ? result.code > 1 : result.code !== 0;
-    if (missing || (failed && !bbl)) {
-      return { fatal: `${helper.tool} failed:\n${helper.tool === 'bibtex' && transcript ? transcript : result.output}`, problems: [] };
-    }
+    if (missing.length > 0) return { problems: [], missing: [...new Set(missing)] };
+    if (failed && !bbl) return { fatal: `${helper.tool} failed:\n${helper.tool === 'bibtex' && transcript ? transcript : result.output}`, problems: [] };
     return { problems: failed ? bibliographyErrors(helper.tool, text) : [] };
   }
   return { problems: [] };
+}
+
+/** The database file a bib tool named ("refs" or "refs.bib"), as the project names it. */
+function databaseName(named: string): string {
+  return named.endsWith('.bib') ? named : `${named}.bib`;
 }
 
 /** The error lines of a bibtex/biber run, one per error (at most 10). */

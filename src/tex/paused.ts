@@ -9,7 +9,7 @@ import { LUA_INIT } from './luainit.js';
 import { refusal } from './preamble.js';
 import { MAIN } from './workspace.js';
 
-/** The preamble's bytes, and the driver TeX reads first (ours: job files cannot be named main.*). */
+/** The preamble's bytes, and the driver TeX reads first (ours: reserved for the job, project/paths.ts). */
 export const PAUSED_PREAMBLE = `${MAIN}.pre.tex`;
 export const PAUSED_DRIVER = `${MAIN}.pause.tex`;
 /** The session's name for a paused engine (session.ts). */

@@ -36,7 +36,8 @@ import { inspectPdf, type PdfInspection } from './pdfread.js';
 import { SandboxPool, type PoolOptions } from './pool.js';
 import type { ProcessLimits } from './sandbox.js';
 import type { Exec, Session } from './session.js';
-import { collectWarnings } from './warnings.js';
+import { collectErrors, collectWarnings, type BibliographyProblem } from './warnings.js';
+import { isJobOwnPath, pathProblem } from './project/paths.js';
 import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, MAIN, WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
 
 const MAX_PASSES = 5;
@@ -305,10 +306,10 @@ export class TexRunner implements JobRunner {
     await writeFile(join(dir, `${MAIN}.tex`), source);
     if (format) await writeFile(join(dir, `${FORMAT}.fmt`), format.fmt, { flag: 'wx' });
     for (const file of job.files ?? []) {
-      // Plain names with at most four folders (chapters/part1/intro.tex), none of the job's own files (main.*, preview.pdf).
-      if (!/^(?:[A-Za-z0-9_-]+\/){0,4}[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file.name) || file.name.startsWith(`${MAIN}.`) || file.name === 'preview.pdf') {
-        throw new JobFileNameError(file.name);
-      }
+      // Inside the project and none of the files the service writes for the job (project/paths.ts);
+      // dot names are ours too (the format's .quire-pre.fmt): the compile layer skips them as clutter.
+      const own = isJobOwnPath(file.name, { xmpdata: job.output?.pdfStandard !== undefined }) || file.name.split('/').some((part) => part.startsWith('.'));
+      if (pathProblem(file.name) || own) throw new JobFileNameError(file.name);
       const slash = file.name.lastIndexOf('/');
       if (slash > 0) await mkdir(join(dir, file.name.slice(0, slash)), { recursive: true, mode: 0o700 });
       // Two job files under one name are a caller's mistake the service did not catch: never a 500.
@@ -369,7 +370,7 @@ export class TexRunner implements JobRunner {
     const read: ReadFile = (name) => workspace.readCapped(name, HELPER_CAP);
     const sources = [job.source, ...(job.files ?? []).filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => f.data.toString('utf8'))];
     const done = new Map<string, string>();
-    const problems = new Map<string, Array<{ tool: string; message: string }>>();
+    const problems = new Map<string, BibliographyProblem[]>();
     let log = '';
 
     while (state.passes < Math.min(MAX_PASSES, job.maxPasses ?? MAX_PASSES)) {
@@ -381,10 +382,11 @@ export class TexRunner implements JobRunner {
       const paused = session.engine === PAUSED_ENGINE;
       // Which font map a warm engine read: the core map for warm pdflatex and for a format that allows it.
       const coreMap = !paused && (format ? this.formatCoreMap(session, format) : this.pool.coreMap(session, job.compiler)) !== undefined;
-      const warm = paused || (session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler !== 'xelatex' && setsFontMap(sources)) && !(coreMap && state.wholeMap));
+      // Engines started ahead of time halt on errors: a job that goes on past them starts its own.
+      const warm = paused || (!job.continueOnError && session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler !== 'xelatex' && setsFontMap(sources)) && !(coreMap && state.wholeMap));
       // A second engine already waiting (a primed format's) is used whatever the guess.
       const again = warm && !paused && state.passes === 1 && (rerunLikely(sources) || session.next);
-      const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler));
+      const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, this.options.hardenLua !== false, this.pool.fmt(session, job.compiler), !job.continueOnError);
       const pass = await timed(this.exec(session, workspace, job, deadline, argv, undefined, warm, again, paused ? goLine(new Date()) : undefined));
       const fls = (await read(`${MAIN}.fls`))?.toString('utf8') ?? '';
       // A warm engine read the core font map: a pass that opened a font only the whole map has runs again with it.
@@ -404,7 +406,9 @@ export class TexRunner implements JobRunner {
       if (paused && transcript.includes(`(./${PAUSED_DRIVER}`)) state.paused = true;
       // A pass may end without pages (a document that only prints a biblatex list before biber ran).
       const empty = pass.code === 0 && /^No pages of output\.$/m.test(log);
-      if (pass.code !== 0 || (!empty && (await workspace.size(`${MAIN}.pdf`)) === null)) return { outcome: 'failed', log };
+      // Past errors, a pass counts when this pass itself wrote the output (not a stale PDF of an earlier one).
+      const recovered = job.continueOnError === true && pass.code !== 0 && /^Output written on main\.(?:pdf|xdv) /m.test(log);
+      if ((pass.code !== 0 && !recovered) || (!empty && (await workspace.size(`${MAIN}.pdf`)) === null)) return { outcome: 'failed', log };
 
       // Helpers run when their input changed since they last ran; a changed output forces a pass.
       let changed = false;
@@ -413,7 +417,8 @@ export class TexRunner implements JobRunner {
         const result = await timed(exec(helper.argv));
         const verdict = await judgeHelper(helper, result, read);
         if (verdict.fatal) return { outcome: 'failed', log: `${log}\n${verdict.fatal}` };
-        problems.set(helper.id, verdict.problems.map((message) => ({ tool: helper.tool, message })));
+        const missing = (verdict.missing ?? []).map((name) => ({ tool: helper.tool, message: `cannot find ${name}`, missing: name }));
+        problems.set(helper.id, [...missing, ...verdict.problems.map((message) => ({ tool: helper.tool, message }))]);
         for (const [i, name] of helper.outputs.entries()) {
           if (!((await read(name)) ?? Buffer.alloc(0)).equals(outputs[i]!)) changed = true;
         }
@@ -434,7 +439,8 @@ export class TexRunner implements JobRunner {
     if (active.length > 0) return { outcome: 'active_content', log, problem: active.join(', ') };
     // pdflatex prints an empty font slot as the raw byte: the glyph check reads the log's bytes.
     const raw = job.compiler === 'pdflatex' && /^Missing character: /m.test(log) ? await workspace.read(`${MAIN}.log`, LOG_HEAD_BYTES + LOG_TAIL_BYTES) : null;
-    const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat());
+    const warnings = collectWarnings(log, raw instanceof Buffer ? raw : null, job.compiler, [...problems.values()].flat(), job.source);
+    const errors = job.continueOnError ? { errors: collectErrors(log) } : {};
     if (job.output) {
       const step = {
         exec, workspace, dir: session.dir, maxFileBytes: job.maxFileBytes, pages, facts: inspected.pdfa, validators: this.validators, deadline, signal: job.signal,
@@ -443,17 +449,17 @@ export class TexRunner implements JobRunner {
       const done = await runOutputStep(step, job.output, `${MAIN}.pdf`);
       if (!done.ok && done.kind === 'active') return { outcome: 'active_content', log, problem: done.reasons.join(', ') };
       if (!done.ok) return { outcome: done.kind === 'standard' ? 'standard_failed' : 'output_failed', log, reasons: done.reasons };
-      return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };
+      return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...errors, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };
     }
     if (job.keepPages !== undefined && pages > job.keepPages) {
       const cut = await exec(['qpdf', `${MAIN}.pdf`, '--pages', '.', `1-${job.keepPages}`, '--', 'preview.pdf']);
       // qpdf exits 3 on warnings with a usable output.
       const preview = cut.code === 0 || cut.code === 3 ? await workspace.read('preview.pdf', job.maxFileBytes) : null;
       if (preview && preview !== 'over') {
-        return { outcome: 'ok', pdf: preview, pages: job.keepPages, totalPages: pages, log, warnings };
+        return { outcome: 'ok', pdf: preview, pages: job.keepPages, totalPages: pages, log, warnings, ...errors };
       }
     }
-    return { outcome: 'ok', pdf, pages, totalPages: pages, log, warnings };
+    return { outcome: 'ok', pdf, pages, totalPages: pages, log, warnings, ...errors };
   }
 
   /**

@@ -15,18 +15,15 @@ describe('compile failures carry the diagnosis', () => {
 
   const compile = (payload: object) => t.app.inject({ method: 'POST', url: '/api/v1/compile', payload, headers: account.headers });
 
-  test('a missing glyph under xelatex is unsupported_unicode at its line, and free', async () => {
+  test('a missing glyph under xelatex is a missing_glyph warning on the delivered PDF, at its line, naming a font that has it', async () => {
     const latex = '\\documentclass{article}\n\\begin{document}\nDone \u2713 here.\n\\end{document}\n';
     const res = await compile({ latex, compiler: 'xelatex' });
-    assert.equal(res.statusCode, 422);
-    const body = res.json();
-    assert.equal(body.error, 'compilation_failed');
-    assert.equal(body.diagnosis.error_class, 'unsupported_unicode');
-    assert.equal(body.diagnosis.symbol, 'U+2713');
-    assert.equal(body.line, 3);
-    assert.equal(typeof body.agent_hint, 'string');
-    const usage = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json();
-    assert.equal(usage.usage.used_this_month, 0);
+    assert.equal(res.statusCode, 200, res.body);
+    const [warning] = res.json().warnings;
+    assert.equal(warning.type, 'missing_glyph');
+    assert.equal(warning.symbol, 'U+2713');
+    assert.equal(warning.line, 3);
+    assert.match(warning.fix, /\\newfontfamily|remove/);
   });
 
   test('an undefined command names its package and the line of the source', async () => {

@@ -133,6 +133,22 @@ describe('real project inputs: fonts, EPS, folders, binary files, project_zip', 
     assert.equal(res.json().pages, 2);
   });
 
+  test('project_zip: main.bib and chap.01.intro.tex are the project\'s, a local build\'s main.pdf, main.aux and main.log are dropped', async () => {
+    const project_zip = zip({
+      'paper/main.tex': '\\documentclass{article}\n\\begin{document}\n\\input{chapters/chap.01.intro}\n\\bibliographystyle{plain}\n\\bibliography{main}\n\\end{document}\n',
+      'paper/main.bib': '@book{knuth, author={Donald E. Knuth}, title={The TeXbook}, publisher={Addison-Wesley}, year={1984}}\n',
+      'paper/chapters/chap.01.intro.tex': 'As \\cite{knuth} shows.\n',
+      'paper/main.pdf': new Uint8Array(Buffer.from('%PDF-1.5 stale')),
+      // A stale .aux that would break the first pass if it were kept.
+      'paper/main.aux': '\\undefinedcommandfromastalebuild\n',
+      'paper/main.log': 'old transcript',
+    });
+    const res = await compile({ project_zip });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.equal(res.json().pages, 1);
+    assert.deepEqual(res.json().warnings, []);
+  });
+
   const font = Buffer.from('this is not a font at all, just text');
   const fakeOtf = Buffer.concat([Buffer.from('OTTO'), Buffer.alloc(200)]);
   const png = () => b64('logo.png');
@@ -159,6 +175,7 @@ describe('real project inputs: fonts, EPS, folders, binary files, project_zip', 
     ['zip: absolute entry', async () => ({ project_zip: zip({ 'main.tex': HELLO, [`${canary}/abs.tex`]: 'x' }) }), 'invalid_project_zip', { entry: `${canary}/abs.tex` }],
     ['zip: backslash entry', async () => ({ project_zip: zip({ 'main.tex': HELLO, '..\\escape.tex': 'x' }) }), 'invalid_project_zip', { entry: '..\\escape.tex' }],
     ['zip: NUL entry', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'a\0.tex': 'x' }) }), 'invalid_project_zip', { entry: 'a\0.tex' }],
+    ['zip: control character in an entry', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'chapters/a\u001b[2J.tex': 'x' }) }), 'invalid_project_zip', { entry: 'chapters/a\u001b[2J.tex' }],
     ['zip: symlink entry', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'link.tex': [strToU8('/etc/passwd'), { os: 3, attrs: (0o120777 << 16) >>> 0 }] }) }), 'invalid_project_zip', { entry: 'link.tex' }],
     ['zip: duplicate names', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'a.tex': 'x', 'A.tex': 'y' }) }), 'invalid_project_zip', { entry: 'A.tex' }],
     ['zip: five folders', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'a/b/c/d/e/f.tex': 'x' }) }), 'invalid_project_zip', { entry: 'a/b/c/d/e/f.tex', limit: 4 }],

@@ -1,6 +1,7 @@
 // Multi-file projects (`files`) and warnings on success, both extensions of SPEC 1.5.0,
 // through the real HTTP route and the MCP compile tool with real TeX: validation errors with
-// their exact codes, a .bib named but not sent as missing_asset, and the warnings' content.
+// their exact codes, the names authors give their files (main.bib, chap.01.intro.tex), a .bib
+// named but not sent and a glyph the font lacks as warnings on the PDF, and the warnings' content.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -62,34 +63,135 @@ describe('compile with files and warnings', () => {
     ['biber', '\\documentclass{article}\n\\usepackage[backend=biber]{biblatex}\n\\addbibresource{refs.bib}\n\\begin{document}\n\\cite{knuth}\n\\printbibliography\n\\end{document}\n'],
     ['bibtex', '\\documentclass{article}\n\\begin{document}\n\\cite{knuth}\n\\bibliographystyle{plain}\n\\bibliography{refs}\n\\end{document}\n'],
   ] as const) {
-    test(`a .bib named but not sent (${tool}) is missing_asset naming the file and its line`, async () => {
+    test(`a .bib named but not sent (${tool}): the PDF, as latexmk gives it, with a missing_file warning naming the file and its line`, async () => {
       const res = await compile({ latex });
-      assert.equal(res.statusCode, 422, res.body);
+      assert.equal(res.statusCode, 200, res.body);
       const body = res.json();
-      assert.equal(body.error, 'compilation_failed');
-      assert.equal(body.diagnosis.error_class, 'missing_asset');
-      assert.equal(body.diagnosis.symbol, 'refs.bib');
-      assert.equal(body.diagnosis.line, tool === 'biber' ? 3 : 5);
-      assert.match(body.diagnosis.suggested_fix, /Send "refs\.bib" in "files"/);
+      assert.equal(body.pages, 1);
+      const missing = body.warnings.find((w: { type: string }) => w.type === 'missing_file');
+      assert.deepEqual(
+        { ...missing, fix: undefined },
+        { type: 'missing_file', message: `${tool} cannot find the bibliography database "refs.bib": the citations print as [?].`, line: tool === 'biber' ? 3 : 5, symbol: 'refs.bib', fix: undefined },
+      );
+      assert.match(missing.fix, /Send "refs\.bib" in "files"/);
+      assert.ok(body.warnings.some((w: { type: string; message: string }) => w.type === 'undefined_citation' && w.message.includes('"knuth"')), res.body);
     });
   }
 
-  test('xelatex still fails on a glyph its font lacks, naming the real codepoint', async () => {
+  test('xelatex delivers a glyph its font lacks with a missing_glyph warning naming the real codepoint and its line', async () => {
     const latex = '\\documentclass{article}\n\\begin{document}\nSnow \u2603.\n\\end{document}\n';
     const res = await compile({ latex, compiler: 'xelatex' });
+    assert.equal(res.statusCode, 200, res.body);
+    const [warning] = res.json().warnings;
+    assert.equal(warning.type, 'missing_glyph');
+    assert.equal(warning.symbol, 'U+2603');
+    assert.equal(warning.line, 3);
+    assert.match(warning.message, /no glyph for \u2603 \(U\+2603\)/);
+  });
+
+  test('a xeCJK document with a character its font (Fandol) lacks: the PDF with a missing_glyph warning', async () => {
+    const latex = '\\documentclass{article}\n\\usepackage{xeCJK}\n\\begin{document}\n中文文本。\n罕见字\u{2A6A5}。\n\\end{document}\n';
+    const res = await compile({ latex, compiler: 'xelatex' });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.pages, 1);
+    const warning = body.warnings.find((w: { type: string }) => w.type === 'missing_glyph');
+    assert.equal(warning?.symbol, 'U+2A6A5', res.body);
+    assert.equal(warning.line, 5);
+  });
+
+  test('project files as authors name them: main.bib, main.xmpdata (read by pdfx), chap.01.intro.tex, plot.v2.pdf compile as with latexmk', async () => {
+    const res = await compile({
+      latex: await fixture('authornames/main.tex'),
+      files: {
+        'main.bib': await fixture('authornames/main.bib'),
+        'main.xmpdata': await fixture('authornames/main.xmpdata'),
+        'chapters/chap.01.intro.tex': await fixture('authornames/chapters/chap.01.intro.tex'),
+        'figures/plot.v2.pdf': { base64: (await readFile(join(FIXTURES, 'authornames/figures/plot.v2.pdf'))).toString('base64') },
+      },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    // latexmk -pdf on the same folder in the same image: 1 page, no warnings.
+    assert.equal(body.pages, 1);
+    assert.deepEqual(body.warnings, []);
+    const pdf = await t.app.inject({ url: new URL(body.pdf_url).pathname + new URL(body.pdf_url).search });
+    assert.equal(pdf.statusCode, 200);
+    // pdfx wrote main.xmpdata's title into the XMP packet.
+    assert.ok(pdf.rawPayload.includes(Buffer.from('Names as authors write them')), 'the XMP carries the title of main.xmpdata');
+  });
+
+  // A harmless error TeX recovers from (an undefined command), after a chapter file.
+  const RECOVERABLE = '\\documentclass{article}\n\\begin{document}\n\\input{chapters/one}\nText \\undefinedmacro after it.\n\\end{document}\n';
+  const CHAPTER = { 'chapters/one.tex': 'Chapter one.\n' };
+
+  test('on_error "continue": a recoverable error gives 200, the PDF and its errors with file and line, charged', async () => {
+    const before = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json().usage.used_this_month;
+    const res = await compile({ latex: RECOVERABLE, files: CHAPTER, on_error: 'continue' });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = res.json();
+    assert.equal(body.pages, 1);
+    assert.deepEqual(body.errors, [{ message: 'Undefined control sequence.', file: 'main.tex', line: 4 }]);
+    assert.deepEqual(body.warnings, []);
+    const pdf = await t.app.inject({ url: new URL(body.pdf_url).pathname + new URL(body.pdf_url).search });
+    assert.equal(pdf.statusCode, 200);
+    const after = (await t.app.inject({ url: '/api/v1/usage', headers: account.headers })).json().usage.used_this_month;
+    assert.equal(after, before + 1);
+  });
+
+  test('without on_error (or "stop") the same document is SPEC\'s 422 with a diagnosis, not charged', async () => {
+    for (const extra of [{}, { on_error: 'stop' }]) {
+      const res = await compile({ latex: RECOVERABLE, files: CHAPTER, ...extra });
+      assert.equal(res.statusCode, 422, res.body);
+      const body = res.json();
+      assert.equal(body.error, 'compilation_failed');
+      assert.equal(body.diagnosis.error_class, 'undefined_command');
+      assert.equal(body.diagnosis.symbol, '\\undefinedmacro');
+    }
+  });
+
+  test('on_error "continue" on a document that compiles: errors is empty; on one TeX cannot finish: still 422', async () => {
+    const ok = await compile({ latex: HELLO, on_error: 'continue' });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.deepEqual(ok.json().errors, []);
+    const plain = await compile({ latex: HELLO });
+    assert.equal(plain.json().errors, undefined);
+    const fatal = await compile({ latex: '\\documentclass{article}\n\\usepackage{nosuchpackagehere}\n\\begin{document}\nx\n\\end{document}\n', on_error: 'continue' });
+    assert.equal(fatal.statusCode, 422, fatal.body);
+    assert.equal(fatal.json().diagnosis.error_class, 'missing_package');
+  });
+
+  for (const compiler of ['xelatex', 'lualatex'] as const) {
+    test(`on_error "continue" with ${compiler}: 200 with the PDF and the error`, async () => {
+      const res = await compile({ latex: RECOVERABLE, files: CHAPTER, on_error: 'continue', compiler });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(res.json().pages, 1);
+      assert.deepEqual(res.json().errors, [{ message: 'Undefined control sequence.', file: 'main.tex', line: 4 }]);
+    });
+  }
+
+  test('on_error must be "stop" or "continue": 422 validation_failed', async () => {
+    const res = await compile({ latex: HELLO, on_error: 'nonstop' });
     assert.equal(res.statusCode, 422, res.body);
-    assert.equal(res.json().diagnosis.error_class, 'unsupported_unicode');
-    assert.equal(res.json().diagnosis.symbol, 'U+2603');
+    assert.equal(res.json().error, 'validation_failed');
+    assert.equal(res.json().fields[0].field, 'on_error');
   });
 
   const bad: Array<[string, unknown, number, string, Record<string, unknown>]> = [
     ['traversal', { '../x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '../x.tex' }],
-    ['absolute path', { '/etc/x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '/etc/x.tex' }],
+    ['absolute path', { '/etc/x': 'x' }, 422, 'invalid_asset_filename', { file: '/etc/x' }],
     ['traversal in a file that would be skipped', { '../LICENSE': 'x' }, 422, 'invalid_asset_filename', { file: '../LICENSE' }],
     ['five folder levels', { 'a/b/c/d/e/f.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a/b/c/d/e/f.tex', limit: 4 }],
     ['backslash', { 'a\\b.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a\\b.tex' }],
-    ['main.* is the document', { 'main.bib': 'x' }, 422, 'invalid_asset_filename', { file: 'main.bib' }],
-    ['long name', { [`${'a'.repeat(70)}.tex`]: 'x' }, 422, 'invalid_asset_filename', { file: `${'a'.repeat(70)}.tex`, limit: 64 }],
+    ['a control character', { 'chap\u0007ter.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'chap\u0007ter.tex' }],
+    ['a line feed', { 'a\nb.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a\nb.tex' }],
+    ['a bidirectional override', { 'evil\u202Excod.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'evil\u202Excod.tex' }],
+    ['main.pdf is the result', { 'main.pdf': { base64: 'JVBERi0=' } }, 422, 'invalid_asset_filename', { file: 'main.pdf', reason: 'reserved' }],
+    ['main.log is the transcript', { 'main.log': 'x' }, 422, 'invalid_asset_filename', { file: 'main.log', reason: 'reserved' }],
+    ['main.aux is the job\'s', { 'main.aux': 'x' }, 422, 'invalid_asset_filename', { file: 'main.aux', reason: 'reserved' }],
+    ['main.tex is the latex field', { 'main.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'main.tex', reason: 'reserved' }],
+    ['the output step\'s folder', { 'main.attachments/a.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'main.attachments/a.tex', reason: 'reserved' }],
+    ['a name part over 255 bytes', { [`${'a'.repeat(256)}.tex`]: 'x' }, 422, 'invalid_asset_filename', { file: `${'a'.repeat(256)}.tex`, limit: 255 }],
     ['same name in other case', { 'A.tex': 'x', 'a.tex': 'y' }, 422, 'invalid_asset_filename', { file: 'a.tex' }],
     ['image extension', { 'logo.png': 'x' }, 422, 'invalid_asset_format', { file: 'logo.png' }],
     ['a non-asset type as base64', { 'run.sh': { base64: 'eA==' } }, 422, 'invalid_asset_format', { file: 'run.sh' }],

@@ -135,7 +135,7 @@ describe('TeX runner', () => {
   });
 
   test("job files cannot take the job's own names or leave the workspace", async () => {
-    for (const name of ['main.pdf', 'main.tex', 'preview.pdf', '../x.png', '.hidden.png']) {
+    for (const name of ['main.pdf', 'main.tex', 'main.aux', 'main.log', 'preview.pdf', 'main.attachments/x.pdf', '../x.png', '/etc/x', 'a\u0007.tex', '.hidden.png', 'figures/.quire-pre.fmt']) {
       await assert.rejects(run(doc('x'), { files: [{ name, data: Buffer.from('x') }] }), (err: unknown) => {
         assert.ok(err instanceof JobFileNameError, name);
         assert.equal(err.file, name);

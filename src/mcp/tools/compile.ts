@@ -30,6 +30,7 @@ export const CompileArguments = Type.Object(
     use_stored_assets: Type.Optional(Type.Array(Type.String(), { description: request.use_stored_assets.description })),
     files: Type.Optional(Type.Object({}, { additionalProperties: Type.String(), description: request.files.description })),
     output: Type.Optional(OutputBody),
+    on_error: Type.Optional(Type.Unsafe<'stop' | 'continue'>({ type: 'string', enum: ['stop', 'continue'], default: 'stop', description: request.on_error.description })),
   },
 );
 
@@ -44,6 +45,7 @@ export const compileTool = defineTool({
     'A multi-file project sends its other text files in `files` (relative name → text, e.g. {"chapters/intro.tex": "...", "refs.bib": "..."}); \\input, \\include, \\bibliography and \\addbibresource find them. bibtex, biber, makeindex (every index), glossaries and nomencl run as needed.',
     'When unsure the document compiles here (packages, files, plan limits), call `validate` first: it is free and runs no TeX.',
     'On failure (isError, `compilation_failed`) read `diagnosis`: `error_class` says what broke, `line` where, `suggested_fix` (and `suggested_package`) what to change. Fixes are mechanical: apply `suggested_fix` to the source and call compile again with the whole document. Failed compiles cost no quota.',
+    'With `on_error: "continue"` a document whose TeX errors were recoverable still returns its PDF with the errors in `errors` (file, line, message); fix them as you would a diagnosis.',
     '`output` shapes the PDF (PDF/A, metadata, encryption, watermark, embedded files); with `output.page_images` the first page comes back as an image so you can check the layout.',
     '`warnings` on a success lists what the document could still fix (undefined references and citations, bibliography errors, missing glyphs), each with `line` and a `fix` to apply the same way; relay any `warning` (grace quota, truncated preview) to the user.',
   ].join(' '),

@@ -1,6 +1,7 @@
 // A bibliography database the document names but the request did not send. biber says
-// "ERROR - Cannot find 'x.bib'!", bibtex "I couldn't open database file x.bib"; the runner
-// appends that output to the transcript after "<tool> failed:". Both are missing_asset.
+// "ERROR - Cannot find 'x.bib'!", bibtex "I couldn't open database file x.bib". The runner
+// delivers such a document with a missing_file warning (warnings.ts) when TeX writes its PDF;
+// a transcript that still carries "<tool> failed:" with that output is missing_asset.
 import type { Finding } from './rules/finding.js';
 import type { Source } from './source.js';
 
@@ -13,9 +14,7 @@ export function missingDatabase(log: string, source?: Source): Finding | undefin
   const file = (/ERROR - Cannot find '([^']+)'/.exec(output!) ?? /I couldn't open database file (\S+)/.exec(output!))?.[1];
   if (!file) return undefined;
   const name = file.endsWith('.bib') ? file : `${file}.bib`;
-  const stemName = name.replace(/\.bib$/, '');
-  const escaped = stemName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const line = source?.find(new RegExp(`\\\\(?:addbibresource|bibliography|addglobalbib|addsectionbib)(?:\\[[^\\]]*\\])?\\{[^}]*${escaped}`));
+  const line = source ? databaseLine(source, name) : undefined;
   const where = line === undefined ? '' : ` (line ${line})`;
   return {
     error_class: 'missing_asset',
@@ -25,4 +24,10 @@ export function missingDatabase(log: string, source?: Source): Finding | undefin
     ...(line !== undefined ? { line } : {}),
     hint: `Add "${name}" to "files" in the request (its text as the value) and compile again.`,
   };
+}
+
+/** The line of main.tex that names the database `name` (refs.bib) in \bibliography or \addbibresource. */
+export function databaseLine(source: Source, name: string): number | undefined {
+  const escaped = name.replace(/\.bib$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return source.find(new RegExp(`\\\\(?:addbibresource|bibliography|addglobalbib|addsectionbib)(?:\\[[^\\]]*\\])?\\{[^}]*${escaped}`));
 }

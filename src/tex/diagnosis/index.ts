@@ -97,7 +97,7 @@ export async function diagnose(log: string, engine: Compiler, options: AnalyzeOp
 
 /**
  * Characters xelatex/lualatex skipped because the font lacks them. Those engines still write
- * a PDF, so this is separate from analyzeLog: the compile service fails such a compile as unsupported_unicode.
+ * a PDF, so this is separate from analyzeLog: the compile service delivers it with a missing_glyph warning.
  */
 export function missingCharacters(log: string, engine: Compiler, options: AnalyzeOptions = {}): Diagnosis | undefined {
   const finding = missingGlyphs(log, engine, options.source === undefined ? undefined : new Source(options.source));

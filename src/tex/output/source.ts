@@ -3,15 +3,12 @@
 // intent and the PDF version a standard asks for, from an .xmpdata file we write beside the
 // source; embedfile embeds attachments as associated files (/AF, /AFRelationship).
 import type { Compiler } from '../compilers.js';
+// Reserved for the job with the other names the service writes (project/paths.ts).
+import { ATTACHMENT_DIR } from '../project/paths.js';
 import { facturxFile } from './facturx.js';
 import type { OutputAttachment, OutputMetadata, OutputSpec } from './spec.js';
 
-/**
- * Folder of the attachments in the job's workspace: a name no caller file can have (a folder of
- * a job file holds only letters, digits, "_" and "-"; main.* belongs to the job), so an
- * attachment never meets a file of `files`, `project_zip` or the assets.
- */
-export const ATTACHMENT_DIR = 'main.attachments';
+export { ATTACHMENT_DIR };
 
 /** \documentclass with its options and class, possibly over several lines. */
 const DOCUMENTCLASS = /^[^%\n]*?\\documentclass\s*(?:\[[^\]]*\])?\s*\{[^}]*\}/m;
