@@ -96,12 +96,14 @@ const SWEPT = ['usr/bin', 'usr/sbin', 'usr/lib', 'usr/libexec'];
 const SHARED_OBJECT = /\.so(\.\d+)*$/;
 
 /**
- * Every program and shared library of the image (or the host) other than libkpathsea that
- * defines or calls a function of `names`, as "<path>: <name>". Such a library would get the
- * preloaded function instead of its own (a caller binds to the first definition: the
- * preload's); only a program's own definition still wins (bash has a hash_insert), so a
- * program that only defines one is left out. Null when the sweep could not be made (no nm):
- * a doubt, so no library.
+ * Every program and shared library of the image (or the host) other than libkpathsea whose
+ * use of a function of `names` would change under the preload, as "<path>: <name>": a library
+ * that defines one (its callers would get the preloaded function instead: a caller binds to
+ * the first definition, the preload's), and a file that calls one without being a kpathsea
+ * user (it expects someone else's). A kpathsea user that calls them (xdvi does) gets exactly
+ * kpathsea's answers, which is what the library is checked for; a program's own definition
+ * still wins over the preload (bash has a hash_insert). Null when the sweep could not be made
+ * (no nm): a doubt, so no library.
  */
 export async function symbolClashes(names: readonly string[], image: string | undefined): Promise<string[] | null> {
   const wanted = new Set(names);
@@ -116,14 +118,22 @@ export async function symbolClashes(names: readonly string[], image: string | un
   }
   const clashes: string[] = [];
   for (let i = 0; i < files.length; i += 500) {
-    const batch = files.slice(i, i + 500);
-    const ok = await nm(batch, (file, type, name) => {
-      if (!wanted.has(name) || basename(file).startsWith('libkpathsea.so')) return;
-      const program = !SHARED_OBJECT.test(file);
-      if (program && type !== 'U') return;
-      clashes.push(`${image !== undefined ? file.slice(image.length) : file}: ${name}`);
+    const uses = new Map<string, { calls: string[]; defines: string[]; kpathsea: boolean }>();
+    const ok = await nm(files.slice(i, i + 500), (file, type, name) => {
+      const kpathsea = type === 'U' && /^kpse_|^kpathsea_/.test(name);
+      if (!wanted.has(name) && !kpathsea) return;
+      const use = uses.get(file) ?? { calls: [], defines: [], kpathsea: false };
+      uses.set(file, use);
+      if (kpathsea) use.kpathsea = true;
+      else (type === 'U' ? use.calls : use.defines).push(name);
     });
     if (!ok) return null;
+    for (const [file, use] of uses) {
+      if (basename(file).startsWith('libkpathsea.so')) continue;
+      const library = SHARED_OBJECT.test(file);
+      const changed = [...(library ? use.defines : []), ...(use.kpathsea ? [] : use.calls)];
+      for (const name of changed.sort()) clashes.push(`${image !== undefined ? file.slice(image.length) : file}: ${name}`);
+    }
   }
   return clashes;
 }

@@ -10,7 +10,7 @@ import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from './job.j
 import { KPATHSEA_USERS, preloadPath } from './kpse-hash.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session } from './session.js';
-import { claimWorkRoot, leaveOwnerFolder, ownerFolder, sweepWorkRoot } from './sweep.js';
+import { claimWorkRoot, leaveOwnerFolder, ownerFolder, sweepLaunchFolders, sweepWorkRoot } from './sweep.js';
 
 export interface PoolOptions {
   /** Parent of the per-job workspaces; job uids must be able to traverse it. */
@@ -89,7 +89,7 @@ export class SandboxPool {
       // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
       // A root another user made or may write to is refused (sweep.ts).
       await claimWorkRoot(this.options.workRoot);
-      const swept = await sweepWorkRoot(this.options.workRoot);
+      const swept = [...(await sweepWorkRoot(this.options.workRoot)), ...(await sweepLaunchFolders())];
       await this.hold();
       this.formats = await this.options.formats?.().catch(() => undefined);
       return swept;

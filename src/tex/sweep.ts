@@ -5,7 +5,9 @@
 // process that stops cleanly removes its own folder once its last pool has closed. The work
 // root itself must be the service's alone: one another user made, or may write to, could
 // hold anything it planted there (a formats folder, a workspace), so it is refused.
+import { readFileSync } from 'node:fs';
 import { lstat, mkdir, chmod, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { removeWorkspace } from './workspace.js';
 
@@ -44,6 +46,41 @@ export async function claimWorkRoot(root: string): Promise<void> {
   if (uid !== undefined && stats.uid !== uid) throw new WorkRootRefused(root, `is owned by uid ${stats.uid}, not by this service (uid ${uid})`);
   if ((stats.mode & 0o022) !== 0) throw new WorkRootRefused(root, `may be written by ${stats.mode & 0o002 ? 'any user' : 'its group'} (mode ${(stats.mode & 0o777).toString(8)})`);
   await chmod(root, 0o711);
+}
+
+/** The name part that ties a folder outside the work root to this process (the launcher's FIFOs, launcher.ts). */
+export function processTag(): string {
+  let start = '0';
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '0';
+  } catch {
+    // no /proc: a tag that no live process has, so a later start removes the folder
+  }
+  return `p${process.pid}-${start}`;
+}
+
+const LAUNCH_FOLDER = /^quire-launch-p(\d+)-(\d+)-/;
+
+/**
+ * Removes the sandbox launchers' folders (launcher.ts) of processes that have ended, from
+ * `dir` (TMPDIR): a service killed with kill -9 cannot remove its own. Only folders of our own
+ * uid: TMPDIR is shared, and anything else there is not ours to judge.
+ */
+export async function sweepLaunchFolders(dir = tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  const uid = process.getuid?.();
+  for (const name of await readdir(dir).catch(() => [])) {
+    const match = LAUNCH_FOLDER.exec(name);
+    if (!match || (await startTime(Number(match[1]))) === match[2]) continue;
+    const stats = await lstat(join(dir, name)).catch(() => null);
+    if (!stats?.isDirectory() || (uid !== undefined && stats.uid !== uid)) continue;
+    await removeWorkspace(join(dir, name)).then(
+      () => removed.push(name),
+      () => {},
+    );
+  }
+  return removed;
 }
 
 /** Pools of this process holding each owner folder: the last to leave removes it. */

@@ -81,7 +81,7 @@ describe('kpathsea file database in linear time', () => {
     assert.ok((await readFile(join(formats.dir, KPSE_HASH))).equals(await readFile(library)));
   });
 
-  test('every TeX process of the sandbox preloads it: a lualatex pass finds it in its own memory map', async () => {
+  test('the TeX engines preload it: a lualatex pass finds it in its own memory map', async () => {
     const probe = (runner: TexRunner) =>
       runner.run(
         job(
@@ -195,6 +195,7 @@ describe('kpathsea file database in linear time', () => {
   });
 
   test('the check sweeps the image: no program or library defines or calls its functions, and one that does fails the check', async () => {
+    // xdvi calls kpathsea's hash functions itself: a kpathsea user, it gets kpathsea's answers, no clash.
     assert.deepEqual(await symbolClashes(STOOD_IN, currentImageRoot()), [], 'the TeX image has no clash');
     // A small image whose libraries clash: one defines hash_insert, a program calls hash_lookup;
     // a program's own definition (bash's hash_insert) and libkpathsea itself do not count.
