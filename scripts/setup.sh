@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Makes this checkout ready to run: Debian packages, node_modules, build, the TeX images
-# (TeX Live in a Debian root per year, docs/operations.md), TeX caches.
+# (TeX Live in a Debian root per year, docs/operations.md), TeX caches; with QUIRE_SETUP_TEST=1
+# (npm test) also the services the suite talks to (scripts/test-services.sh).
 # Every step checks first, so a setup that is already done costs well under two seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,8 +9,10 @@ cd "$(dirname "$0")/.."
 # TeX Live is not installed on the host: it lives in the images built below. poppler-utils
 # renders gallery previews on the host.
 PACKAGES=(bubblewrap debootstrap poppler-utils)
-# Only the test suite needs a browser, and qpdf to check the service's PDFs independently.
-if [ "${QUIRE_SETUP_TEST:-}" = 1 ]; then PACKAGES+=(chromium qpdf); fi
+# Only the test suite needs a browser, qpdf to check the service's PDFs independently, and a C
+# compiler (the build compiles kpathsea's file-database library with it, and its test compiles
+# probes; the service itself runs without one, only slower, docs/performance.md).
+if [ "${QUIRE_SETUP_TEST:-}" = 1 ]; then PACKAGES+=(chromium qpdf gcc libc6-dev binutils); fi
 
 missing=()
 installed=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' "${PACKAGES[@]}" 2>/dev/null || true)
@@ -52,3 +55,6 @@ node dist/src/cli/texlive-images.js
 # The index of what each installed package defines (package suggestions, docs/diagnosis.md):
 # built once per TeX Live (a few seconds) into ~/.cache/quire, then only read.
 node --input-type=module -e "const m = await import('./dist/src/tex/diagnosis/catalog.js'); if (!(await m.ensureCatalog((await import('./dist/src/config.js')).texIndexDir()))) console.error('quire setup: TeX Live index not built');"
+
+# The suite's PostgreSQL, Redis and S3 gateway: installed and started when they do not answer.
+if [ "${QUIRE_SETUP_TEST:-}" = 1 ]; then bash scripts/test-services.sh; fi

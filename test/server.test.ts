@@ -1,8 +1,11 @@
 // The server process as an operator runs it: it starts, serves, stops cleanly on SIGTERM
-// (leaving no job folder behind), and refuses to start when the TeX sandbox cannot run unless told to run without it.
+// (leaving no job folder behind), leaves nothing of a kill -9 behind once restarted, and
+// refuses to start when the TeX sandbox cannot run unless told to run without it, or when its
+// work root is not its own.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -29,8 +32,9 @@ function start(env: Record<string, string>): Run {
   return { child, output: () => output, exited };
 }
 
-async function healthy(port: number, run: Run): Promise<Response> {
-  for (let i = 0; i < 200; i++) {
+/** `tries` × 100 ms: a first start in a fresh TMPDIR prepares its formats before it serves. */
+async function healthy(port: number, run: Run, tries = 200): Promise<Response> {
+  for (let i = 0; i < tries; i++) {
     try {
       return await fetch(`http://127.0.0.1:${port}/health`);
     } catch {
@@ -127,5 +131,59 @@ describe('the server process', () => {
     const run = start({ PORT: 'eighty', QUIRE_DATA_DIR: join(dir, 'd') });
     assert.equal(await run.exited, 2);
     assert.match(run.output(), /configuration error: PORT must be a whole number/);
+  });
+
+  test('after a kill -9 mid-compile and a restart, nothing of the killed process is left in its TMPDIR', { timeout: 240_000 }, async () => {
+    const tmp = join(dir, 'tmp-kill');
+    await mkdir(tmp);
+    await chmod(tmp, 0o755);
+    const env = { HOST: '127.0.0.1', QUIRE_DATA_DIR: join(dir, 'k'), TMPDIR: tmp };
+    const port = await freePort();
+    const first = start({ ...env, PORT: String(port) });
+    assert.equal((await healthy(port, first, 1200)).status, 200);
+    // Loops until the plan's timeout: the server is killed long before.
+    const loop = '\\documentclass{article}\n\\begin{document}\n\\def\\x{\\x}\\x\n\\end{document}\n';
+    const looping = fetch(`http://127.0.0.1:${port}/api/v1/compile`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ latex: loop }) }).catch((err: Error) => err);
+    // The canary: the job's source, in its workspace, while the compile runs.
+    const jobs = join(tmp, 'quire-jobs');
+    const own = async () => (await readdir(jobs).catch(() => [])).filter((name) => name.startsWith(`p${first.child.pid}-`));
+    let workspace = '';
+    for (let i = 0; i < 300 && !workspace; i++) {
+      for (const folder of await own()) {
+        for (const job of await readdir(join(jobs, folder)).catch(() => [])) {
+          if (existsSync(join(jobs, folder, job, 'main.tex'))) workspace = join(jobs, folder, job);
+        }
+      }
+      if (!workspace) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(workspace, `the compile's workspace appeared:\n${first.output()}`);
+    const during = await readdir(tmp);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    assert.ok((await looping) instanceof Error, 'the killed server never answered');
+    assert.ok(existsSync(workspace), 'the kill left the workspace behind');
+
+    // The restarted server sweeps before it serves.
+    const secondPort = await freePort();
+    const second = start({ ...env, PORT: String(secondPort) });
+    assert.equal((await healthy(secondPort, second, 1200)).status, 200);
+    assert.equal(existsSync(workspace), false, 'the killed server\'s workspace is gone');
+    assert.deepEqual(await own(), [], 'its folder under the work root is gone');
+    // Whatever else the killed process had in TMPDIR (its launcher's folder, a helper's scratch) is gone too.
+    const left = (await readdir(tmp)).filter((name) => during.includes(name) && name.startsWith('quire-') && name !== 'quire-jobs');
+    assert.deepEqual(left, [], `left in TMPDIR: ${left.join(', ')}`);
+    assert.match(second.output(), /removed job workspaces left by a stopped process/);
+    second.child.kill('SIGTERM');
+    assert.equal(await second.exited, 0, second.output());
+  });
+
+  test('refuses to start when its work root may be written by others', LIMIT, async () => {
+    const tmp = join(dir, 'tmp-open');
+    await mkdir(join(tmp, 'quire-jobs'), { recursive: true });
+    await chmod(tmp, 0o755);
+    await chmod(join(tmp, 'quire-jobs'), 0o777);
+    const run = start({ PORT: String(await freePort()), HOST: '127.0.0.1', QUIRE_DATA_DIR: join(dir, 'o'), TMPDIR: tmp });
+    assert.equal(await run.exited, 1);
+    assert.match(run.output(), /the work root .*quire-jobs may be written by any user \(mode 777\); another user could plant files there/);
   });
 });

@@ -65,11 +65,11 @@ export async function prepareFormats(root: string, image = currentImageRoot()): 
   const name = `formats-${id.digest('hex').slice(0, 16)}`;
   const target = join(root, name);
   const fontMaps = map !== null ? FontMaps.split(map) : undefined;
-  const formats = (): Formats => ({
+  const formats = async (): Promise<Formats> => ({
     dir: target,
     compilers: new Set(sources.keys()),
     ...(fontMaps && fontMaps.coreSize > 0 ? { fontMaps } : {}),
-    kpseHash: existsSync(join(target, KPSE_HASH)),
+    kpseHash: await sameLibrary(join(target, KPSE_HASH), libraryBytes),
   });
   if (existsSync(join(target, '.ready'))) return formats();
 
@@ -83,9 +83,10 @@ export async function prepareFormats(root: string, image = currentImageRoot()): 
     await chmod(work, 0o755);
     if (libraryBytes !== null) {
       await writeFile(join(work, KPSE_HASH), libraryBytes, { mode: 0o755 });
-      if (!(await libraryAgrees(work, image))) {
+      let why = '';
+      if (!(await libraryAgrees(work, image, (reason) => (why = reason)))) {
         await rm(join(work, KPSE_HASH));
-        console.warn(`quire: ${KPSE_HASH} changes what kpathsea finds on this TeX Live; TeX runs without it`);
+        console.warn(`quire: ${KPSE_HASH} is not used on this TeX Live (${why}); TeX runs without it`);
       }
     }
     await writeFile(join(work, '.ready'), [...sources].map(([c, p]) => `${c} ${p}`).join('\n') + '\n');
@@ -102,3 +103,16 @@ export async function prepareFormats(root: string, image = currentImageRoot()): 
   return formats();
 }
 
+/**
+ * Whether the library in a formats folder is the one this build compiled, byte for byte. A
+ * folder is reused by its name alone, and the name is only a hash of what it should hold:
+ * a library planted in it, or left by another build, is not loaded. None built: none loaded.
+ */
+async function sameLibrary(path: string, built: Buffer | null): Promise<boolean> {
+  if (built === null) return false;
+  const found = await readFile(path).catch(() => null);
+  if (found === null) return false;
+  if (found.equals(built)) return true;
+  console.warn(`quire: ${path} is not the library this build compiled; TeX runs without it`);
+  return false;
+}

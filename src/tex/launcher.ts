@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { processTag } from './sweep.js';
 
 const HELPER = String.raw`
 use strict; use POSIX ();
@@ -238,7 +239,8 @@ export class Launcher {
 
   private start(): ChildProcessWithoutNullStreams {
     if (this.helper) return this.helper;
-    this.folder = mkdtempSync(join(tmpdir(), 'quire-launch-'));
+    // Named after this process: after a kill -9 the next start removes it (sweep.ts).
+    this.folder = mkdtempSync(join(tmpdir(), `quire-launch-${processTag()}-`));
     const helper = spawn(this.perl, ['-e', HELPER], { stdio: ['pipe', 'pipe', 'pipe'] });
     helper.stderr.resume();
     helper.stdin.on('error', () => {});

@@ -3,15 +3,14 @@
 // engine loading its format ahead of time (see session.ts). The pool also holds what every
 // sandbox of this process mounts or copies: its folder under the work root (swept once),
 // the inflated formats and the lualatex font cache.
-import { chmod, mkdir } from 'node:fs/promises';
 import type { Compiler } from './compilers.js';
 import { CORE_MAP, type FontMaps } from './font-map.js';
 import type { Formats } from './formats.js';
 import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from './job.js';
-import { preloadPath } from './kpse-hash.js';
+import { KPATHSEA_USERS, preloadPath } from './kpse-hash.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session } from './session.js';
-import { leaveOwnerFolder, ownerFolder, sweepWorkRoot } from './sweep.js';
+import { claimWorkRoot, leaveOwnerFolder, ownerFolder, sweepLaunchFolders, sweepWorkRoot } from './sweep.js';
 
 export interface PoolOptions {
   /** Parent of the per-job workspaces; job uids must be able to traverse it. */
@@ -88,9 +87,9 @@ export class SandboxPool {
   start(): Promise<string[]> {
     this.rootReady ??= (async () => {
       // Job uids must traverse the root (0711) but not list it; each workspace is 0700 and theirs.
-      await mkdir(this.options.workRoot, { recursive: true });
-      await chmod(this.options.workRoot, 0o711);
-      const swept = await sweepWorkRoot(this.options.workRoot);
+      // A root another user made or may write to is refused (sweep.ts).
+      await claimWorkRoot(this.options.workRoot);
+      const swept = [...(await sweepWorkRoot(this.options.workRoot)), ...(await sweepLaunchFolders())];
       await this.hold();
       this.formats = await this.options.formats?.().catch(() => undefined);
       return swept;
@@ -179,7 +178,7 @@ export class SandboxPool {
       const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         ...(this.options.root !== undefined ? { root: this.options.root } : {}),
-        env: { ...(this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' }), ...this.preload() },
+        env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
         ...(this.formats ? { formats: this.formats.dir } : {}),
       });
@@ -192,9 +191,18 @@ export class SandboxPool {
     });
   }
 
-  /** LD_PRELOAD of kpathsea's linear-time file database (kpse-hash.ts), when the formats hold it. */
-  private preload(): Record<string, string> {
-    return this.formats?.kpseHash ? { LD_PRELOAD: preloadPath(this.formats.dir, this.options.isolate) } : {};
+  /**
+   * `argv` with LD_PRELOAD of kpathsea's linear-time file database (kpse-hash.ts) set on it
+   * alone (through `env`) when the formats hold the library and `argv` runs one of its users:
+   * only they and what they start load it, never the sandbox's shell, biber, qpdf or
+   * Ghostscript. A `sh -c '… exec "$@"' sh <program> …` wrapper gets it on the program it runs.
+   */
+  private preloaded(argv: string[]): string[] {
+    if (!this.formats?.kpseHash) return argv;
+    const at = argv[0] === 'sh' && argv[1] === '-c' ? 4 : 0;
+    const program = argv[at];
+    if (program === undefined || !KPATHSEA_USERS.has(program)) return argv;
+    return [...argv.slice(0, at), 'env', `LD_PRELOAD=${preloadPath(this.formats.dir, this.options.isolate)}`, ...argv.slice(at)];
   }
 
   /** The warm xdvipdfmx beside an xelatex engine; in the sandbox only, whose /tmp holds its FIFOs. */
@@ -235,7 +243,7 @@ export class SandboxPool {
     const limited = [
       ...(limits ? prlimit(limits) : ['prlimit', `--as=${MEMORY_BYTES}`, `--nproc=${PROCESSES}`, '--core=0', '--']),
       ...(argv[0] === 'lualatex' && this.options.luaReadsByPath ? ['env', 'openin_any=r'] : []),
-      ...argv,
+      ...this.preloaded(argv),
     ];
     if (argv[0] !== 'lualatex' || session.luaCache === undefined) return limited;
     // luaotfload needs a writable cache: the job starts from a copy of the prepared one.

@@ -19,6 +19,26 @@ describe('documentation', () => {
     assert.ok(readme.includes('](SECURITY.md)'), 'README links SECURITY.md');
   });
 
+  test('docs/configuration.md names every environment variable src/ reads', () => {
+    const names = new Set<string>();
+    const walk = (dir: string): void => {
+      for (const entry of readdirSync(`${root}/${dir}`, { withFileTypes: true })) {
+        if (entry.isDirectory()) walk(`${dir}/${entry.name}`);
+        else if (entry.name.endsWith('.ts')) {
+          // env.NAME, env['NAME'], and the config readers' integer(env, 'NAME', …).
+          for (const m of read(`${dir}/${entry.name}`).matchAll(/\benv(?:\.([A-Z][A-Z0-9_]+)|\[['"]([A-Z][A-Z0-9_]+)['"]\]|, ['"]([A-Z][A-Z0-9_]+)['"])/g)) {
+            names.add((m[1] ?? m[2] ?? m[3])!);
+          }
+        }
+      }
+    };
+    walk('src');
+    assert.ok(names.has('QUIRE_QUEUE') && names.has('QUIRE_MCP_TIMEOUT_SECONDS'), 'the scan finds both kinds of read');
+    const documented = read('docs/configuration.md');
+    const missing = [...names].filter((name) => !documented.includes(`\`${name}\``)).sort();
+    assert.deepEqual(missing, [], 'read in src/ but not in docs/configuration.md');
+  });
+
   test('docs/errors.md lists every code of the catalogue with its status, and no other', () => {
     const rows = [...read('docs/errors.md').matchAll(/^\| (\d{3}) \| `([a-z0-9_]+)` \|/gm)].map((m) => [m[2]!, Number(m[1])] as const);
     const documented = new Map<string, number>();

@@ -1,14 +1,15 @@
 // A service that was killed leaves its job workspaces (customer source) under the shared work
 // root; the next start removes them, and only them: a live process's folder (another service,
-// a parallel test file) is never touched, nor anything a link points to.
+// a parallel test file) is never touched, nor anything a link points to. A work root another
+// user made, or may write to, is refused before anything is put in or read from it.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { ownerFolder, startTime, sweepWorkRoot } from '../../src/tex/sweep.js';
+import { claimWorkRoot, ownerFolder, startTime, sweepWorkRoot, WorkRootRefused } from '../../src/tex/sweep.js';
 import { TexRunner } from '../../src/tex/runner.js';
 
 describe('sweeping job workspaces left by dead services', () => {
@@ -84,5 +85,40 @@ console.log(folder); setInterval(() => {}, 1000);`;
     assert.equal(existsSync(dead), false);
     assert.equal(runner.start(), runner.start(), 'one sweep per runner');
     await runner.close();
+  });
+
+  test('a work root another user owns, or others may write to, is refused; the runner runs no job in it', async () => {
+    // The attack: another local user makes the shared work root first (it sits in /tmp) and
+    // plants a formats folder in it. The canary: the planted file is still there, untouched.
+    const planted = join(root, 'foreign');
+    await mkdir(join(planted, 'texlive-2026-x', 'formats-0123456789abcdef'), { recursive: true });
+    writeFileSync(join(planted, 'texlive-2026-x', 'formats-0123456789abcdef', 'kpse-hash.so'), 'planted');
+    if (process.getuid?.() === 0) {
+      await chown(planted, 65534, 65534);
+      await assert.rejects(claimWorkRoot(planted), (err: Error) => err instanceof WorkRootRefused && /is owned by uid 65534, not by this service \(uid 0\)/.test(err.message));
+      const runner = new TexRunner({ workRoot: planted, isolate: true, warm: false });
+      await assert.rejects(runner.start(), WorkRootRefused);
+      await runner.close().catch(() => {});
+      await chown(planted, 0, 0);
+    } else {
+      // Not root: no other uid to give a folder to; / is root's.
+      await assert.rejects(claimWorkRoot('/'), /is owned by uid 0, not by this service/);
+    }
+    await chmod(planted, 0o777);
+    await assert.rejects(claimWorkRoot(planted), /may be written by any user \(mode 777\)/);
+    await chmod(planted, 0o775);
+    await assert.rejects(claimWorkRoot(planted), /may be written by its group \(mode 775\)/);
+    assert.equal((await stat(planted)).mode & 0o777, 0o775, 'a refused root is left as it was');
+    assert.ok(existsSync(join(planted, 'texlive-2026-x', 'formats-0123456789abcdef', 'kpse-hash.so')));
+    const link = join(root, 'link-root');
+    symlinkSync(planted, link);
+    await assert.rejects(claimWorkRoot(link), /is a symbolic link/);
+    // Its own root, made or found: 0711.
+    const own = join(root, 'own');
+    await claimWorkRoot(own);
+    assert.equal((await stat(own)).mode & 0o777, 0o711);
+    await chmod(own, 0o700);
+    await claimWorkRoot(own);
+    assert.equal((await stat(own)).mode & 0o777, 0o711);
   });
 });
