@@ -1,11 +1,12 @@
 // `quire mcp`: an MCP server over stdio for desktop clients and IDEs, in front of a Quire server
 // (QUIRE_URL, QUIRE_API_KEY). It forwards every JSON-RPC message to that server's stateless
-// /mcp endpoint, so its tools, resources and prompts are exactly the server's. stdout carries
-// JSON-RPC only (one message per line); logs go to stderr. It ends on stdin EOF (after the
-// answers in flight) or SIGTERM. When the server cannot be reached, a tool call gets a tool
-// error saying so and any other request a JSON-RPC error: the client never waits in vain. Its
-// timeout covers the whole answer (headers and body) and a line over QUIRE_MCP_MAX_MESSAGE_MB is
-// refused without being held, so nothing on stdin or from the server makes it wait longer.
+// /mcp endpoint, so its tools, resources and prompts are exactly the server's (the extension
+// tools listed too: `?extensions=1`). stdout carries JSON-RPC only (one message per line); logs
+// go to stderr. It ends on stdin EOF (after the answers in flight) or SIGTERM. When the server
+// cannot be reached, a tool call gets a tool error saying so and any other request a JSON-RPC
+// error: the client never waits in vain. Its timeout covers the whole answer (headers and body)
+// and a line over QUIRE_MCP_MAX_MESSAGE_MB is refused without being held, so nothing on stdin or
+// from the server makes it wait longer.
 import type { McpProxyConfig } from '../config.js';
 import { API_VERSION } from '../version.js';
 import { readBoundedLines } from './stdio-lines.js';
@@ -54,6 +55,13 @@ function failure(message: Message, text: string): unknown {
   return { jsonrpc: '2.0', id: message.id, error: { code: INTERNAL_ERROR, message: text } };
 }
 
+/** The server's /mcp with the extension tools listed: a local door shows every tool (docs/mcp.md). */
+function target(config: McpProxyConfig): URL {
+  const url = new URL(config.endpoint);
+  url.searchParams.set('extensions', '1');
+  return url;
+}
+
 async function forward(config: McpProxyConfig, line: string, message: Message, signal: AbortSignal): Promise<void> {
   const isRequest = message.id !== undefined && message.id !== null;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -72,7 +80,7 @@ async function forward(config: McpProxyConfig, line: string, message: Message, s
   const stopAsking = () => ask.abort();
   signal.addEventListener('abort', stopAsking, { once: true });
   try {
-    const res = await fetch(config.endpoint, { method: 'POST', headers, body: line, signal: ask.signal });
+    const res = await fetch(target(config), { method: 'POST', headers, body: line, signal: ask.signal });
     status = res.status;
     text = await res.text();
   } catch (err) {
