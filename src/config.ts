@@ -323,8 +323,10 @@ export interface McpProxyConfig {
   /** The server's /mcp endpoint. */
   endpoint: URL;
   apiKey: string | undefined;
-  /** Longest wait for one answer: a compile's timeout plus its time in the queue. */
+  /** Longest wait for one answer, headers and body: a compile's timeout plus its time in the queue. */
   timeoutMs: number;
+  /** Longest message (stdin line) forwarded; the server's own default body limit. */
+  maxMessageBytes: number;
 }
 
 export function loadMcpProxyConfig(env: Env = process.env): McpProxyConfig {
@@ -341,5 +343,6 @@ export function loadMcpProxyConfig(env: Env = process.env): McpProxyConfig {
     endpoint,
     apiKey: env.QUIRE_API_KEY?.trim() || undefined,
     timeoutMs: integer(env, 'QUIRE_MCP_TIMEOUT_SECONDS', 300, 1, 3600) * 1000,
+    maxMessageBytes: integer(env, 'QUIRE_MCP_MAX_MESSAGE_MB', 110, 1, 1024) * 1024 * 1024,
   };
 }

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, loadConfig, loadMcpProxyConfig } from '../src/config.js';
 
 test('defaults follow the documented table', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'quire-cfg-'));
@@ -57,4 +57,17 @@ test('bad values are refused with a message naming the variable', async () => {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('quire mcp: QUIRE_MCP_TIMEOUT_SECONDS and QUIRE_MCP_MAX_MESSAGE_MB, with their defaults and bounds', () => {
+  const defaults = loadMcpProxyConfig({});
+  assert.equal(defaults.endpoint.href, 'http://localhost:8080/mcp');
+  assert.equal(defaults.timeoutMs, 300_000);
+  assert.equal(defaults.maxMessageBytes, 110 * 1024 * 1024);
+  const set = loadMcpProxyConfig({ QUIRE_URL: 'https://q.example/base/', QUIRE_MCP_TIMEOUT_SECONDS: '2', QUIRE_MCP_MAX_MESSAGE_MB: '8' });
+  assert.equal(set.endpoint.href, 'https://q.example/base/mcp');
+  assert.equal(set.timeoutMs, 2000);
+  assert.equal(set.maxMessageBytes, 8 * 1024 * 1024);
+  assert.throws(() => loadMcpProxyConfig({ QUIRE_MCP_MAX_MESSAGE_MB: '0' }), (err: unknown) => err instanceof ConfigError && /QUIRE_MCP_MAX_MESSAGE_MB must be a whole number from 1 to 1024/.test(err.message));
+  assert.throws(() => loadMcpProxyConfig({ QUIRE_MCP_MAX_MESSAGE_MB: '1.5' }), ConfigError);
 });

@@ -1,16 +1,20 @@
 // `quire mcp`: an MCP server over stdio for desktop clients and IDEs, in front of a Quire server
 // (QUIRE_URL, QUIRE_API_KEY). It forwards every JSON-RPC message to that server's stateless
-// /mcp endpoint, so its tools, resources and prompts are exactly the server's. stdout carries
-// JSON-RPC only (one message per line); logs go to stderr. It ends on stdin EOF (after the
-// answers in flight) or SIGTERM. When the server cannot be reached, a tool call gets a tool
-// error saying so and any other request a JSON-RPC error: the client never waits in vain.
-import { createInterface } from 'node:readline';
+// /mcp endpoint, so its tools, resources and prompts are exactly the server's (the extension
+// tools listed too: `?extensions=1`). stdout carries JSON-RPC only (one message per line); logs
+// go to stderr. It ends on stdin EOF (after the answers in flight) or SIGTERM. When the server
+// cannot be reached, a tool call gets a tool error saying so and any other request a JSON-RPC
+// error: the client never waits in vain. Its timeout covers the whole answer (headers and body)
+// and a line over QUIRE_MCP_MAX_MESSAGE_MB is refused without being held, so nothing on stdin or
+// from the server makes it wait longer.
 import type { McpProxyConfig } from '../config.js';
 import { API_VERSION } from '../version.js';
+import { readBoundedLines } from './stdio-lines.js';
 
 type Message = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
 
 const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
 const INTERNAL_ERROR = -32603;
 /** The newest MCP revision this proxy answers initialize with when the server is down. */
 const FALLBACK_PROTOCOL = '2025-06-18';
@@ -23,9 +27,9 @@ function send(message: unknown): void {
   process.stdout.write(`${JSON.stringify(message)}\n`);
 }
 
-function unreachable(config: McpProxyConfig, err: unknown): string {
+function unreachable(config: McpProxyConfig, err: unknown, timedOut: boolean): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  const why = (err as Error).name === 'TimeoutError' ? `no answer within ${config.timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (err as Error).message);
+  const why = timedOut ? `no answer within ${config.timeoutMs / 1000} s` : (cause?.code ?? cause?.message ?? (err as Error).message);
   return `The Quire server at ${config.endpoint.origin} could not be reached (${why}). Check that it is running and that QUIRE_URL is right, then retry.`;
 }
 
@@ -51,22 +55,43 @@ function failure(message: Message, text: string): unknown {
   return { jsonrpc: '2.0', id: message.id, error: { code: INTERNAL_ERROR, message: text } };
 }
 
+/** The server's /mcp with the extension tools listed: a local door shows every tool (docs/mcp.md). */
+function target(config: McpProxyConfig): URL {
+  const url = new URL(config.endpoint);
+  url.searchParams.set('extensions', '1');
+  return url;
+}
+
 async function forward(config: McpProxyConfig, line: string, message: Message, signal: AbortSignal): Promise<void> {
   const isRequest = message.id !== undefined && message.id !== null;
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   if (config.apiKey) headers.authorization = `Bearer ${config.apiKey}`;
   let status: number;
   let text: string;
+  // One controller per request with a timer this function holds: Node 20 lets a timeout signal
+  // combined by AbortSignal.any be garbage-collected before it fires (a 20 MB line's garbage did),
+  // and the wait then lasted until the server hung up. The timer runs until the body is read.
+  const ask = new AbortController();
+  let timedOut = false;
+  const clock = setTimeout(() => {
+    timedOut = true;
+    ask.abort();
+  }, config.timeoutMs);
+  const stopAsking = () => ask.abort();
+  signal.addEventListener('abort', stopAsking, { once: true });
   try {
-    const res = await fetch(config.endpoint, { method: 'POST', headers, body: line, signal: AbortSignal.any([signal, AbortSignal.timeout(config.timeoutMs)]) });
+    const res = await fetch(target(config), { method: 'POST', headers, body: line, signal: ask.signal });
     status = res.status;
     text = await res.text();
   } catch (err) {
     if (signal.aborted) return;
-    const why = unreachable(config, err);
+    const why = unreachable(config, err, timedOut);
     log(why);
     if (isRequest) send(failure(message, why));
     return;
+  } finally {
+    clearTimeout(clock);
+    signal.removeEventListener('abort', stopAsking);
   }
   if (status === 202 || text === '') return;
   let answer: unknown;
@@ -87,7 +112,7 @@ export function runStdioProxy(config: McpProxyConfig): Promise<number> {
   const stop = new AbortController();
   const inFlight = new Set<Promise<void>>();
   return new Promise((resolve) => {
-    const input = createInterface({ input: process.stdin, crlfDelay: Infinity });
+    let stopReading = () => {};
     const finish = (code: number) => {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onTerm);
@@ -95,14 +120,14 @@ export function runStdioProxy(config: McpProxyConfig): Promise<number> {
     };
     const onTerm = () => {
       stop.abort();
-      input.close();
+      stopReading();
       finish(0);
     };
     process.on('SIGTERM', onTerm);
     process.on('SIGINT', onTerm);
     // Said once the signal handlers are in place: from here on SIGTERM ends it cleanly.
     log(`forwarding to ${config.endpoint.href}${config.apiKey ? ' with an API key' : ' without an API key'}`);
-    input.on('line', (line) => {
+    const onLine = (line: string) => {
       if (line.trim() === '') return;
       let message: Message;
       try {
@@ -114,11 +139,18 @@ export function runStdioProxy(config: McpProxyConfig): Promise<number> {
       const task = forward(config, line, message ?? {}, stop.signal).catch((err: unknown) => log(`unexpected: ${(err as Error).message}`));
       inFlight.add(task);
       void task.finally(() => inFlight.delete(task));
-    });
-    input.on('close', () => {
+    };
+    const tooLong = (id: string | number | null, bytes: number) => {
+      const limit = config.maxMessageBytes / 1024 / 1024;
+      const why = `A message of ${(bytes / 1024 / 1024).toFixed(1)} MB is over this proxy's limit of ${limit} MB (QUIRE_MCP_MAX_MESSAGE_MB); it was not forwarded.`;
+      log(why);
+      send({ jsonrpc: '2.0', id, error: { code: INVALID_REQUEST, message: why } });
+    };
+    const onEnd = () => {
       if (stop.signal.aborted) return;
       // stdin ended: answer what was asked, then stop.
       void Promise.allSettled([...inFlight]).then(() => finish(0));
-    });
+    };
+    stopReading = readBoundedLines(process.stdin, config.maxMessageBytes, { line: onLine, tooLong, end: onEnd });
   });
 }

@@ -89,6 +89,13 @@ export function studioUrl(baseUrl: string, latex: string, compiler: Compiler): s
   return `${baseUrl}/studio#src=${src}&compiler=${compiler}`;
 }
 
+function previewInProgress(tier: Tier): ServiceError {
+  return refused(
+    { code: 'preview_in_progress', message: 'A size preview is already compiling for this account; previews run one at a time.', details: { plan: tier }, retryable: true },
+    PREVIEW_RETRY_SECONDS,
+  );
+}
+
 export class CompileService {
   private readonly quota: CompileQuota;
   private readonly fair: FairUse;
@@ -185,7 +192,7 @@ export class CompileService {
     const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
     const output = parseOutput(input.output, tier, request.latex, used, upgradeUrl, assets.files, request.compiler);
     // Fair use before quota: a caller over its failure budget or its compiles in flight is refused at once.
-    const fair = await this.fair.admit(caller);
+    const fair = await this.fair.admit(caller).catch((err: unknown) => this.previewBusy(err, caller, request.sizePreview));
     let delivered = false;
     try {
       const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;
@@ -229,6 +236,17 @@ export class CompileService {
     return { tier, previews, timeoutSeconds, maxFileBytes: previews ? PREVIEW_PDF_CEILING : limits.maxPdfBytes };
   }
 
+  /**
+   * SPEC §4.1 names the refusal of a size preview while another compiles: when the one compile
+   * in flight that fair use counted is itself a size preview, the answer is preview_in_progress.
+   */
+  private async previewBusy(err: unknown, caller: Caller, sizePreview: boolean): Promise<never> {
+    if (!sizePreview || caller.kind !== 'account' || !(err instanceof ServiceError) || err.code !== 'too_many_concurrent_compiles') throw err;
+    // A store that cannot answer leaves fair use's own refusal.
+    if (await this.deps.previews.inProgress(caller.account.id).catch(() => false)) throw previewInProgress(tierOf(caller));
+    throw err;
+  }
+
   private async beginSizePreview(accountId: number, tier: Tier, bytes: number) {
     const limits = limitsOf(tier);
     const upgradeUrl = links(this.deps.config).upgradeUrl;
@@ -248,12 +266,7 @@ export class CompileService {
       );
     }
     if (start.ok) return start;
-    if (start.reason === 'in_progress') {
-      throw refused(
-        { code: 'preview_in_progress', message: 'A size preview is already compiling for this account; previews run one at a time.', details: { plan: tier }, retryable: true },
-        PREVIEW_RETRY_SECONDS,
-      );
-    }
+    if (start.reason === 'in_progress') throw previewInProgress(tier);
     throw errors.latex_too_large(`The source is ${bytes} bytes, over the ${limits.maxLatexBytes}-byte limit of the ${tier} plan, and today's ${PREVIEWS_PER_DAY} size previews are used up.`,
       {
         limit: limits.maxLatexBytes,

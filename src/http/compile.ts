@@ -12,7 +12,7 @@ import type { ErrorCode } from '../errors.js';
 export const COMPILE_ERRORS: readonly ErrorCode[] = [
   'texlive_not_available', 'not_latex_source', 'latex_too_large', 'compiler_not_available', 'compilation_failed', 'compilation_timeout', 'page_limit_exceeded',
   'pdf_too_large', 'pdf_size_unknown', 'pdf_active_content', 'pdf_standard_failed', 'output_failed', 'server_busy', 'preview_in_progress', 'preview_unavailable',
-  'assets_not_allowed', 'assets_not_available_anonymously', 'assets_too_large', 'too_many_assets', 'invalid_asset_filename',
+  'assets_not_allowed', 'plan_required', 'assets_not_available_anonymously', 'assets_too_large', 'too_many_assets', 'invalid_asset_filename',
   'invalid_asset_format', 'invalid_asset_encoding', 'invalid_stored_assets_shape', 'asset_not_found', 'asset_name_collision',
   'asset_storage_error', 'anonymous_quota_exhausted', 'anonymous_capacity_exhausted', 'rate_limit',
   'too_many_concurrent_compiles', 'failure_budget_exhausted',

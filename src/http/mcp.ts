@@ -39,6 +39,15 @@ const JsonRpcResponse = Type.Object(
 const JsonRpcReply = Type.Union([JsonRpcResponse, Type.Array(JsonRpcResponse)], {
   description: 'A JSON-RPC 2.0 response, or an array of them for a batch',
 });
+const McpQuery = Type.Object({
+  extensions: Type.Optional(
+    Type.Unsafe<'0' | '1'>({
+      type: 'string',
+      enum: ['0', '1'],
+      description: '1: tools/list also lists the extension tools (validate, template versions; docs/mcp.md), which are callable either way',
+    }),
+  ),
+});
 const MethodNotAllowed = Type.Object(ErrorBody.properties, {
   additionalProperties: true,
   description: '`method_not_allowed`: send JSON-RPC messages with POST',
@@ -62,17 +71,19 @@ export function mcpRoutes(app: App, services: Services, endpoint: RpcEndpoint): 
           operationId: 'mcp',
           summary: 'MCP endpoint: one JSON-RPC 2.0 request or a batch (auth optional)',
           description:
-            'Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage. ' +
+            'Stateless Streamable HTTP: no session, no handshake required. Tools (SPEC §4.7): compile, the public gallery, and with an API key templates, assets, render, usage and get_job; with `?extensions=1` also the extension tools (validate, template versions). ' +
             'A request carrying an Origin header (a browser) is refused with 403 origin_not_allowed unless that origin is allowed (QUIRE_MCP_ALLOWED_ORIGINS, by default the base URL).',
           tags: ['mcp'],
           security: [{}, { bearer: [] }, { apiKey: [] }],
+          querystring: McpQuery,
           body: JsonRpcBody,
           response: { 200: JsonRpcReply, 202: { type: 'null', description: 'Only notifications: nothing to answer' } },
         },
       },
       async (req, reply) => {
         const raw = typeof req.body === 'string' ? req.body : undefined;
-        const answer = await endpoint.answer(raw, { headers: req.headers, ip: req.ip }, (err, message) =>
+        const extensions = (req.query as { extensions?: string }).extensions === '1';
+        const answer = await endpoint.answer(raw, { headers: req.headers, ip: req.ip, extensions }, (err, message) =>
           req.log.error({ err, method: (message as { method?: unknown } | null)?.method }, 'MCP method failed'),
         );
         if (answer === undefined) return reply.code(202).send();

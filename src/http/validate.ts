@@ -11,7 +11,7 @@ export function validateRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/validate',
     {
-      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES, errors: ['validation_failed', 'validate_rate_limited'] },
+      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES, errors: ['validation_failed', 'validate_rate_limited', 'redis_unavailable'] },
       schema: {
         operationId: 'validate',
         summary: 'Check a compile request without compiling and without charging',
@@ -28,7 +28,7 @@ export function validateRoutes(app: App, services: Services): void {
   app.post(
     '/api/v2/templates/:id/validate',
     {
-      config: { auth: 'paid', errors: ['template_not_found', 'template_version_not_found', 'validate_rate_limited'] },
+      config: { auth: 'paid', errors: ['template_not_found', 'template_version_not_found', 'validate_rate_limited', 'redis_unavailable'] },
       schema: {
         operationId: 'validateTemplateData',
         summary: 'Check render data against a placeholder template schema without rendering',

@@ -15,7 +15,21 @@ type Headers = Record<string, string | string[] | undefined>;
 export interface CallContext {
   headers: Headers;
   ip: string;
+  /** List the extension tools too (see SPEC_TOOLS). */
+  extensions: boolean;
 }
+
+/**
+ * The tools SPEC §4.7 lists (its four public ones, and with credentials ten more), plus
+ * `get_job` (docs/async-and-webhooks.md). Every other tool is an extension of ours: listed
+ * when the client asks for it (docs/mcp.md), and callable either way.
+ */
+const SPEC_TOOLS: ReadonlySet<string> = new Set([
+  'compile', 'list_public_templates', 'get_public_template', 'render_public_template',
+  'render', 'usage', 'list_templates', 'get_template', 'save_template', 'delete_template',
+  'list_assets', 'get_asset', 'save_asset', 'delete_asset',
+  'get_job',
+]);
 
 export class ToolRegistry {
   private readonly tools = new Map<string, Tool>();
@@ -36,11 +50,13 @@ export class ToolRegistry {
 
   /**
    * SPEC §4.7 and §5.5: the full set when credentials are present, valid or not; the public
-   * tools otherwise. Visibility is cosmetic: calling a keyed tool without a key is a tool error.
+   * tools otherwise; the extension tools among them only when asked for. Visibility is
+   * cosmetic: calling a keyed tool without a key is a tool error, an unlisted tool still runs.
    */
-  list(withCredentials: boolean): Array<Record<string, unknown>> {
+  list(withCredentials: boolean, extensions: boolean): Array<Record<string, unknown>> {
     return [...this.tools.values()]
       .filter((tool) => withCredentials || tool.public)
+      .filter((tool) => extensions || SPEC_TOOLS.has(tool.name))
       .map((tool) => ({
         name: tool.name,
         title: tool.title,

@@ -13,9 +13,10 @@ import type { Resources } from './resources.js';
 /** Newest first. An unknown revision asked for gets the newest. */
 export const PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const;
 
-const INSTRUCTIONS = [
+/** What `initialize` tells the agent; `validate` is named only where it is listed. */
+const instructions = (extensions: boolean) => [
   'Quire compiles LaTeX into PDF. Call `compile` with a complete LaTeX document; the result holds a pdf_url',
-  'to give the user. Call `validate` first (free, no quota) when unsure a document compiles here.',
+  ...(extensions ? ['to give the user. Call `validate` first (free, no quota) when unsure a document compiles here.'] : ['to give the user.']),
   'When a compile fails, the result has isError and a `diagnosis` whose `suggested_fix` is mechanical:',
   'apply it to the source and compile again. `warnings` on a success name what the document could still fix, each with its `fix`.',
   'Relay any `warning` to the user. Without an API key, compiles are limited',
@@ -64,7 +65,7 @@ export class McpServer {
           protocolVersion: supported ? asked : PROTOCOL_VERSIONS[0],
           capabilities: CAPABILITIES,
           serverInfo: this.serverInfo(),
-          instructions: INSTRUCTIONS,
+          instructions: instructions(context.extensions),
         };
       }
       case 'server/discover':
@@ -72,7 +73,7 @@ export class McpServer {
           supportedVersions: [...PROTOCOL_VERSIONS],
           capabilities: CAPABILITIES,
           serverInfo: this.serverInfo(),
-          instructions: INSTRUCTIONS,
+          instructions: instructions(context.extensions),
         };
       case 'ping':
         return {};
@@ -84,7 +85,7 @@ export class McpServer {
         return undefined;
       case 'tools/list':
         checkCursor(params);
-        return { tools: this.tools.list(withCredentials) };
+        return { tools: this.tools.list(withCredentials, context.extensions) };
       case 'tools/call':
         return this.tools.call(params, context);
       case 'resources/list':

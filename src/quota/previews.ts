@@ -15,7 +15,12 @@ export type PreviewStart =
 export interface PreviewStore {
   /** Starts a size preview, or says why not. Throws when the store cannot answer. */
   begin(accountId: number, now: Date): Promise<PreviewStart>;
+  /** Whether a size preview of the account is compiling now. Throws when the store cannot answer. */
+  inProgress(accountId: number): Promise<boolean>;
 }
+
+/** The one-slot lock of an account's size previews: a counter reservation, atomic on both databases, across nodes. */
+const lockKey = (accountId: number) => `preview-lock:account:${accountId}`;
 
 export class SqlPreviewStore implements PreviewStore {
   constructor(
@@ -33,8 +38,7 @@ export class SqlPreviewStore implements PreviewStore {
       .executeTakeFirst();
     const remaining = Math.max(0, PREVIEWS_PER_DAY - Number(row?.count ?? 0));
     if (remaining === 0) return { ok: false, reason: 'exhausted', remaining };
-    // The lock is a one-slot counter reservation: atomic on both databases, across nodes.
-    const lock = `preview-lock:account:${accountId}`;
+    const lock = lockKey(accountId);
     const taken = await this.counters.tryReserve(lock, 1, new Date(now.getTime() + 3600_000));
     if (!taken.ok) return { ok: false, reason: 'in_progress', remaining };
     let finished = false;
@@ -54,5 +58,9 @@ export class SqlPreviewStore implements PreviewStore {
         }
       },
     };
+  }
+
+  async inProgress(accountId: number): Promise<boolean> {
+    return (await this.counters.get(lockKey(accountId))).reserved > 0;
   }
 }

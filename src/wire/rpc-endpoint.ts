@@ -6,6 +6,8 @@
 export interface RpcCaller {
   headers: Record<string, string | string[] | undefined>;
   ip: string;
+  /** The client asked for the extension tools too (`/mcp?extensions=1`, docs/mcp.md). */
+  extensions: boolean;
 }
 
 export interface RpcEndpoint {

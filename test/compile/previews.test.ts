@@ -12,6 +12,9 @@ const pagesDoc = (n: number, padding = 0) =>
   `\\documentclass{article}\n${'%'.repeat(padding)}\n\\begin{document}\n` +
   `${Array.from({ length: n }, (_, i) => `Page ${i + 1}.`).join('\\newpage\n')}\n\\end{document}\n`;
 
+/** `\\loop` turns that keep one compile busy for a few seconds. */
+const SLOW_LOOPS = 3_000_000;
+
 function pdfPages(pdf: Buffer): number {
   const info = execFileSync('pdfinfo', ['-'], { input: pdf }).toString();
   return Number(/^Pages:\s+(\d+)/m.exec(info)?.[1]);
@@ -113,11 +116,46 @@ describe('previews', () => {
     assert.equal((await compile({ latex: oversize }, starter)).statusCode, 200);
   });
 
+  test("Free, one compile in flight: a size preview behind a size preview gets SPEC's 429 preview_in_progress, behind a plain compile fair use's code", async () => {
+    const free = await createAccount(t.services, 'free');
+    // A few seconds of TeX, so the second request surely arrives while the first compiles.
+    const slow = (mark: string, padding: number) =>
+      `\\documentclass{article}\n%${mark}\n${'%'.repeat(padding)}\n\\newcount\\n\\begin{document}\nSlow.\\loop\\advance\\n by 1 \\ifnum\\n<${SLOW_LOOPS} \\repeat\n\\end{document}\n`;
+    const whileCompiling = async (first: Promise<{ statusCode: number }>, started: () => Promise<boolean>, second: object) => {
+      while (!(await started())) await new Promise((resolve) => setTimeout(resolve, 20));
+      const answer = await compile(second, free);
+      assert.equal((await first).statusCode, 200);
+      return answer;
+    };
+    const previewing = () => t.services.compile.previews.inProgress(free.id);
+    const inFlight = async () => (await t.app.inject({ url: '/api/v1/usage', headers: free.headers })).json().fair_use.compiles_in_flight > 0;
+
+    // Behind a size preview: SPEC's code and its retry_after_seconds.
+    const busy = await whileCompiling(compile({ latex: slow('a', 31 * 1024) }, free), previewing, { latex: slow('b', 31 * 1024) });
+    assert.equal(busy.statusCode, 429, busy.body);
+    assert.equal(busy.json().error, 'preview_in_progress');
+    assert.equal(busy.json().retry_after_seconds, 10);
+    assert.equal(busy.headers['retry-after'], '10');
+    assert.equal(busy.json().retryable, true);
+    // Behind a size preview, an in-limit compile is refused by fair use (it is no preview).
+    const plain = await whileCompiling(compile({ latex: slow('c', 31 * 1024) }, free), previewing, { latex: slow('d', 0) });
+    assert.equal(plain.json().error, 'too_many_concurrent_compiles');
+    // Canary: behind a plain compile, a size preview keeps fair use's code (its one slot is taken, by no preview).
+    const behindPlain = await whileCompiling(compile({ latex: slow('e', 0) }, free), inFlight, { latex: slow('f', 31 * 1024) });
+    assert.equal(behindPlain.statusCode, 429);
+    assert.equal(behindPlain.json().error, 'too_many_concurrent_compiles');
+    // Refusals cost nothing: two previews and one compile delivered.
+    assert.equal((await t.services.usage.monthly(free.id)).used, 3);
+  });
+
   test('a failing preview store: 503 preview_unavailable for over-size sources, in-limit sources still compile', async () => {
     const free = await createAccount(t.services, 'free');
     const store = t.services.compile.previews;
     t.services.compile.previews = {
       begin: async () => {
+        throw new Error('preview store down');
+      },
+      inProgress: async () => {
         throw new Error('preview store down');
       },
     };

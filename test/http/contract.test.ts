@@ -108,6 +108,8 @@ describe('the OpenAPI document against the real server', () => {
           await call('compile', { json: { latex: 'plain words' }, headers: pro.headers, expect: 422 });
           await call('compile', { json: { latex: HELLO, texlive: '1999' }, headers: pro.headers, expect: 422 });
           await call('compile', { json: { latex: HELLO, compiler: 'lualatex' }, headers: free.headers, expect: 403 });
+          // Stored assets on Free: the library's plan check, declared on the operation's 403.
+          assert.equal((await call('compile', { json: { latex: HELLO, use_stored_assets: ['logo.png'] }, headers: free.headers, expect: 403 })).json().error, 'plan_required');
           await call('compile', { raw: { body: '{"latex":', type: 'application/json' }, expect: 400 });
           await call('compile', { raw: { body: 'latex', type: 'application/xml' }, expect: 415 });
           await call('compile', { json: { latex: HELLO }, headers: { authorization: 'Bearer nope' }, expect: 401 });

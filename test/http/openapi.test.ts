@@ -136,6 +136,16 @@ describe('the OpenAPI document', () => {
     assert.deepEqual(doc.info.license, { name: 'MIT', identifier: 'MIT' });
   });
 
+  test('codes found answered but undeclared are declared (issue 38): compile 403 plan_required, validate 503 redis_unavailable', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Op>> };
+    const codes = (path: string, status: string) => doc.paths[path]!.post!.responses[status]?.content?.['application/json']?.schema.properties?.error?.enum as string[];
+    assert.deepEqual(codes('/api/v1/compile', '403'), ['assets_not_allowed', 'compiler_not_available', 'plan_required']);
+    assert.ok(codes('/api/v1/validate', '503').includes('redis_unavailable'));
+    assert.ok(codes('/api/v2/templates/{id}/validate', '503').includes('redis_unavailable'));
+    // /mcp?extensions= is declared with its one refusal.
+    assert.deepEqual(codes('/mcp', '422'), ['validation_failed']);
+  });
+
   test('every catalogue code is declared by an operation that can send it, or says why none does', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json() as { paths: Record<string, Record<string, Op>> };
     const declared = new Set<string>();

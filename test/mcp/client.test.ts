@@ -1,5 +1,6 @@
 // The official MCP SDK client against a real listening Quire over Streamable HTTP: initialize,
-// tool lists with and without a key, and every tool called successfully and with a failure.
+// tool lists with and without a key and with ?extensions=1, and every tool called successfully
+// and with a failure.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
@@ -20,9 +21,9 @@ for (const db of DB_KINDS) {
     let free: TestAccount;
     const clients: Client[] = [];
 
-    async function connect(headers: Record<string, string> = {}): Promise<Client> {
+    async function connect(headers: Record<string, string> = {}, query = ''): Promise<Client> {
       const client = new Client({ name: 'quire-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(query, url), { requestInit: { headers } }));
       clients.push(client);
       return client;
     }
@@ -75,13 +76,24 @@ for (const db of DB_KINDS) {
       assert.match(keyed.getInstructions() ?? '', /compile/);
     });
 
-    test('tools without a key: the public five; with a key, valid or not: all eighteen (get_job included)', async () => {
+    test("tools: SPEC's four without a key, its fourteen and get_job with one (valid or not); the extensions with ?extensions=1, callable either way", async () => {
       const names = async (client: Client) => (await client.listTools()).tools.map((tool) => tool.name).sort();
-      assert.deepEqual(await names(anonymous), ['compile', 'get_public_template', 'list_public_templates', 'render_public_template', 'validate']);
-      const all = await names(keyed);
-      assert.equal(all.length, 18);
+      const publicTools = ['compile', 'get_public_template', 'list_public_templates', 'render_public_template'];
+      assert.deepEqual(await names(anonymous), publicTools);
+      const keyedTools = [
+        ...publicTools, 'delete_asset', 'delete_template', 'get_asset', 'get_job', 'get_template', 'list_assets', 'list_templates', 'render', 'save_asset', 'save_template', 'usage',
+      ].sort();
+      assert.deepEqual(await names(keyed), keyedTools);
       const invalid = await connect({ authorization: 'Bearer qk_not_a_real_key' });
-      assert.deepEqual(await names(invalid), all);
+      assert.deepEqual(await names(invalid), keyedTools);
+      assert.deepEqual(await names(await connect({}, '?extensions=1')), [...publicTools, 'validate'].sort());
+      const extended = await names(await connect(pro.headers, '?extensions=1'));
+      assert.equal(extended.length, 18);
+      assert.deepEqual(extended, [...keyedTools, 'list_template_versions', 'restore_template_version', 'validate'].sort());
+      // An extension tool not listed to this client still runs for it.
+      const findings = ok(await call(anonymous, 'validate', { latex: HELLO })).findings;
+      assert.ok(Array.isArray(findings));
+      failed(await call(keyed, 'list_template_versions', { id: 'nope' }), 'template_not_found');
     });
 
     test('usage: the HTTP body; a bad key and a missing key are tool errors', async () => {

@@ -6,7 +6,8 @@ import { handleBody, type RpcCall } from '../../src/mcp/jsonrpc.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { MAX_BATCH } from '../../src/mcp/jsonrpc.js';
 
-const PUBLIC_TOOLS = ['compile', 'get_public_template', 'list_public_templates', 'render_public_template', 'validate'];
+// SPEC §4.7's two sets (get_job added, docs/mcp.md), and our extensions listed on request.
+const PUBLIC_TOOLS = ['compile', 'get_public_template', 'list_public_templates', 'render_public_template'];
 const ALL_TOOLS = [
   ...PUBLIC_TOOLS,
   'delete_asset',
@@ -15,14 +16,14 @@ const ALL_TOOLS = [
   'get_job',
   'get_template',
   'list_assets',
-  'list_template_versions',
   'list_templates',
   'render',
-  'restore_template_version',
   'save_asset',
   'save_template',
   'usage',
 ].sort();
+const PUBLIC_EXTENSIONS = ['validate'];
+const EXTENSIONS = [...PUBLIC_EXTENSIONS, 'list_template_versions', 'restore_template_version'];
 
 type Reply = { jsonrpc: string; id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 
@@ -37,19 +38,19 @@ describe('POST /mcp (JSON-RPC)', () => {
   });
   after(() => t.close());
 
-  async function post(payload: unknown, headers: Record<string, string> = {}) {
+  async function post(payload: unknown, headers: Record<string, string> = {}, url = '/mcp') {
     const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
-    return t.app.inject({ method: 'POST', url: '/mcp', payload: body, headers: { 'content-type': 'application/json', ...headers } });
+    return t.app.inject({ method: 'POST', url, payload: body, headers: { 'content-type': 'application/json', ...headers } });
   }
 
-  async function rpc(method: string, params?: unknown, headers: Record<string, string> = {}): Promise<Reply> {
-    const res = await post({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }, headers);
+  async function rpc(method: string, params?: unknown, headers: Record<string, string> = {}, url = '/mcp'): Promise<Reply> {
+    const res = await post({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) }, headers, url);
     assert.equal(res.statusCode, 200);
     return res.json<Reply>();
   }
 
-  async function toolNames(headers: Record<string, string>): Promise<string[]> {
-    const reply = await rpc('tools/list', {}, headers);
+  async function toolNames(headers: Record<string, string>, url = '/mcp'): Promise<string[]> {
+    const reply = await rpc('tools/list', {}, headers, url);
     return (reply.result!.tools as Array<{ name: string }>).map((tool) => tool.name).sort();
   }
 
@@ -228,6 +229,27 @@ describe('POST /mcp (JSON-RPC)', () => {
     assert.deepEqual(await toolNames(account.headers), ALL_TOOLS);
     // Our choice: X-API-Key is the other way to send a key (SPEC §5.2), so it counts as present.
     assert.deepEqual(await toolNames({ 'x-api-key': account.key }), ALL_TOOLS);
+  });
+
+  test('the extension tools: listed with ?extensions=1 only, callable either way; another value is validation_failed', async () => {
+    assert.equal(PUBLIC_TOOLS.length + PUBLIC_EXTENSIONS.length, 5);
+    assert.deepEqual(await toolNames({}, '/mcp?extensions=1'), [...PUBLIC_TOOLS, ...PUBLIC_EXTENSIONS].sort());
+    assert.deepEqual(await toolNames(account.headers, '/mcp?extensions=1'), [...ALL_TOOLS, ...EXTENSIONS].sort());
+    assert.deepEqual(await toolNames(account.headers, '/mcp?extensions=0'), ALL_TOOLS);
+    // initialize names validate only where it is listed.
+    assert.doesNotMatch(String((await rpc('initialize', {})).result!.instructions), /validate/);
+    assert.match(String((await rpc('initialize', {}, {}, '/mcp?extensions=1')).result!.instructions), /Call `validate` first/);
+    // Unlisted, still callable: validate without a key, a version list with one.
+    const validated = await rpc('tools/call', { name: 'validate', arguments: { latex: '\\documentclass{article}\\begin{document}x\\end{document}' } });
+    assert.equal(validated.result!.isError, undefined, JSON.stringify(validated.result));
+    assert.ok(Array.isArray((validated.result!.structuredContent as { findings: unknown[] }).findings));
+    const versions = await rpc('tools/call', { name: 'list_template_versions', arguments: { id: 'nope' } }, account.headers);
+    assert.equal(versions.result!.isError, true);
+    assert.equal((versions.result!.structuredContent as { error: string }).error, 'template_not_found');
+    const bad = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list' }, {}, '/mcp?extensions=yes');
+    assert.equal(bad.statusCode, 422);
+    assert.equal(bad.json().error, 'validation_failed');
+    assert.deepEqual(bad.json().fields.map((f: { field: string }) => f.field), ['extensions']);
   });
 
   test('every listed tool has an object inputSchema, a title and an agent-facing description', async () => {

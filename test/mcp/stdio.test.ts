@@ -1,7 +1,8 @@
 // `quire mcp` over stdio with the official SDK's StdioClientTransport against a real listening
-// Quire: the lists are the server's own, a compile, a failure with its diagnosis, a bad key, and
-// the server going away (a tool error saying so, at once). stdout carries JSON-RPC only (the
-// SDK fails on any other line) and the process ends cleanly when stdin closes or on SIGTERM.
+// Quire: the lists are the server's own (the extension tools always listed), a compile, a
+// failure with its diagnosis, a bad key, and the server going away (a tool error saying so, at
+// once). stdout carries JSON-RPC only (the SDK fails on any other line) and the process ends
+// cleanly when stdin closes or on SIGTERM.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
@@ -42,13 +43,14 @@ describe('quire mcp over stdio with the SDK client', () => {
 
   const text = (result: Result) => (result.content as Array<{ type: string; text: string }>)[0]!.text;
 
-  test('lists exactly the HTTP tools, resources and prompts; compiles; a failure carries its diagnosis', async () => {
+  test('lists exactly the HTTP tools with the extensions, resources and prompts; compiles; a failure carries its diagnosis', async () => {
     const { client } = await connect({ QUIRE_URL: base, QUIRE_API_KEY: pro.key });
     try {
       const http = new Client({ name: 'http', version: '1.0.0' });
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      await http.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: pro.headers } }));
+      await http.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp?extensions=1`), { requestInit: { headers: pro.headers } }));
       assert.deepEqual(await client.listTools(), await http.listTools());
+      assert.equal((await client.listTools()).tools.length, 18);
       assert.deepEqual(await client.listResources(), await http.listResources());
       assert.deepEqual(await client.listPrompts(), await http.listPrompts());
       await http.close();
@@ -68,6 +70,17 @@ describe('quire mcp over stdio with the SDK client', () => {
       assert.equal(failure.line, 3);
       assert.equal(failure.diagnosis.error_class, 'undefined_command');
       assert.match(failure.diagnosis.suggested_fix, /\\usepackage\{(url|hyperref)\}/);
+    } finally {
+      await client.close();
+    }
+  });
+
+  test("without a key: SPEC's four public tools and validate, the extension that needs no key", async () => {
+    const { client } = await connect({ QUIRE_URL: base });
+    try {
+      const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
+      assert.deepEqual(names, ['compile', 'get_public_template', 'list_public_templates', 'render_public_template', 'validate']);
+      assert.match(client.getInstructions() ?? '', /Call `validate` first/);
     } finally {
       await client.close();
     }
