@@ -14,6 +14,7 @@ import { zipSync, strToU8 } from 'fflate';
 import { waitForJob } from '../jobs/receiver.js';
 import { createAccount, HELLO, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { capturedLog } from './attack.js';
+import { pdfFromObjects } from '../../src/tex/output/pdf-objects.js';
 
 const TWO_PAGES = '\\documentclass{article}\n\\begin{document}\nFirst page.\\newpage Second page.\n\\end{document}\n';
 
@@ -27,16 +28,7 @@ function pdfWith(page = '', catalog = '', extra: string[] = []): Buffer {
     `<< /Length ${content.length} >>\nstream\n${content}endstream`,
     ...extra,
   ];
-  let body = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  objects.forEach((object, i) => {
-    offsets.push(Buffer.byteLength(body, 'latin1'));
-    body += `${i + 1} 0 obj\n${object}\nendobj\n`;
-  });
-  const xref = Buffer.byteLength(body, 'latin1');
-  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(body, 'latin1');
+  return pdfFromObjects(objects);
 }
 
 /** A PDF whose page has a link annotation running `action`. */
@@ -248,16 +240,21 @@ describe('hostile output options', () => {
       assert.equal(execFileSync('qpdf', ['--show-attachment=x.xml', file], { encoding: 'utf8' }), '<attached/>');
       assert.match(execFileSync('pdftotext', [file, '-'], { encoding: 'utf8' }), /FOUND callerfile/);
     }
-    // The folder the attachments are written to is no name a caller's file can have.
+    // The folder the attachments are written to is reserved for the job (tex/project/paths.ts):
+    // refused in `files`, and dropped from a project_zip as a local build's leftover, so the
+    // attachment delivered is always the caller's `output.attachments` entry.
     const before = (await t.services.db.kysely.selectFrom('pdfs').select('id').execute()).length;
-    for (const inputs of [
-      { latex: HELLO, files: { 'main.attachments/x.xml': 'x' } },
-      { project_zip: Buffer.from(zipSync({ 'main.tex': strToU8(HELLO), 'main.attachments/x.xml': strToU8('x') })).toString('base64') },
-    ]) {
-      const res = await compile({ ...inputs, output: { attachments } });
-      assert.equal(res.statusCode, 422, res.body.slice(0, 600));
-      assert.match(res.json().error, /^invalid_(asset_filename|project_zip)$/);
-    }
+    const refused = await compile({ latex: HELLO, files: { 'main.attachments/x.xml': 'planted' }, output: { attachments } });
+    assert.equal(refused.statusCode, 422, refused.body.slice(0, 600));
+    assert.equal(refused.json().error, 'invalid_asset_filename');
+    assert.equal(refused.json().file, 'main.attachments/x.xml');
     assert.equal((await t.services.db.kysely.selectFrom('pdfs').select('id').execute()).length, before);
+    const zipped = await compile({
+      project_zip: Buffer.from(zipSync({ 'main.tex': strToU8(HELLO), 'main.attachments/x.xml': strToU8('planted') })).toString('base64'),
+      output: { attachments },
+    });
+    assert.equal(zipped.statusCode, 200, zipped.body.slice(0, 600));
+    const file = await fetchPdf(zipped.json().pdf_url);
+    assert.equal(execFileSync('qpdf', ['--show-attachment=x.xml', file], { encoding: 'utf8' }), '<attached/>');
   });
 });

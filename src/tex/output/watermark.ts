@@ -2,6 +2,7 @@
 // Helvetica-Bold in WinAnsi (the caller's text is checked to be Latin-1), rotated about the
 // page centre, with its opacity in an ExtGState. qpdf shrinks and centres the stamp on
 // every page, so one square stamp fits any page size.
+import { pdfFromObjects } from './pdf-objects.js';
 import type { OutputWatermark } from './spec.js';
 
 const SIZE = 600;
@@ -40,14 +41,5 @@ export function watermarkPdf(mark: OutputWatermark): Buffer {
     `<< /Type /ExtGState /ca ${num(mark.opacity)} /CA ${num(mark.opacity)} >>`,
     `<< /Length ${Buffer.byteLength(content, 'latin1')} >>\nstream\n${content}endstream`,
   ];
-  let body = '%PDF-1.4\n';
-  const offsets: number[] = [];
-  objects.forEach((object, i) => {
-    offsets.push(Buffer.byteLength(body, 'latin1'));
-    body += `${i + 1} 0 obj\n${object}\nendobj\n`;
-  });
-  const xref = Buffer.byteLength(body, 'latin1');
-  body += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
-  body += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(body, 'latin1');
+  return pdfFromObjects(objects);
 }
