@@ -4,6 +4,8 @@
 import type { Finding } from './rules/finding.js';
 import type { Source } from './source.js';
 
+/** The commands that name a database, with their argument as group 1. */
+const DATABASES = /\\(?:addbibresource|bibliography|addglobalbib|addsectionbib)(?:\[[^\]]*\])?\{([^}]*)/g;
 const FAILED = /\n(biber|bibtex) failed:\n([\s\S]*)$/;
 
 export function missingDatabase(log: string, source?: Source): Finding | undefined {
@@ -14,8 +16,7 @@ export function missingDatabase(log: string, source?: Source): Finding | undefin
   if (!file) return undefined;
   const name = file.endsWith('.bib') ? file : `${file}.bib`;
   const stemName = name.replace(/\.bib$/, '');
-  const escaped = stemName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const line = source?.find(new RegExp(`\\\\(?:addbibresource|bibliography|addglobalbib|addsectionbib)(?:\\[[^\\]]*\\])?\\{[^}]*${escaped}`));
+  const line = source?.findArgument(DATABASES, stemName, false);
   const where = line === undefined ? '' : ` (line ${line})`;
   return {
     error_class: 'missing_asset',
