@@ -135,7 +135,7 @@ export class ValidateService {
     }
     // The index is loaded at start (compile service); a server that is still building it waits a little.
     await Promise.race([ensureCatalog(config.texIndexDir), new Promise((resolve) => setTimeout(resolve, INDEX_WAIT_MS).unref())]);
-    const loadsChecked = this.loads(texts, findings);
+    const loadsChecked = await this.loads(texts, findings);
     if (loadsChecked) checked.push('packages');
     await this.files(texts, new Set([...project.files.map((f) => f.name), ...assetNames]), findings);
     checked.push('files');
@@ -144,10 +144,10 @@ export class ValidateService {
     return { valid: !findings.some((f) => f.severity === 'error'), findings, checked };
   }
 
-  private loads(texts: Text[], findings: Finding[]): boolean {
+  private async loads(texts: Text[], findings: Finding[]): Promise<boolean> {
     const budget = { suggestions: MAX_SUGGESTED_LOADS };
     for (const { name: file, text } of texts) {
-      const missing = missingLoads(text, catalog(), budget);
+      const missing = await missingLoads(text, catalog(), budget);
       if (!missing) return false;
       for (const m of missing) {
         const what = m.kind === 'class' ? `Class ${m.name}` : `Package ${m.name}`;

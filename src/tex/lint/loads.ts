@@ -153,9 +153,9 @@ export const MAX_SUGGESTED_LOADS = 20;
 /**
  * Classes and packages the document loads that this TeX Live lacks; undefined while the index
  * is not loaded. `budget` (shared by the files of one request) counts the names still to get
- * suggestions; a repeated name is searched once.
+ * suggestions; a repeated name is searched once, and the event loop is given back before each search.
  */
-export function missingLoads(source: string, index: TexCatalog | undefined = catalog(), budget = { suggestions: MAX_SUGGESTED_LOADS }): MissingLoad[] | undefined {
+export async function missingLoads(source: string, index: TexCatalog | undefined = catalog(), budget = { suggestions: MAX_SUGGESTED_LOADS }): Promise<MissingLoad[] | undefined> {
   if (!index) return undefined;
   const missing: MissingLoad[] = [];
   const suggested = new Map<string, string[]>();
@@ -165,6 +165,8 @@ export function missingLoads(source: string, index: TexCatalog | undefined = cat
     let suggestions = suggested.get(key);
     if (!suggestions) {
       const names = load.kind === 'class' ? namesOf(index).classes : namesOf(index).packages;
+      // Each search takes up to a few milliseconds: other requests go in between.
+      if (budget.suggestions > 0) await new Promise((resolve) => setImmediate(resolve));
       suggestions = budget.suggestions > 0 ? names.closest(load.name) : [];
       budget.suggestions--;
       suggested.set(key, suggestions);
