@@ -4,7 +4,7 @@
 // real documents (figures below) and checked in one linear pass over the texts.
 import { errors, validationFailed } from '../errors.js';
 import { PLAN_NAMES, PLANS } from '../quota/plans.js';
-import { documentLoads, fileUses } from '../tex/lint/loads.js';
+import { readSource, type SourceFacts } from '../tex/lint/loads.js';
 
 export const VALIDATE_LIMITS = {
   /** Bytes of latex and text files together: the largest source any plan compiles (Business, 1 MB). */
@@ -21,8 +21,11 @@ export const VALIDATE_LIMITS = {
 
 const field = (file: string) => (file === 'main.tex' ? 'latex' : `files.${file}`);
 
-/** Refuses (413 latex_too_large, 400 validation_failed) a request validate would not read. */
-export function checkValidateLimits(texts: ReadonlyArray<{ name: string; text: string }>, plan: string, upgradeUrl: string): void {
+/**
+ * Refuses (413 latex_too_large, 422 validation_failed) a request validate would not read; else
+ * returns what each text loads and reads (read once, and the event loop given back between texts).
+ */
+export async function checkValidateLimits(texts: ReadonlyArray<{ name: string; text: string }>, plan: string, upgradeUrl: string): Promise<SourceFacts[]> {
   const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t.text, 'utf8'), 0);
   if (bytes > VALIDATE_LIMITS.bytes) {
     throw errors.latex_too_large(`The source is ${bytes} bytes; validate reads at most ${VALIDATE_LIMITS.bytes} bytes, the largest source any plan compiles.`, {
@@ -41,15 +44,22 @@ export function checkValidateLimits(texts: ReadonlyArray<{ name: string; text: s
   for (const { name, text } of texts) {
     for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) lines++;
     if (lines + texts.length > VALIDATE_LIMITS.lines) throw refuse(name, 'maxLines', VALIDATE_LIMITS.lines, `has more than ${VALIDATE_LIMITS.lines} lines (with the other files)`);
-    for (const load of documentLoads(text)) {
+  }
+  const facts: SourceFacts[] = [];
+  for (const { name, text } of texts) {
+    await new Promise((resolve) => setImmediate(resolve));
+    const read = readSource(text);
+    facts.push(read);
+    for (const load of read.loads) {
       if (load.name.length > VALIDATE_LIMITS.nameLength) {
         throw refuse(name, 'maxNameLength', VALIDATE_LIMITS.nameLength, `loads a ${load.kind} with a name of ${load.name.length} characters (line ${load.line}); names are at most ${VALIDATE_LIMITS.nameLength}`);
       }
       if (++loads > VALIDATE_LIMITS.loads) throw refuse(name, 'maxLoads', VALIDATE_LIMITS.loads, `loads more than ${VALIDATE_LIMITS.loads} classes and packages (with the other files)`);
     }
-    for (const use of fileUses(text)) {
+    for (const use of read.uses) {
       files.add(use.name);
       if (files.size > VALIDATE_LIMITS.fileNames) throw refuse(name, 'maxFileReads', VALIDATE_LIMITS.fileNames, `reads more than ${VALIDATE_LIMITS.fileNames} different files (with the other files)`);
     }
   }
+  return facts;
 }

@@ -14,7 +14,7 @@ import { chargeValidate } from '../quota/validate-limit.js';
 import { checkTemplate } from '../templates/liquid.js';
 import { catalog, ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { runChktex } from '../tex/lint/chktex.js';
-import { candidateNames, fileUses, installedFiles, MAX_SUGGESTED_LOADS, missingLoads, type FileUse } from '../tex/lint/loads.js';
+import { candidateNames, installedFiles, MAX_SUGGESTED_LOADS, missingLoads, type FileUse, type SourceFacts } from '../tex/lint/loads.js';
 import { checkProjectFiles, type ProjectFiles } from './files.js';
 import { checkRequest } from './rules.js';
 import type { AssetResolver, ConversionMeter } from '../assets/resolver.js';
@@ -45,7 +45,7 @@ const INDEX_WAIT_MS = 15_000;
 
 const rank = (f: Finding) => (f.severity === 'error' ? 0 : 1);
 
-type Text = { name: string; text: string };
+type Read = { name: string; text: string } & SourceFacts;
 
 export class ValidateService {
   private readonly fair: FairUse;
@@ -69,19 +69,20 @@ export class ValidateService {
     }
     const texts = [{ name: 'main.tex', text: latex }, ...project.files.filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => ({ name: f.name, text: f.data.toString('utf8') }))];
     // Before anything is counted or run: a source beyond what validate reads costs nothing.
-    checkValidateLimits(texts, tierOf(caller), links(config).upgradeUrl);
+    const facts = await checkValidateLimits(texts, tierOf(caller), links(config).upgradeUrl);
+    const read = texts.map((t, i) => ({ ...t, ...(facts[i] as SourceFacts) }));
     await chargeValidate(counters, clock.now(), caller, config.validatePerMinute);
     // Its sandbox runs (chktex, SVG and EPS conversion) hold an in-flight slot as a compile does.
     const fair = await this.fair.admit(caller);
     try {
-      return await this.check(caller, input, latex, project, projectRefusal, texts, fair);
+      return await this.check(caller, input, latex, project, projectRefusal, read, fair);
     } finally {
       // Only the time of sandbox runs that failed was spent: a report is always delivered.
       await fair.finish(false);
     }
   }
 
-  private async check(caller: Caller, input: Input, latex: string, project: ProjectFiles, projectRefusal: unknown, texts: Text[], fair: FairTicket): Promise<Static<typeof ValidateResponse>> {
+  private async check(caller: Caller, input: Input, latex: string, project: ProjectFiles, projectRefusal: unknown, texts: Read[], fair: FairTicket): Promise<Static<typeof ValidateResponse>> {
     const { config } = this.deps;
     const findings: Finding[] = [];
     const checked = ['request'];
@@ -144,10 +145,10 @@ export class ValidateService {
     return { valid: !findings.some((f) => f.severity === 'error'), findings, checked };
   }
 
-  private async loads(texts: Text[], findings: Finding[]): Promise<boolean> {
+  private async loads(texts: Read[], findings: Finding[]): Promise<boolean> {
     const budget = { suggestions: MAX_SUGGESTED_LOADS };
-    for (const { name: file, text } of texts) {
-      const missing = await missingLoads(text, catalog(), budget);
+    for (const { name: file, loads } of texts) {
+      const missing = await missingLoads(loads, catalog(), budget);
       if (!missing) return false;
       for (const m of missing) {
         const what = m.kind === 'class' ? `Class ${m.name}` : `Package ${m.name}`;
@@ -166,14 +167,11 @@ export class ValidateService {
     return true;
   }
 
-  private async files(texts: Text[], carried: Set<string>, findings: Finding[]): Promise<void> {
+  private async files(texts: Read[], carried: Set<string>, findings: Finding[]): Promise<void> {
     const unresolved: Array<{ use: FileUse; file: string; names: string[] }> = [];
-    for (const { name: file, text } of texts) {
-      // One finding per file read, at its first line: the same \input a thousand times is one fix.
-      const seen = new Set<string>();
-      for (const use of fileUses(text)) {
-        if (seen.has(`${use.command}:${use.name}`)) continue;
-        seen.add(`${use.command}:${use.name}`);
+    // One finding per file read, at its first line (readSource): the same \input a thousand times is one fix.
+    for (const { name: file, uses } of texts) {
+      for (const use of uses) {
         const names = candidateNames(use);
         if (!names.some((n) => carried.has(n))) unresolved.push({ use, file, names });
       }

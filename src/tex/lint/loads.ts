@@ -40,7 +40,14 @@ export function lineIndex(text: string): (offset: number) => number {
 /** A name written out in full: no macro, no parameter (those are only known when TeX runs). */
 const literal = (name: string) => name !== '' && !/[\\#{}]/.test(name);
 
-export function documentLoads(source: string): Load[] {
+/** What one source loads and reads, from one pass over its text without comments. */
+export interface SourceFacts {
+  loads: Load[];
+  /** Each file once (command and name), at its first line: the same \input a thousand times is one file. */
+  uses: FileUse[];
+}
+
+export function readSource(source: string): SourceFacts {
   // stripComments keeps every line break, so offsets still give the source's line numbers.
   const text = stripComments(source);
   const lineAt = lineIndex(text);
@@ -52,23 +59,29 @@ export function documentLoads(source: string): Load[] {
       if (literal(name)) loads.push({ kind, name, line: lineAt(m.index) });
     }
   }
-  return loads;
-}
-
-export function fileUses(source: string): FileUse[] {
-  const text = stripComments(source);
-  const lineAt = lineIndex(text);
   const uses: FileUse[] = [];
+  const seen = new Set<string>();
   const pattern = /\\(input|include|includegraphics|bibliography|addbibresource)\*?\s*(?:\[[^\]]*\]\s*)*\{([^}]*)\}/g;
   for (const m of text.matchAll(pattern)) {
     const command = m[1] as FileUse['command'];
     const names = command === 'bibliography' ? (m[2] ?? '').split(',') : [m[2] ?? ''];
     for (const raw of names) {
       const name = raw.trim().replace(/^"(.*)"$/, '$1');
-      if (literal(name)) uses.push({ command, name, line: lineAt(m.index) });
+      const key = `${command}:${name}`;
+      if (!literal(name) || seen.has(key)) continue;
+      seen.add(key);
+      uses.push({ command, name, line: lineAt(m.index) });
     }
   }
-  return uses;
+  return { loads, uses };
+}
+
+export function documentLoads(source: string): Load[] {
+  return readSource(source).loads;
+}
+
+export function fileUses(source: string): FileUse[] {
+  return readSource(source).uses;
 }
 
 /** Letters, digits and the rest: counted per name for the filter below. */
@@ -155,11 +168,11 @@ export const MAX_SUGGESTED_LOADS = 20;
  * is not loaded. `budget` (shared by the files of one request) counts the names still to get
  * suggestions; a repeated name is searched once, and the event loop is given back before each search.
  */
-export async function missingLoads(source: string, index: TexCatalog | undefined = catalog(), budget = { suggestions: MAX_SUGGESTED_LOADS }): Promise<MissingLoad[] | undefined> {
+export async function missingLoads(loads: readonly Load[], index: TexCatalog | undefined = catalog(), budget = { suggestions: MAX_SUGGESTED_LOADS }): Promise<MissingLoad[] | undefined> {
   if (!index) return undefined;
   const missing: MissingLoad[] = [];
   const suggested = new Map<string, string[]>();
-  for (const load of documentLoads(source)) {
+  for (const load of loads) {
     if (load.kind === 'class' ? index.hasClass(load.name) : index.has(load.name)) continue;
     const key = `${load.kind}:${load.name}`;
     let suggestions = suggested.get(key);
@@ -176,17 +189,36 @@ export async function missingLoads(source: string, index: TexCatalog | undefined
   return missing;
 }
 
-/** Of `names` (file names with extension), those the default TeX image has (kpsewhich); empty when it cannot run. */
+/** What kpsewhich said of each name (the image does not change while the service runs), at most this many kept. */
+const KNOWN_FILES_MAX = 10_000;
+const knownFiles = new Map<string, boolean>();
+
+/**
+ * Of `names` (file names with extension), those the default TeX image has (kpsewhich); empty
+ * when it cannot run. Names asked before are answered from memory: each kpsewhich is a process
+ * the service forks, which holds its event loop for a while.
+ */
 export async function installedFiles(names: readonly string[]): Promise<Set<string>> {
-  if (names.length === 0) return new Set();
-  try {
-    const stdout = await imageTool(['kpsewhich', ...names]);
-    return new Set(stdout.split('\n').filter(Boolean).map((path) => basename(path)));
-  } catch (err) {
-    // kpsewhich exits 1 when some name is not found, and still prints the ones it found.
-    const stdout = (err as { stdout?: string }).stdout ?? '';
-    return new Set(stdout.split('\n').filter(Boolean).map((path) => basename(path)));
+  const ask = names.filter((name) => !knownFiles.has(name));
+  if (ask.length > 0) {
+    let stdout: string;
+    let answered = true;
+    try {
+      stdout = await imageTool(['kpsewhich', ...ask]);
+    } catch (err) {
+      // kpsewhich exits 1 when some name is not found, and still prints the ones it found.
+      stdout = (err as { stdout?: string }).stdout ?? '';
+      answered = (err as { code?: unknown }).code === 1;
+    }
+    const found = new Set(stdout.split('\n').filter(Boolean).map((path) => basename(path)));
+    if (answered) {
+      for (const name of ask) {
+        if (knownFiles.size >= KNOWN_FILES_MAX) knownFiles.delete(knownFiles.keys().next().value as string);
+        knownFiles.set(name, found.has(name));
+      }
+    } else return new Set(names.filter((name) => found.has(name) || knownFiles.get(name)));
   }
+  return new Set(names.filter((name) => knownFiles.get(name)));
 }
 
 /** The file names TeX would try for a use: \input{x} reads x.tex, \includegraphics{x} x.png, x.pdf, … */
