@@ -10,6 +10,8 @@ import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { errors, invalidField } from '../errors.js';
 import { links } from '../links.js';
+import type { Counters } from '../quota/counters.js';
+import { FairUse } from '../quota/fair-use.js';
 import { limitsOf } from '../quota/plans.js';
 import type { BlobStore } from '../storage/blobs.js';
 import { lockAccount, type Db } from '../storage/db.js';
@@ -58,7 +60,13 @@ export class AssetService {
     private readonly blobs: BlobStore,
     private readonly clock: Clock,
     private readonly config: Config,
-  ) {}
+    /** The fair-use counters conversions are counted in (none: uncounted, for tools). */
+    counters?: Counters,
+  ) {
+    this.fair = counters ? new FairUse(counters, clock, config) : undefined;
+  }
+
+  private readonly fair: FairUse | undefined;
 
   private get kysely(): Kysely<Database> {
     return this.db.kysely;
@@ -107,9 +115,8 @@ export class AssetService {
     const name = input.name;
     const { format, data } = validateAsset(name, input.content_base64);
     const contentType = this.contentType(name, format, input.content_type as string | null | undefined);
-    // An SVG the converter cannot read is refused now, not at its first compile.
-    if (format === 'svg') await convertSvg(name, sanitisedSvg(name, data), { isolate: this.config.sandbox });
-    if (format === 'postscript') await convertPostScript(name, data, { isolate: this.config.sandbox });
+    // An SVG or EPS the converter cannot read is refused now, not at its first compile.
+    if (format === 'svg' || format === 'postscript') await this.tryConversion(caller, name, format, data);
 
     const sha256 = createHash('sha256').update(data).digest('hex');
     const limits = limitsOf(account.plan);
@@ -178,6 +185,25 @@ export class AssetService {
     }
     if (replaced && replaced.sha256 !== sha256) await this.collect(replaced.sha256);
     return { asset: toAsset(row), created: !replaced };
+  }
+
+  /**
+   * Converts the upload once to prove it converts. The run holds one of the caller's in-flight
+   * slots and a failed run's time is failure time, as for a compile (docs/fair-use.md).
+   */
+  private async tryConversion(caller: Caller, name: string, format: 'svg' | 'postscript', data: Buffer): Promise<void> {
+    const svg = format === 'svg' ? sanitisedSvg(name, data) : undefined;
+    const ticket = await this.fair?.admit(caller);
+    const started = performance.now();
+    let converted = false;
+    try {
+      if (svg !== undefined) await convertSvg(name, svg, { isolate: this.config.sandbox });
+      else await convertPostScript(name, data, { isolate: this.config.sandbox });
+      converted = true;
+    } finally {
+      ticket?.spend(performance.now() - started);
+      await ticket?.finish(converted);
+    }
   }
 
   async delete(caller: Caller, idOrName: string): Promise<void> {

@@ -20,13 +20,40 @@ export interface ResolvedAssets {
   stored: string[];
 }
 
+/**
+ * What a conversion costs its caller (docs/fair-use.md): Ghostscript and rsvg-convert run in a
+ * sandbox for up to 15 s each, like TeX, so they take the caller's in-flight slot and count
+ * their time as failure time, as a compile does.
+ */
+export interface ConversionMeter {
+  /** Before the first conversion: takes the caller's in-flight slot (or throws its 429). */
+  begin(): Promise<void>;
+  /** One conversion's wall-clock time, and whether it failed (timed out, or refused the file). */
+  spent(ms: number, failed: boolean): void;
+}
+
 /** What the compile pipeline asks of the asset library (declared here: compile/ imports assets/, never the reverse). */
 export interface AssetResolver {
   /**
    * Validates inline `assets`, the binary files of `files` (paths such as figures/plot.png)
-   * and `use_stored_assets`, and returns the files to place in the job. Throws ServiceError.
+   * and `use_stored_assets`, and returns the files to place in the job; SVG and EPS are
+   * converted under `meter`. Throws ServiceError.
    */
-  forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown; binary?: Array<{ name: string; base64: unknown }> }): Promise<ResolvedAssets>;
+  forCompile(caller: Caller, input: { assets?: unknown; use_stored_assets?: unknown; binary?: Array<{ name: string; base64: unknown }> }, meter?: ConversionMeter): Promise<ResolvedAssets>;
+}
+
+/** Runs one conversion under `meter`. */
+export async function metered<T>(meter: ConversionMeter | undefined, conversion: () => Promise<T>): Promise<T> {
+  await meter?.begin();
+  const started = performance.now();
+  let failed = true;
+  try {
+    const result = await conversion();
+    failed = false;
+    return result;
+  } finally {
+    meter?.spent(performance.now() - started, failed);
+  }
 }
 
 interface Pending {
@@ -60,6 +87,7 @@ export class LibraryAssetResolver implements AssetResolver {
   async forCompile(
     caller: Caller,
     input: { assets?: unknown; use_stored_assets?: unknown; binary?: Array<{ name: string; base64: unknown }> },
+    meter?: ConversionMeter,
   ): Promise<ResolvedAssets> {
     const wantsInline = !isEmpty(input.assets);
     const wantsStored = !isEmpty(input.use_stored_assets);
@@ -145,11 +173,12 @@ export class LibraryAssetResolver implements AssetResolver {
     let converted = 0;
     for (const file of [...inline, ...stored]) {
       if (file.format === 'svg') {
-        files.push({ name: convertedName(file.name), data: await convertSvg(file.name, sanitisedSvg(file.name, file.data), { isolate }) });
+        const svg = sanitisedSvg(file.name, file.data);
+        files.push({ name: convertedName(file.name), data: await metered(meter, () => convertSvg(file.name, svg, { isolate })) });
         converted++;
       } else if (file.format === 'postscript') {
         // Conversion also proves the file parses, so a PDF the author sent along is not enough.
-        const pdf = await convertPostScript(file.name, file.data, { isolate });
+        const pdf = await metered(meter, () => convertPostScript(file.name, file.data, { isolate }));
         const name = convertedPostScriptName(file.name);
         if (!sentNames.has(name.toLowerCase())) files.push({ name, data: pdf });
         converted++;

@@ -32,7 +32,7 @@ import type { PdfStore } from './pdfs.js';
 import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
 import type { AccountUsage, AnonymousUsage, CompileContext, CompileInput, CompileSuccess } from './types.js';
-import type { AssetResolver } from '../assets/resolver.js';
+import type { AssetResolver, ConversionMeter, ResolvedAssets } from '../assets/resolver.js';
 
 /** Log text kept in a failure body: the end of the transcript, where the error is. */
 export const LOG_CAP_BYTES = 64 * 1024;
@@ -188,11 +188,27 @@ export class CompileService {
     const upgradeUrl = links(config).upgradeUrl;
     const previews = caller.kind === 'account' && config.previews;
     const request = { ...checkRequest(input, tier, upgradeUrl, previews), texlive };
-    const assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary });
-    const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
-    const output = parseOutput(input.output, tier, request.latex, used, upgradeUrl, assets.files, request.compiler);
-    // Fair use before quota: a caller over its failure budget or its compiles in flight is refused at once.
-    const fair = await this.fair.admit(caller).catch((err: unknown) => this.previewBusy(err, caller, request.sizePreview));
+    // Fair use before quota: a caller over its failure budget or its compiles in flight is refused
+    // at once, before its first SVG or EPS conversion (a sandbox run like TeX) or else before TeX.
+    // SPEC's preview_in_progress where the compile in flight is the account's size preview.
+    const admit = () => this.fair.admit(caller).catch((err: unknown) => this.previewBusy(err, caller, request.sizePreview));
+    let converting: FairTicket | undefined;
+    const meter: ConversionMeter = {
+      begin: async () => void (converting ??= await admit()),
+      spent: (ms) => converting?.spend(ms),
+    };
+    let assets: ResolvedAssets;
+    let output: OutputSpec | undefined;
+    try {
+      assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary }, meter);
+      const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
+      output = parseOutput(input.output, tier, request.latex, used, upgradeUrl, assets.files, request.compiler);
+    } catch (err) {
+      // A conversion that failed (or a refusal after one): its time is failure time, the slot goes back.
+      await converting?.finish(false);
+      throw err;
+    }
+    const fair = converting ?? (await admit());
     let delivered = false;
     try {
       const preview = request.sizePreview && caller.kind === 'account' ? await this.beginSizePreview(caller.account.id, tier, request.bytes) : null;

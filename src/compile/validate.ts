@@ -12,12 +12,14 @@ import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { chargeValidate } from '../quota/validate-limit.js';
 import { checkTemplate } from '../templates/liquid.js';
-import { ensureCatalog } from '../tex/diagnosis/catalog.js';
+import { catalog, ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { runChktex } from '../tex/lint/chktex.js';
-import { candidateNames, fileUses, installedFiles, missingLoads, type FileUse } from '../tex/lint/loads.js';
+import { candidateNames, installedFiles, MAX_SUGGESTED_LOADS, missingLoads, type FileUse, type SourceFacts } from '../tex/lint/loads.js';
 import { checkProjectFiles, type ProjectFiles } from './files.js';
 import { checkRequest } from './rules.js';
-import type { AssetResolver } from '../assets/resolver.js';
+import type { AssetResolver, ConversionMeter } from '../assets/resolver.js';
+import { FairUse, type FairTicket } from '../quota/fair-use.js';
+import { checkValidateLimits } from './validate-limits.js';
 import type { ValidateBody, ValidateFinding, ValidateResponse } from './validate-schemas.js';
 
 type Finding = Static<typeof ValidateFinding>;
@@ -43,8 +45,14 @@ const INDEX_WAIT_MS = 15_000;
 
 const rank = (f: Finding) => (f.severity === 'error' ? 0 : 1);
 
+type Read = { name: string; text: string } & SourceFacts;
+
 export class ValidateService {
-  constructor(private readonly deps: ValidateDeps) {}
+  private readonly fair: FairUse;
+
+  constructor(private readonly deps: ValidateDeps) {
+    this.fair = new FairUse(deps.counters, deps.clock, deps.config);
+  }
 
   async validate(caller: Caller, input: Input): Promise<Static<typeof ValidateResponse>> {
     if (typeof input !== 'object' || input === null) throw invalidField('body', 'type', 'must be object');
@@ -52,17 +60,38 @@ export class ValidateService {
     if (latex === undefined || latex === null) throw invalidField('latex', 'required', 'is required');
     if (typeof latex !== 'string') throw invalidField('latex', 'type', 'must be a string');
     const { config, clock, counters } = this.deps;
+    let project: ProjectFiles = { files: [], binary: [], bytes: 0, skipped: [] };
+    let projectRefusal: unknown;
+    try {
+      project = checkProjectFiles(input.files);
+    } catch (err) {
+      projectRefusal = err;
+    }
+    const texts = [{ name: 'main.tex', text: latex }, ...project.files.filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => ({ name: f.name, text: f.data.toString('utf8') }))];
+    // Before anything is counted or run: a source beyond what validate reads costs nothing.
+    const facts = await checkValidateLimits(texts, tierOf(caller), links(config).upgradeUrl);
+    const read = texts.map((t, i) => ({ ...t, ...(facts[i] as SourceFacts) }));
     await chargeValidate(counters, clock.now(), caller, config.validatePerMinute);
+    // Its sandbox runs (chktex, SVG and EPS conversion) hold an in-flight slot as a compile does.
+    const fair = await this.fair.admit(caller);
+    try {
+      return await this.check(caller, input, latex, project, projectRefusal, read, fair);
+    } finally {
+      // Only the time of sandbox runs that failed was spent: a report is always delivered.
+      await fair.finish(false);
+    }
+  }
 
+  private async check(caller: Caller, input: Input, latex: string, project: ProjectFiles, projectRefusal: unknown, texts: Read[], fair: FairTicket): Promise<Static<typeof ValidateResponse>> {
+    const { config } = this.deps;
     const findings: Finding[] = [];
     const checked = ['request'];
     const refusal = (kind: 'request' | 'template', err: unknown) => {
       if (!isServiceError(err) || err.code === 'validation_failed') throw err;
       findings.push(refusalFinding(kind, err));
     };
-    let project: ProjectFiles = { files: [], binary: [], bytes: 0, skipped: [] };
     try {
-      project = checkProjectFiles(input.files);
+      if (projectRefusal !== undefined) throw projectRefusal;
       const request = checkRequest(input, tierOf(caller), links(config).upgradeUrl, caller.kind === 'account' && config.previews);
       if (request.sizePreview) {
         findings.push({ kind: 'request', severity: 'warning', message: 'The source is over the plan limit: it compiles as a size preview (a truncated PDF).' });
@@ -81,7 +110,8 @@ export class ValidateService {
     }
     let assetNames: string[] = [];
     try {
-      assetNames = (await this.deps.assets().forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: project.binary })).files.map((f) => f.name);
+      const meter: ConversionMeter = { begin: async () => undefined, spent: (ms, failed) => failed && fair.spend(ms) };
+      assetNames = (await this.deps.assets().forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: project.binary }, meter)).files.map((f) => f.name);
     } catch (err) {
       refusal('request', err);
     }
@@ -94,7 +124,7 @@ export class ValidateService {
       }
     }
 
-    const texts = [{ name: 'main.tex', text: latex }, ...project.files.filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => ({ name: f.name, text: f.data.toString('utf8') }))];
+    const started = performance.now();
     try {
       for (const w of await runChktex(latex, { isolate: config.sandbox })) {
         findings.push({ kind: 'chktex', severity: 'warning', message: w.message, line: w.line, column: w.column, chktex: w.number });
@@ -102,10 +132,11 @@ export class ValidateService {
       checked.push('chktex');
     } catch {
       // chktex missing or stuck: the other checks still answer, and `checked` says it did not run.
+      fair.spend(performance.now() - started);
     }
     // The index is loaded at start (compile service); a server that is still building it waits a little.
     await Promise.race([ensureCatalog(config.texIndexDir), new Promise((resolve) => setTimeout(resolve, INDEX_WAIT_MS).unref())]);
-    const loadsChecked = this.loads(texts, findings);
+    const loadsChecked = await this.loads(texts, findings);
     if (loadsChecked) checked.push('packages');
     await this.files(texts, new Set([...project.files.map((f) => f.name), ...assetNames]), findings);
     checked.push('files');
@@ -114,9 +145,10 @@ export class ValidateService {
     return { valid: !findings.some((f) => f.severity === 'error'), findings, checked };
   }
 
-  private loads(texts: Array<{ name: string; text: string }>, findings: Finding[]): boolean {
-    for (const { name: file, text } of texts) {
-      const missing = missingLoads(text);
+  private async loads(texts: Read[], findings: Finding[]): Promise<boolean> {
+    const budget = { suggestions: MAX_SUGGESTED_LOADS };
+    for (const { name: file, loads } of texts) {
+      const missing = await missingLoads(loads, catalog(), budget);
       if (!missing) return false;
       for (const m of missing) {
         const what = m.kind === 'class' ? `Class ${m.name}` : `Package ${m.name}`;
@@ -135,10 +167,11 @@ export class ValidateService {
     return true;
   }
 
-  private async files(texts: Array<{ name: string; text: string }>, carried: Set<string>, findings: Finding[]): Promise<void> {
+  private async files(texts: Read[], carried: Set<string>, findings: Finding[]): Promise<void> {
     const unresolved: Array<{ use: FileUse; file: string; names: string[] }> = [];
-    for (const { name: file, text } of texts) {
-      for (const use of fileUses(text)) {
+    // One finding per file read, at its first line (readSource): the same \input a thousand times is one fix.
+    for (const { name: file, uses } of texts) {
+      for (const use of uses) {
         const names = candidateNames(use);
         if (!names.some((n) => carried.has(n))) unresolved.push({ use, file, names });
       }

@@ -12,7 +12,7 @@ export function assetRoutes(app: App, services: Services): void {
       config: {
         auth: 'paid',
         assetNames: assetNameField('name'),
-        errors: ['invalid_asset_filename', 'invalid_asset_format', 'invalid_asset_encoding', 'asset_limit_reached', 'storage_quota_exceeded', 'storage_unavailable', 'storage_full'],
+        errors: ['invalid_asset_filename', 'invalid_asset_format', 'invalid_asset_encoding', 'asset_limit_reached', 'storage_quota_exceeded', 'storage_unavailable', 'storage_full', 'too_many_concurrent_compiles', 'failure_budget_exhausted'],
       },
       schema: {
         operationId: 'saveAsset',

@@ -5,6 +5,8 @@
 import type { Finding } from './rules/finding.js';
 import type { Source } from './source.js';
 
+/** The commands that name a database, with their argument as group 1. */
+const DATABASES = /\\(?:addbibresource|bibliography|addglobalbib|addsectionbib)(?:\[[^\]]*\])?\{([^}]*)/g;
 const FAILED = /\n(biber|bibtex) failed:\n([\s\S]*)$/;
 
 export function missingDatabase(log: string, source?: Source): Finding | undefined {
@@ -28,6 +30,5 @@ export function missingDatabase(log: string, source?: Source): Finding | undefin
 
 /** The line of main.tex that names the database `name` (refs.bib) in \bibliography or \addbibresource. */
 export function databaseLine(source: Source, name: string): number | undefined {
-  const escaped = name.replace(/\.bib$/, '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return source.find(new RegExp(`\\\\(?:addbibresource|bibliography|addglobalbib|addsectionbib)(?:\\[[^\\]]*\\])?\\{[^}]*${escaped}`));
+  return source.findArgument(DATABASES, name.replace(/\.bib$/, ''), false);
 }

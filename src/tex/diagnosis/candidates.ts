@@ -38,6 +38,11 @@ export interface DocumentContext {
 const MAX_INDIRECT = 400;
 /** A name defined by more packages than this tells nothing about which one is missing. */
 const TELLING_DEFINERS = 25;
+/**
+ * The document's other undefined names that weigh in, first ones first: coverage is counted
+ * for each candidate against each of them, and a deleted \usepackage takes a few dozen at most.
+ */
+const MAX_TELLING = 100;
 /** A package that loads a definer is a candidate only if at least this many packages load it in turn. */
 const MIN_LOADERS = 2;
 
@@ -60,7 +65,7 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
 
   const pool = new Map<string, Candidate>();
   // Only names few packages define say which package went missing (\section or \hskip say nothing).
-  const telling = missing.filter((m) => cat.definers(m.name, m.kind).length <= TELLING_DEFINERS);
+  const telling = missing.filter((m) => cat.definers(m.name, m.kind).length <= TELLING_DEFINERS).slice(0, MAX_TELLING);
   const coverage = (pkg: string) => telling.reduce((n, m) => n + Number(cat.provides(pkg, m.name, m.kind)), 0);
   for (const [pkg, sure] of direct) pool.set(pkg, { package: pkg, sure, direct: true, coverage: coverage(pkg), ...engines(cat, pkg) });
   if (telling.length > 0) {
@@ -151,10 +156,13 @@ export function readDocument(cat: TexCatalog, source: string): DocumentFacts {
   for (const m of preamble.matchAll(/\\(?:usepackage|RequirePackage)\s*(?:\[[^\]]*\]\s*)?\{([^}]+)\}/g)) {
     for (const p of (m[1] ?? '').split(',')) if (p.trim()) loaded.add(p.trim());
   }
+  // Everything the class and packages load, once: a name is defined when one of its definers
+  // is in it (asking each loaded package in turn was names × packages, and both are the caller's).
+  const loads = new Set<string>();
+  for (const p of [...loaded, ...(cls ? [`${cls}.cls`] : [])]) for (const q of cat.closure(p)) loads.add(q);
   const defined = (n: string, kind: NameKind) => {
     if (cat.inKernel(n, kind) || (kind === 'command' ? KERNEL_COMMAND_SET : KERNEL_ENVIRONMENT_SET).has(n)) return true;
-    for (const p of [...loaded, ...(cls ? [`${cls}.cls`] : [])]) if (cat.provides(p, n, kind)) return true;
-    return false;
+    return cat.definers(n, kind).some((d) => loads.has(d.package));
   };
   const own = extractDefinitions(text);
   const missing: DocumentFacts['missing'] = [];
@@ -177,8 +185,6 @@ export function readDocument(cat: TexCatalog, source: string): DocumentFacts {
   for (const m of source.matchAll(/(\\(?:begin|end)\s*)?\{\s*([A-Za-z][A-Za-z0-9-]*(?:\s*,\s*[A-Za-z][A-Za-z0-9-]*)*)\s*\}/g)) {
     if (m[1] === undefined) for (const p of (m[2] ?? '').split(',')) mentions.add(p.trim());
   }
-  const loads = new Set<string>();
-  for (const p of [...loaded, ...(cls ? [`${cls}.cls`] : [])]) for (const q of cat.closure(p)) loads.add(q);
   const facts = { missing, mentions, families, defined, loads };
   bySource.set(source, facts);
   if (bySource.size > 32) bySource.delete(bySource.keys().next().value as string);

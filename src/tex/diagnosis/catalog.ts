@@ -112,12 +112,23 @@ export class TexCatalog {
     return this.data.packages[`${name}.cls`]?.k === 'c';
   }
 
-  packageNames(): string[] {
-    return Object.keys(this.data.packages).filter((n) => this.data.packages[n]?.k !== 'c');
+  private names?: { packages: readonly string[]; classes: readonly string[] };
+
+  /** Installed package names (listed once: a diagnosis compares a name with each). */
+  packageNames(): readonly string[] {
+    return (this.names ??= this.listNames()).packages;
   }
 
-  classNames(): string[] {
-    return Object.keys(this.data.packages).filter((n) => this.data.packages[n]?.k === 'c').map((n) => n.slice(0, -4));
+  classNames(): readonly string[] {
+    return (this.names ??= this.listNames()).classes;
+  }
+
+  private listNames(): { packages: readonly string[]; classes: readonly string[] } {
+    const all = Object.keys(this.data.packages);
+    return {
+      packages: all.filter((n) => this.data.packages[n]?.k !== 'c'),
+      classes: all.filter((n) => this.data.packages[n]?.k === 'c').map((n) => n.slice(0, -4)),
+    };
   }
 
   isCore(name: string): boolean {

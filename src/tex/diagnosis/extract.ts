@@ -59,7 +59,27 @@ const NOT_DEFINED = new Set(['csname', 'expandafter', 'noexpand', 'do', 'next', 
 
 /** The text without comments: a % not escaped by a backslash ends the line. */
 export function stripComments(text: string): string {
-  return text.replace(/(^|[^\\])((?:\\\\)*)%.*$/gm, '$1$2');
+  // One pass: a % after an even run of backslashes starts a comment. (A pattern for that ran
+  // the run again from each of its backslashes, quadratic in a line of backslashes.)
+  const kept: string[] = [];
+  let from = 0;
+  let backslashes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 92) {
+      backslashes++;
+      continue;
+    }
+    if (c === 37 && backslashes % 2 === 0) {
+      kept.push(text.slice(from, i));
+      const end = text.indexOf('\n', i);
+      from = end === -1 ? text.length : end;
+      i = from - 1;
+    }
+    backslashes = 0;
+  }
+  kept.push(text.slice(from));
+  return kept.join('');
 }
 
 export function extractDefinitions(raw: string): Definitions {

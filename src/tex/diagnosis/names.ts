@@ -56,24 +56,55 @@ export const INSTALLED_CLASSES = [
   'slides', 'proc', 'extarticle', 'extreport', 'extbook',
 ];
 
-/** Edit distance where swapping two neighbouring letters counts as one edit (a common typo). */
 /** Well-known classes that are not installed here: never "corrected" to a similar name. */
 export const UNINSTALLED_CLASSES = ['IEEEtran', 'llncs', 'elsarticle', 'revtex4', 'revtex4-1', 'revtex4-2', 'acmart', 'sigplanconf', 'aastex631', 'mnras', 'svjour3', 'jss', 'ctexart'];
 
+/**
+ * Longest name a suggestion is looked for: the longest package, class, command or font name
+ * installed here is under 40 characters, and a request (or a log quoting it) controls the
+ * name, so a longer one gets no suggestion instead of costing time on the event loop.
+ */
+export const MAX_SUGGESTED_NAME = 64;
+
+/** Edit distance where swapping two neighbouring letters counts as one edit (a common typo). */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      const row = d[i] as number[];
-      const up = d[i - 1] as number[];
-      row[j] = Math.min((up[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, (up[j - 1] ?? 0) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        row[j] = Math.min(row[j] ?? 0, ((d[i - 2] as number[])[j - 2] ?? 0) + 1);
-      }
+  return boundedEditDistance(a, b, Math.max(a.length, b.length));
+}
+
+// Three rows, reused: a distance is computed without allocating (these run on the event loop).
+let rows: [Int32Array, Int32Array, Int32Array] = [new Int32Array(0), new Int32Array(0), new Int32Array(0)];
+
+/**
+ * editDistance when it is at most `max`, else `max + 1`; in time O(length × max): only the
+ * band of cells within `max` of the diagonal is filled, and it stops at the first row whose
+ * every cell is over `max` (distances along a row never shrink further down).
+ */
+export function boundedEditDistance(a: string, b: string, max: number): number {
+  const n = a.length;
+  const m = b.length;
+  if (Math.abs(n - m) > max) return max + 1;
+  if (rows[0].length < m + 1) rows = [new Int32Array(m + 1), new Int32Array(m + 1), new Int32Array(m + 1)];
+  let [before, up, row] = rows;
+  const over = max + 1;
+  for (let j = 0; j <= m; j++) up[j] = j <= max ? j : over;
+  for (let i = 1; i <= n; i++) {
+    const from = Math.max(1, i - max);
+    const to = Math.min(m, i + max);
+    row[0] = i <= max ? i : over;
+    if (from > 1) row[from - 1] = over;
+    let best = row[0];
+    for (let j = from; j <= to; j++) {
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
+      let d = Math.min(up[j]! + 1, row[j - 1]! + 1, up[j - 1]! + cost);
+      if (i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1)) d = Math.min(d, before[j - 2]! + 1);
+      row[j] = Math.min(d, over);
+      if (row[j]! < best) best = row[j]!;
     }
+    if (to < m) row[to + 1] = over;
+    if (best > max) return over;
+    [before, up, row] = [up, row, before];
   }
-  return (d[a.length] as number[])[b.length] ?? 0;
+  return Math.min(up[m]!, over);
 }
 
 /**
@@ -82,14 +113,15 @@ export function editDistance(a: string, b: string): number {
  * matched: too many short names are one edit apart.
  */
 export function closest(name: string, candidates: Iterable<string>, options: { caseInsensitive?: boolean; max?: number } = {}): string | undefined {
-  if (name.length < 4) return undefined;
+  if (name.length < 4 || name.length > MAX_SUGGESTED_NAME) return undefined;
   const max = options.max ?? 1;
   const norm = (s: string) => (options.caseInsensitive ? s.toLowerCase().replace(/\s+/g, '') : s);
+  const wanted = norm(name);
   let best: string[] = [];
   let bestDistance = Infinity;
   for (const candidate of new Set(candidates)) {
     if (candidate === name) continue;
-    const d = editDistance(norm(name), norm(candidate));
+    const d = boundedEditDistance(wanted, norm(candidate), max);
     if (d > max) continue;
     if (d < bestDistance) {
       best = [candidate];

@@ -35,7 +35,26 @@ export class Source {
 
   /** Line of the \usepackage / \RequirePackage that names `name`. */
   usePackageLine(name: string): number | undefined {
-    return this.find(packagePattern(name));
+    return this.findArgument(LOADS, name, true);
+  }
+
+  /**
+   * 1-based line of the first `command` (a global pattern whose group 1 is its argument, up to
+   * a `}` or the line's end) at or after `from` whose argument holds `name`; with `whole`, not as
+   * part of a longer name. Linear in the line: a pattern with the name after `[^}]*` backtracks
+   * once per character, each time comparing the name (and both come from the caller).
+   */
+  findArgument(command: RegExp, name: string, whole: boolean, from = 1): number | undefined {
+    if (name === '') return undefined;
+    for (let i = Math.max(0, from - 1); i < this.lines.length; i++) {
+      for (const m of (this.lines[i] ?? '').matchAll(command)) {
+        const argument = m[1] ?? '';
+        for (let at = argument.indexOf(name); at !== -1; at = argument.indexOf(name, at + 1)) {
+          if (!whole || (!NAME_CHAR.test(argument[at - 1] ?? ' ') && !NAME_CHAR.test(argument[at + name.length] ?? ' '))) return i + 1;
+        }
+      }
+    }
+    return undefined;
   }
 
   /** Every line that loads `name`. */
@@ -46,7 +65,7 @@ export class Source {
   }
 
   private usePackageLineFrom(name: string, from: number): number | undefined {
-    return this.find(packagePattern(name), from);
+    return this.findArgument(LOADS, name, true, from);
   }
 
   loads(name: string): boolean {
@@ -95,10 +114,6 @@ function withoutComment(line: string): string {
   return m ? line.slice(0, m.index + (m[1]?.length ?? 0) + (m[2]?.length ?? 0)) : line;
 }
 
-function packagePattern(name: string): RegExp {
-  return new RegExp(`\\\\(usepackage|RequirePackage)\\s*(\\[[^\\]]*\\])?\\s*\\{[^}]*(?<![\\w-])${escape(name)}(?![\\w-])`);
-}
-
-function escape(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
+/** \usepackage and \RequirePackage, with their argument (to its `}` or the line's end) as group 1. */
+const LOADS = /\\(?:usepackage|RequirePackage)\s*(?:\[[^\]]*\])?\s*\{([^}]*)/g;
+const NAME_CHAR = /[\w-]/;

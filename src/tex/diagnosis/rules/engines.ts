@@ -2,7 +2,7 @@
 // name fontspec cannot find.
 import { PACKAGE_ENGINES } from '../packages.js';
 import { installedFonts } from '../unicode.js';
-import { closest } from '../names.js';
+import { closest, MAX_SUGGESTED_NAME } from '../names.js';
 import { escape, onLine, otherEngine, type Rule } from './finding.js';
 
 const ENGINE_MESSAGE = /requires either XeTeX or LuaTeX|Cannot be run with pdf|requires LuaTeX|requires XeTeX|only (supports|works with) (Lua|Xe)|must be (used|run) with (Lua|Xe)|needs? (Lua|Xe)TeX|not supported with (pdf|Xe|Lua)/i;
@@ -31,7 +31,8 @@ export const fontNotFound: Rule = ({ block, source, line }) => {
   const fonts = installedFonts();
   // fontspec may print the name without its spaces (lualatex): report it as the source has it.
   const loose = new RegExp([...m[1].replace(/\s+/g, '')].map(escape).join('\\s*'), 'i');
-  const at = source?.find(loose) ?? line;
+  // A name no font has is not looked for: the pattern is as long as the name, tried on every line.
+  const at = (m[1].length <= MAX_SUGGESTED_NAME ? source?.find(loose) : undefined) ?? line;
   const font = (at !== undefined ? loose.exec(source?.line(at) ?? '')?.[0] : undefined) ?? m[1];
   const twin = METRIC_TWINS[font.toLowerCase()];
   const near = twin && fonts.includes(twin) ? twin : closest(font, fonts, { caseInsensitive: true, max: 3 });
