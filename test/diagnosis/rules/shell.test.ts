@@ -56,6 +56,13 @@ describe('a document that needs unrestricted shell escape', () => {
     assert.match(a.agent_hint, /^Change "epstopdf" to "repstopdf" on line 3 .* and compile again\.$/);
   });
 
+  it("xelatex's words for the missing figure", () => {
+    const source = doc('\\usepackage{graphicx}\n\\immediate\\write18{epstopdf fig.eps}', 'Figure: \\includegraphics{fig.pdf}');
+    const log = "runsystem(epstopdf fig.eps)...disabled (restricted).\n./main.tex:6: Unable to load picture or PDF file 'fig.pdf'.\nl.6 Figure: \\includegraphics{fig.pdf}\n";
+    const d = analyzeLog(log, 'xelatex', { source, catalog: null }).diagnosis;
+    assert.deepEqual([d?.error_class, d?.symbol, d?.line], ['fatal_error', 'epstopdf fig.eps', 3]);
+  });
+
   it('\\input|"ls": the pipe is refused', () => {
     const source = doc('', '\\input|"ls -la"');
     const log = './main.tex:4: I can\'t find file `"|ls -la"\'.\nl.4 \\input|"ls -la"\n\n*** (job aborted, file error in nonstop mode)\n';

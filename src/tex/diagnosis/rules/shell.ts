@@ -61,7 +61,8 @@ export const shellEscape: Rule = ({ block, source, line, shell }) => {
     return refusal(`"${piped}"${onLine(at)} was refused`, piped, at, `Replace \\input|"${piped}"${onLine(at)} with the file its output would be, sent as an asset`);
   }
   const pkg = /^Package (\S+) Error/.exec(msg)?.[1];
-  const missing = /File `([^']+)' (?:not found|is missing)/.exec(msg)?.[1];
+  const found = /File `([^']+)' (?:not found|is missing)|Unable to load picture or PDF file '([^']+)'/.exec(msg);
+  const missing = found?.[1] ?? found?.[2];
   const stem = missing?.replace(/^.*\//, '').replace(/\.[^.]*$/, '');
   const related = stem ? shell?.commands.findLast((cmd) => cmd.includes(stem)) : undefined;
   const warned = pkg !== undefined && shell?.packages.includes(pkg);
