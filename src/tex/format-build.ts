@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { FontMaps } from './font-map.js';
 import { sha256, type FormatEntry } from './format-cache.js';
-import { FORMAT_FIRST_LINE } from './job.js';
+import { FORMAT_FIRST_LINE, SHELL_ESCAPE } from './job.js';
 import { SANDBOX_WORKDIR } from './sandbox.js';
 import type { Exec } from './session.js';
 import { collectWarnings } from './warnings.js';
@@ -26,7 +26,7 @@ export const FORMAT_CAP = 64 * 1024 * 1024;
 /** Largest format kept once inflated. */
 export const INFLATED_CAP = 192 * 1024 * 1024;
 const FLS_CAP = 4 * 1024 * 1024;
-const FLAGS = ['-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
+const FLAGS = [SHELL_ESCAPE, '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder'];
 /**
  * Set up before mylatexformat runs, and run just before its dump: the format keeps the base
  * format's \everyjob (mylatexformat's own would start its preamble scanner on the job's first
@@ -76,10 +76,13 @@ export async function buildFormat(run: (argv: string[]) => Promise<Exec>, worksp
   // The body may write files (\openout main.tex among them): the dump must read the job's own source.
   const mainHash = await run(['sha256sum', 'main.tex']);
   if (mainHash.code !== 0 || mainHash.output.split(/\s/)[0] !== sha256(Buffer.from(input.source, 'utf8'))) return { rejected: 'the document rewrote main.tex' };
-  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', '-no-shell-escape', '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}\\input mylatexformat.ltx main.tex`]);
+  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', SHELL_ESCAPE, '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}\\input mylatexformat.ltx main.tex`]);
   if (dump.code !== 0) return { rejected: 'the dump failed' };
   const dumpLog = (await workspace.readLog(`${BUILD}.log`)) ?? '';
   if (/^! /m.test(dumpLog)) return { rejected: 'the dump reported an error' };
+  // A program the preamble ran through the restricted shell escape (runsystem) reads and writes
+  // beyond the recorder's sight, and its files would be missing beside a later job's format.
+  if (/runsystem\(/.test(dumpLog)) return { rejected: 'the preamble ran a shell command' };
 
   // The recorder: the dump wrote only its format and transcript, and read nothing in the
   // workspace but main.tex, once (mylatexformat's own read). A second read of main.tex (\openin,

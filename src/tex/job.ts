@@ -171,12 +171,21 @@ export const LUA_AHEAD = `${LUA_LOAD_FONT_MAP}${LUA_PRELOAD_FONT}`;
 export const FORMAT_FIRST_LINE = String.raw`\read16 to\x \let\x\undefined\nonstopmode\csname MYLATEX@quirescan\expandafter\expandafter\expandafter\endcsname\csname @@input\endcsname ${MAIN}.tex `;
 
 /**
- * Engine flags: no shell escape, no interaction, stop at the first error (unless the job
+ * TeX Live's restricted shell escape: \write18, \input|"…" and lualatex's os.execute/io.popen
+ * run only the programs of `shell_escape_commands` in the image's texmf.cnf (minted 3's
+ * latexminted, repstopdf, bibtex, makeindex, kpsewhich, …), inside the job's sandbox and
+ * limits; anything else is refused by the engine. Every engine of a job, warm, paused or with
+ * a preamble format, and the format's dump, runs with this one flag (docs/security-sandbox.md).
+ */
+export const SHELL_ESCAPE = '-shell-restricted';
+
+/**
+ * Engine flags: restricted shell escape, no interaction, stop at the first error (unless the job
  * goes on past errors: continueOnError), record files.
  * `fmt`: the engine's flag for an inflated copy of its format (formats.ts), when there is one.
  */
 export function engineArgs(compiler: Compiler, hardenLua = true, fmt: string[] = [], haltOnError = true): string[] {
-  const common = [...fmt, '-no-shell-escape', '-interaction=nonstopmode', ...(haltOnError ? ['-halt-on-error'] : []), '-file-line-error', '-recorder'];
+  const common = [...fmt, SHELL_ESCAPE, '-interaction=nonstopmode', ...(haltOnError ? ['-halt-on-error'] : []), '-file-line-error', '-recorder'];
   if (compiler !== 'lualatex') return [compiler, ...common, `${MAIN}.tex`];
   // lualatex first runs LUA_INIT (no link creation, no renaming), then reads the document.
   if (hardenLua) return ['lualatex', '--nosocket', ...common, `-jobname=${MAIN}`, `\\directlua{${LUA_INIT}}\\input{${MAIN}.tex}`];
@@ -209,7 +218,7 @@ export const WARM_XDVIPDFMX = ['xdvipdfmx', '-q', '-E', '-o', `${MAIN}.pdf`];
  */
 export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf = false, coreMap?: string): string[] {
   const wait = String.raw`\read16 to\x \let\x\undefined\nonstopmode`;
-  const common = [...fmt, ...outputDriverArgs(compiler, warmPdf), '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  const common = [...fmt, ...outputDriverArgs(compiler, warmPdf), SHELL_ESCAPE, '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   if (compiler === 'pdflatex') return [compiler, ...common, `${coreMap ? loadCoreMap(coreMap) : LOAD_FONT_MAP}${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   if (compiler === 'xelatex') return [compiler, ...common, `${wait}\\csname @@input\\endcsname ${MAIN}.tex `];
   return ['lualatex', '--nosocket', ...common, `\\directlua{${LUA_INIT}}${LUA_AHEAD}${wait}\\input{${MAIN}.tex}`];
@@ -224,6 +233,6 @@ export function warmEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf =
  * map instead of pdftex.map (a format whose preamble loaded only core fonts; font-map.ts).
  */
 export function formatEngineArgs(fed: boolean, coreMap?: string): string[] {
-  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-progname=pdflatex', '-no-shell-escape', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  const argv = ['pdflatex', `-fmt=${FORMAT}`, '-progname=pdflatex', SHELL_ESCAPE, '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   return fed ? ['sh', '-c', 'echo | exec "$@"', 'sh', ...argv, FORMAT_FIRST_LINE] : [...argv, (coreMap ? loadCoreMap(coreMap) : LOAD_FONT_MAP) + FORMAT_FIRST_LINE];
 }

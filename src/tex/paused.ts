@@ -4,7 +4,7 @@
 // skips the preamble of main.tex afterwards, and which documents and files may use one.
 // The layer that keeps and hands them out is paused-cache.ts.
 import type { Compiler } from './compilers.js';
-import { LUA_AHEAD, outputDriverArgs } from './job.js';
+import { LUA_AHEAD, outputDriverArgs, SHELL_ESCAPE } from './job.js';
 import { LUA_INIT } from './luainit.js';
 import { refusal } from './preamble.js';
 import { MAIN } from './workspace.js';
@@ -46,7 +46,7 @@ export function pausedDriver(preamble: string, lines: number, compiler: Compiler
  * warmEngineArgs (job.ts).
  */
 export function pausedEngineArgs(compiler: Compiler, fmt: string[] = [], warmPdf = false): string[] {
-  const common = [...fmt, ...outputDriverArgs(compiler, warmPdf), '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
+  const common = [...fmt, ...outputDriverArgs(compiler, warmPdf), SHELL_ESCAPE, '-interaction=nonstopmode', '-halt-on-error', '-file-line-error', '-recorder', `-jobname=${MAIN}`];
   // lualatex reads the font map and defines Latin Modern before the preamble, as a warm engine
   // does before its wait (job.ts): a one-pager's first page would read the map (about 90 ms of
   // a paused hello's 180 ms) and its \begin{document} load the font.

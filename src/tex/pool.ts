@@ -47,7 +47,7 @@ export interface PoolOptions {
 const TEX_ENV: Record<string, string> = {
   openin_any: 'p',
   openout_any: 'p',
-  shell_escape: 'f',
+  shell_escape: 'p',
   max_print_line: '10000',
   error_line: '254',
   half_error_line: '238',

@@ -43,6 +43,11 @@ import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, MAIN, WALK_ENTRIES, Workspace, Workspac
 const MAX_PASSES = 5;
 /** What LaTeX and its packages print when another pass would change the document. */
 const RERUN_ASKED = /Rerun to get|Please rerun|Please \(re\)run|may have changed\. Rerun|Rerun LaTeX|rerun LaTeX/i;
+/**
+ * minted 3's first pass (no highlight cache yet) prints placeholders and highlights every
+ * listing in one latexminted call at its end: the next pass typesets them (latexmk reruns too).
+ */
+const MINTED_BATCH = /^runsystem\(latexminted batch\b.*\)\.\.\.executed/m;
 /** rerunfilecheck's warning with its continuation line, which says "Rerun to get …". */
 const RERUNFILECHECK_WARNING = /^Package rerunfilecheck Warning: File `([^']+)' has changed\.\n\(rerunfilecheck\) +Rerun[^\n]*$/gm;
 /** Files biblatex writes for biber (and reads back only to compare): biber's own key decides. */
@@ -518,7 +523,7 @@ export class TexRunner implements JobRunner {
    * when labels or citations in it changed.
    */
   private async needsRerun(workspace: Workspace, log: string, before: Map<string, string>): Promise<boolean> {
-    if (RERUN_ASKED.test(await this.withoutEmptyFirstWrites(workspace, log, before))) return true;
+    if (MINTED_BATCH.test(log) || RERUN_ASKED.test(await this.withoutEmptyFirstWrites(workspace, log, before))) return true;
     const fls = (await workspace.readCapped(`${MAIN}.fls`, HELPER_CAP))?.toString('utf8') ?? '';
     const inputs = new Set<string>();
     const outputs = new Set<string>();

@@ -2,9 +2,9 @@
 // A diagnosis is only given when a rule recognises the error with certainty; anything else
 // still gets its line and message, and the caller reads the log.
 import type { Compiler } from '../compilers.js';
-import { parseErrors, primaryError, type ErrorBlock } from './log.js';
+import { parseErrors, primaryError, unwrap, type ErrorBlock } from './log.js';
 import type { Diagnosis } from './diagnosis.js';
-import { RULES, RULES_ANYWHERE, RULES_IN_BIBLIOGRAPHY, verdictKey, type Finding, type Verdicts, type Verification } from './rules/index.js';
+import { RULES, RULES_ANYWHERE, RULES_IN_BIBLIOGRAPHY, shellRefusals, unexplainedRefusal, verdictKey, type Finding, type Verdicts, type Verification } from './rules/index.js';
 import { catalog as loadedCatalog, type TexCatalog } from './catalog.js';
 import { verifyCandidates, type ProbeOptions } from './probe.js';
 import { Source } from './source.js';
@@ -46,7 +46,11 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
   }
   const blocks = parseErrors(log);
   const primary = primaryError(blocks);
+  const lines = unwrap(log);
   if (!primary) {
+    const source = options.source === undefined ? undefined : new Source(options.source);
+    const refused = unexplainedRefusal(shellRefusals(lines), (pattern) => source?.find(pattern));
+    if (refused) return { ...(refused.line !== undefined ? { line: refused.line } : {}), message: refused.summary, diagnosis: toDiagnosis(refused, refused.line), agent_hint: refused.hint };
     return { agent_hint: 'Read the log for the first line that reports a problem, fix the source there and compile again.' };
   }
   const line = mainLine(primary, blocks);
@@ -56,8 +60,9 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
   // rules that do not depend on where TeX was can explain it.
   const rules = primary.file === undefined || isMain(primary.file) ? RULES : isBibliography(primary.file) ? RULES_IN_BIBLIOGRAPHY : RULES_ANYWHERE;
   const catalog = options.catalog === null ? undefined : (options.catalog ?? loadedCatalog());
+  const shell = shellRefusals(lines.slice(0, primary.at));
   for (const rule of rules) {
-    const finding = rule({ block: primary, blocks, engine, source, line, catalog, verdicts: options.verdicts, probing: options.probing });
+    const finding = rule({ block: primary, blocks, engine, source, line, catalog, verdicts: options.verdicts, probing: options.probing, shell });
     if (finding) {
       const diagnosis = toDiagnosis(finding, line);
       return { line: diagnosis.line, message, diagnosis, agent_hint: finding.hint, ...(finding.verify ? { verify: finding.verify } : {}) };

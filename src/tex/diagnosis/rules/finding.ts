@@ -5,6 +5,7 @@ import type { ErrorBlock } from '../log.js';
 import type { Source } from '../source.js';
 import type { TexCatalog } from '../catalog.js';
 import type { NameKind } from '../candidates.js';
+import type { ShellRefusals } from './shell.js';
 
 /** A rule's answer: a Diagnosis (retryable defaults to true) and the hint for the agent. */
 export type Finding = Omit<Diagnosis, 'retryable'> & { retryable?: boolean; hint: string; verify?: Verification };
@@ -47,6 +48,8 @@ export interface RuleContext {
   probing?: boolean;
   /** main.tex line TeX reported, when it reported one. */
   line?: number;
+  /** Shell escape refused before the error (rules/shell.ts). */
+  shell?: ShellRefusals;
 }
 
 export type Rule = (ctx: RuleContext) => Finding | undefined;

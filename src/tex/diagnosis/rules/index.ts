@@ -8,12 +8,14 @@ import { absentBeginDocument, missingBeginDocument } from './document.js';
 import { missingMath } from './math.js';
 import { runaway, unbalanced } from './braces.js';
 import { other } from './other.js';
+import { shellEscape } from './shell.js';
 import type { Rule } from './finding.js';
 
+export { RESTRICTED_PROGRAMS, shellRefusals, unexplainedRefusal, type ShellRefusals } from './shell.js';
 export { verdictKey, type Finding, type RuleContext, type Verdicts, type Verification } from './finding.js';
 
 /** Rules that hold wherever TeX was when it failed, even inside a package or class file. */
-export const RULES_ANYWHERE: readonly Rule[] = [missingFile, engineRequirement, fontNotFound, unicodeCharacter];
+export const RULES_ANYWHERE: readonly Rule[] = [shellEscape, missingFile, engineRequirement, fontNotFound, unicodeCharacter];
 
 /**
  * Rules for an error inside the bibliography bibtex or biber generated (main.bbl): a command
@@ -23,6 +25,7 @@ export const RULES_ANYWHERE: readonly Rule[] = [missingFile, engineRequirement, 
 export const RULES_IN_BIBLIOGRAPHY: readonly Rule[] = [...RULES_ANYWHERE, undefinedCommand, undefinedEnvironment];
 
 export const RULES: readonly Rule[] = [
+  shellEscape,
   missingFile,
   engineRequirement,
   fontNotFound,
