@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { systemClock } from '../src/clock.js';
 import { probeSettings, texIndexDir, texliveSettings } from '../src/config.js';
@@ -28,7 +28,11 @@ import type { TexResult } from '../src/tex/job.js';
 import type { TexRunner } from '../src/tex/runner.js';
 import { applyFix, compile, corpusRunner, pool } from '../test/diagnosis/corpus.js';
 
-/** Where the documents are, inside each image (its TeX Live tree: the images hold no documentation folder). */
+/**
+ * Where the documents are: a folder inside each image (default its TeX Live tree; the images
+ * hold no documentation folder), or an absolute path on the host (a documentation tree
+ * fetched apart), whose documents then run on every image.
+ */
 const DOC_DIR = process.env.BENCH_DOC_DIR ?? 'usr/share/texlive/texmf-dist';
 const MAX_DOCS = Number(process.env.BENCH_DOCS ?? 70);
 const PER_DOC = Number(process.env.BENCH_MUTANTS_PER_DOC ?? 4);
@@ -332,7 +336,7 @@ async function measure(image: TexImage): Promise<void> {
   probeTimes.length = 0;
   probeCount = 0;
   refused.caller = refused.node = 0;
-  const docRoot = join(image.root, DOC_DIR);
+  const docRoot = isAbsolute(DOC_DIR) ? DOC_DIR : join(image.root, DOC_DIR);
   console.log(`\n== TeX Live ${image.year} (${image.texliveVersion}, image ${image.root})`);
   // The package index is the service's: the default year's (tex/diagnosis/catalog.ts).
   const cat = await ensureCatalog(CACHE_DIR);
