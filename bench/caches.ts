@@ -38,5 +38,3 @@ export function cacheLabel(before: CacheUse, after: CacheUse): string {
   return `cache hits of ${delta('compiles')} compiles: ${hits.join(', ') || 'none'}`;
 }
 
-/** Hits of any cache between two readings. */
-export const cacheHits = (before: CacheUse, after: CacheUse): number => after.paused - before.paused + after.format - before.format + after.result - before.result;
