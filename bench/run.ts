@@ -187,7 +187,7 @@ async function main(): Promise<void> {
       const score = kind === 'ratio' ? sm / bm : sm - bm;
       const verdict = c.goal ? `${kind === 'ratio' ? `≤ ${c.goal.value.toFixed(2)}` : `≤ +${c.goal.value} ms`} ${score <= c.goal.value ? 'MET' : 'NOT MET'}` : 'no goal';
       const notes = [c.versus ? `vs ${c.versus}` : '', used, `load ${load.toFixed(1)} → ${loadavg()[0]!.toFixed(1)}`].filter(Boolean).join('; ');
-      say(`${c.name.padEnd(44)}${`${sm.toFixed(0)} ms`.padStart(10)}${`${bm.toFixed(0)} ms`.padStart(10)}${(kind === 'ratio' ? score.toFixed(2) : `+${score.toFixed(0)}`).padStart(8)}  ${verdict} (${notes})`);
+      say(`${c.name.padEnd(44)}${`${sm.toFixed(0)} ms`.padStart(10)}${`${bm.toFixed(0)} ms`.padStart(10)}${(kind === 'ratio' ? score.toFixed(2) : `${score >= 0 ? '+' : ''}${score.toFixed(0)}`).padStart(8)}  ${verdict} (${notes})`);
     };
     if (!process.env.BENCH_SKIP_LATENCY) for (const c of cases.filter((x) => wanted(x.name))) await latencyRow(c);
 
