@@ -1,4 +1,4 @@
-// `npm run bench:diagnosis`: real documents from TeX Live's documentation tree, each broken in
+// `npm run bench:diagnosis`: real documents from the TeX image's own tree, each broken in
 // one known way (a \usepackage deleted, a package/class/environment misspelt, a brace or $…$
 // dropped, \begin{document} deleted, a missing image, an undefined command, a character the
 // font lacks), compiled in the sandbox and diagnosed as the service does (with probe
@@ -7,24 +7,33 @@
 // Probes run under the service's probe budget (each mutant a caller of its own). `--load`
 // runs the same with a CPU burner on every core in a second process (issue 24: the verdicts
 // must not depend on the machine's load); `--json <file>` writes the headline figures.
+// It runs on the images the service serves (QUIRE_TEXLIVE's ready years, as `npm run setup`
+// builds them), one after the other, documents and TeX both from that year's image, and
+// prints the figures per TeX Live year.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { systemClock } from '../src/clock.js';
-import { probeSettings, texIndexDir } from '../src/config.js';
+import { probeSettings, texIndexDir, texliveSettings } from '../src/config.js';
 import { ProbeRefused, WindowProbeBudget } from '../src/compile/probe-budget.js';
 import type { Compiler } from '../src/quota/plans.js';
 import { ensureCatalog, type TexCatalog } from '../src/tex/diagnosis/catalog.js';
 import { analyzeMissingCharacters, diagnose, type Diagnosis, type LogAnalysis } from '../src/tex/diagnosis/index.js';
 import { parseErrors, primaryError } from '../src/tex/diagnosis/log.js';
+import { servedImages, type TexImage } from '../src/tex/image/store.js';
 import type { TexResult } from '../src/tex/job.js';
 import type { TexRunner } from '../src/tex/runner.js';
 import { applyFix, compile, corpusRunner, pool } from '../test/diagnosis/corpus.js';
 
-const DOC_ROOT = process.env.BENCH_DOC_ROOT ?? '/usr/share/doc/texlive-doc';
+/**
+ * Where the documents are: a folder inside each image (default its TeX Live tree; the images
+ * hold no documentation folder), or an absolute path on the host (a documentation tree
+ * fetched apart), whose documents then run on every image.
+ */
+const DOC_DIR = process.env.BENCH_DOC_DIR ?? 'usr/share/texlive/texmf-dist';
 const MAX_DOCS = Number(process.env.BENCH_DOCS ?? 70);
 const PER_DOC = Number(process.env.BENCH_MUTANTS_PER_DOC ?? 4);
 const LANES = Number(process.env.BENCH_LANES ?? 2);
@@ -104,12 +113,12 @@ function inlineInputs(source: string | undefined, path: string): string | undefi
 }
 
 /** Self-contained documents: one file (inputs pasted in), no images or bibliography databases we cannot send. */
-function candidates(): Doc[] {
+function candidates(docRoot: string): Doc[] {
   const docs: Doc[] = [];
   const perDir = new Map<string, number>();
   const seen = new Set<string>();
-  for (const path of texFiles(DOC_ROOT)) {
-    const dir = path.slice(DOC_ROOT.length).split('/').slice(0, 3).join('/');
+  for (const path of texFiles(docRoot)) {
+    const dir = path.slice(docRoot.length).split('/').slice(0, 3).join('/');
     if ((perDir.get(dir) ?? 0) >= PER_DIR) continue;
     const source = inlineInputs(readDoc(path), path);
     if (!source || source.length < 300 || source.length > 40_000) continue;
@@ -313,24 +322,34 @@ async function main(): Promise<void> {
     });
   }
   try {
-    await measure(started);
+    const images = servedImages({ sandbox: true, texlive: texliveSettings() });
+    if (images.length === 0) throw new Error('No TeX image is ready: `npm run setup` builds the years QUIRE_TEXLIVE names.');
+    for (const image of images) await measure(image);
+    console.log(`time     ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
   } finally {
     for (const b of burners) b.kill('SIGKILL');
   }
 }
 
-async function measure(started: number): Promise<void> {
+async function measure(image: TexImage): Promise<void> {
+  const started = performance.now();
+  probeTimes.length = 0;
+  probeCount = 0;
+  refused.caller = refused.node = 0;
+  const docRoot = isAbsolute(DOC_DIR) ? DOC_DIR : join(image.root, DOC_DIR);
+  console.log(`\n== TeX Live ${image.year} (${image.texliveVersion}, image ${image.root})`);
+  // The package index is the service's: the default year's (tex/diagnosis/catalog.ts).
   const cat = await ensureCatalog(CACHE_DIR);
   if (!cat) throw new Error('TeX Live index unavailable');
   console.log(`index: ${cat.size} packages and classes (built in ${cat.buildMs} ms)`);
-  const runner = await corpusRunner();
+  const runner = await corpusRunner(image);
   try {
-    const pool1 = candidates();
+    const pool1 = candidates(docRoot);
     if (process.env.BENCH_LIST === '1') {
       for (const d of pool1) console.log(d.engine, d.path);
       return;
     }
-    console.log(`${pool1.length} self-contained documents under ${DOC_ROOT}; compiling until ${MAX_DOCS} compile cleanly`);
+    console.log(`${pool1.length} self-contained documents under ${docRoot}; compiling until ${MAX_DOCS} compile cleanly`);
     const clean: Doc[] = [];
     // Which documents compile cleanly is remembered between runs (keyed by content), to save the first phase.
     const memoPath = join(CACHE_DIR, 'bench-diagnosis-clean.json');
@@ -341,7 +360,7 @@ async function measure(started: number): Promise<void> {
         return {};
       }
     })();
-    const key = (doc: Doc) => createHash('sha1').update(`${doc.engine}\n${doc.source}`).digest('hex');
+    const key = (doc: Doc) => createHash('sha1').update(`${image.year}\n${image.builtAt}\n${doc.engine}\n${doc.source}`).digest('hex');
     for (let i = 0; i < pool1.length && clean.length < MAX_DOCS; i += LANES * 4) {
       const batch = pool1.slice(i, i + LANES * 4);
       const ok = await pool(batch, LANES, async (doc) => {
@@ -435,12 +454,12 @@ async function measure(started: number): Promise<void> {
     const sorted = [...probeTimes].sort((a, b) => a - b);
     const at = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0);
     console.log(`probes   ${probeTimes.length} diagnoses probed (${probeCount} probe compiles, ${refused.caller} refused by the per-caller cap, ${refused.node} by the node reserve); time per diagnosis median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`);
-    if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ load: LOAD, mutants: n, ...headline, probes: probeCount, refused }, null, 2));
-    console.log(`time     ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    if (JSON_OUT) writeFileSync(JSON_OUT.replace(/(\.json)?$/, `-${image.year}$1`), JSON.stringify({ texlive: image.year, load: LOAD, mutants: n, ...headline, probes: probeCount, refused }, null, 2));
+    console.log(`time     ${((performance.now() - started) / 1000).toFixed(0)} s (TeX Live ${image.year})`);
     const misses = scored.filter((s) => s.d?.error_class !== s.m.truth.class || (s.d?.symbol ?? null) !== s.m.truth.symbol || (s.m.truth.package !== null && (s.d?.suggested_package !== s.m.truth.package || !s.fixed)));
     if (process.env.BENCH_VERBOSE !== '0') {
       for (const s of misses) {
-        console.log(`  miss ${s.m.kind} ${s.m.doc.path.slice(DOC_ROOT.length + 1)}: expected ${JSON.stringify(s.m.truth)} got ${JSON.stringify({ class: s.d?.error_class, symbol: s.d?.symbol, package: s.d?.suggested_package, fixed: s.fixed })}`);
+        console.log(`  miss ${s.m.kind} ${s.m.doc.path.slice(docRoot.length + 1)}: expected ${JSON.stringify(s.m.truth)} got ${JSON.stringify({ class: s.d?.error_class, symbol: s.d?.symbol, package: s.d?.suggested_package, fixed: s.fixed })}`);
       }
     }
   } finally {

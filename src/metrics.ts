@@ -150,6 +150,14 @@ export class Metrics {
     watchValidators(this.registry, stats);
   }
 
+  /** The result cache's lookups (compile/result-cache.ts), read at scrape time. */
+  watchResultCache(stats: Readonly<Record<'hits' | 'misses', number>>): void {
+    scrapedCounters(this.registry, 'quire_result_cache', stats, [
+      ['hits', 'Compiles answered from the result cache (no TeX ran)'],
+      ['misses', 'Compiles the result cache did not hold (TeX ran)'],
+    ]);
+  }
+
   /** The preamble cache's counters and size (tex/format-cache.ts), read at scrape time. */
   watchPreambleCache(cache: { readonly stats: Readonly<Record<'hits' | 'primed' | 'misses' | 'builds' | 'rejections' | 'evictions', number>>; readonly bytes: number }): void {
     scrapedCounters(this.registry, 'quire_preamble_cache', cache.stats, [

@@ -137,6 +137,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const assets = new AssetService(db, blobs, clock, config, counters);
   const previews = new SqlPreviewStore(db.kysely, counters);
   const results = new ResultCache({ maxEntries: config.resultCacheEntries, maxBytes: config.resultCacheBytes });
+  metrics.watchResultCache(results.stats);
   const images = servedImages(config);
   const texlive = images.map((image) => image.year);
   const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, texlive, assets: new LibraryAssetResolver(assets, config) });

@@ -60,6 +60,8 @@ export class ResultCache {
   /** Map order is use order: the first entry is the least recently used. */
   private readonly entries = new Map<string, TexResult>();
   private total = 0;
+  /** Lookups answered and not (quire_result_cache_{hits,misses}_total): the bench counts its rows' hits with them. */
+  readonly stats = { hits: 0, misses: 0 };
 
   constructor(private readonly limits: ResultCacheLimits) {}
 
@@ -69,7 +71,11 @@ export class ResultCache {
 
   get(key: string): TexResult | undefined {
     const hit = this.entries.get(key);
-    if (!hit) return undefined;
+    if (!hit) {
+      this.stats.misses++;
+      return undefined;
+    }
+    this.stats.hits++;
     this.entries.delete(key);
     this.entries.set(key, hit);
     return hit;

@@ -33,6 +33,8 @@ describe('result cache', () => {
       const second = await compile(alice.headers);
       assert.equal(second.statusCode, 200);
       assert.equal(texRuns, 1, 'the second request ran no TeX');
+      const counted = await t.services.metrics.registry.getSingleMetricAsString('quire_result_cache_hits_total');
+      assert.match(counted, /^quire_result_cache_hits_total 1$/m, 'the hit is counted (the bench reads it)');
       assert.notEqual(second.json().job_id, first.json().job_id);
       assert.notEqual(second.json().pdf_url, first.json().pdf_url);
       assert.equal(second.json().pages, first.json().pages);

@@ -30,11 +30,20 @@ export function loadCorpus(): Array<Case & { source: string }> {
   return manifest.map((c) => ({ ...c, source: readFileSync(join(CORPUS_DIR, c.file), 'utf8') }));
 }
 
-/** The real runner, in the bubblewrap sandbox when this machine can run it (as in production). */
-export async function corpusRunner(): Promise<TexRunner> {
-  const root = join(tmpdir(), 'quire-diagnosis-test');
+/**
+ * The real runner, in the bubblewrap sandbox when this machine can run it (as in production),
+ * on `image` (a TeX Live year's; default: the default year's, as the service's).
+ */
+export async function corpusRunner(image?: { root: string; year: string }): Promise<TexRunner> {
+  const root = join(tmpdir(), 'quire-diagnosis-test', ...(image ? [image.year] : []));
   await mkdir(root, { recursive: true });
-  return new TexRunner({ workRoot: join(root, 'jobs'), isolate: probeSandbox() === null, warm: false, luaCache: () => prepareLuaCache(root) });
+  return new TexRunner({
+    workRoot: join(root, 'jobs'),
+    isolate: probeSandbox(undefined, image?.root) === null,
+    warm: false,
+    ...(image ? { root: image.root } : {}),
+    luaCache: () => prepareLuaCache(root, undefined, image?.root),
+  });
 }
 
 export function compile(runner: TexRunner, source: string, compiler: Compiler): Promise<TexResult> {

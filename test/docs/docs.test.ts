@@ -1,7 +1,8 @@
 // The README is the front door (issue #14): short, linking every page of docs/, and the
 // documented error catalogue says what src/errors.ts does.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { normalize } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ERROR_STATUS } from '../../src/errors.js';
@@ -17,6 +18,34 @@ describe('documentation', () => {
     assert.ok(pages.length >= 5);
     for (const page of pages) assert.ok(readme.includes(`](docs/${page})`), `README links docs/${page}`);
     assert.ok(readme.includes('](SECURITY.md)'), 'README links SECURITY.md');
+  });
+
+  test('every link to a page of the README or docs/ and to a heading in it resolves (GitHub heading anchors)', () => {
+    const anchors = (path: string) => {
+      const seen = new Map<string, number>();
+      // Headings outside code blocks, as GitHub makes their anchors: lower case, punctuation dropped, spaces to hyphens.
+      const text = read(path).replace(/^```[\s\S]*?^```/gm, '');
+      return new Set(
+        [...text.matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => {
+          const slug = m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}_\- ]/gu, '').replace(/ /g, '-');
+          const n = seen.get(slug) ?? 0;
+          seen.set(slug, n + 1);
+          return n === 0 ? slug : `${slug}-${n}`;
+        }),
+      );
+    };
+    const pages = ['README.md', ...readdirSync(`${root}/docs`).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+    const broken: string[] = [];
+    for (const page of pages) {
+      const dir = page.includes('/') ? page.slice(0, page.lastIndexOf('/') + 1) : '';
+      for (const [, target, anchor] of read(page).matchAll(/\]\(([\w./-]*\.md)?(?:#([^)\s]+))?\)/g)) {
+        if (!target && !anchor) continue;
+        const path = target ? normalize(`${dir}${target}`) : page;
+        if (!existsSync(`${root}/${path}`)) broken.push(`${page} → ${target}`);
+        else if (anchor && path.endsWith('.md') && !anchors(path).has(anchor)) broken.push(`${page} → ${path}#${anchor}`);
+      }
+    }
+    assert.deepEqual(broken, []);
   });
 
   test('docs/configuration.md names every environment variable src/ reads', () => {
