@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { checkedByService } from '../documented.js';
 import { OutputBody } from '../compile/output-schema.js';
-import { texliveField } from '../compile/schemas.js';
+import { OnErrorField, texliveField } from '../compile/schemas.js';
 import type { Services } from '../services.js';
 import { JobBody } from '../jobs/schemas.js';
 import { BATCH_MAX_ITEMS } from '../templates/batch.js';
@@ -26,6 +26,7 @@ const BatchBody = Type.Object(
       }),
     ),
     texlive: texliveField("the template's stored `texlive`, else the newest; every item runs with it"),
+    on_error: OnErrorField,
   },
   { additionalProperties: false, examples: [{ items: [{ name: 'Ada' }, { name: 'Grace' }], merge: true }] },
 );
@@ -61,8 +62,8 @@ export function jobRoutes(app: App, services: Services): void {
       },
     },
     async (req, reply) => {
-      const { items, merge, callback_url, output, outputs, texlive } = req.body;
-      const accepted = await services.batches.start(accountOf(req), req.params.id, { items, merge, callbackUrl: callback_url, output, outputs, texlive });
+      const { items, merge, callback_url, output, outputs, texlive, on_error: onError } = req.body;
+      const accepted = await services.batches.start(accountOf(req), req.params.id, { items, merge, callbackUrl: callback_url, output, outputs, texlive, onError });
       return reply.code(202).header('location', accepted.status_url).send(accepted);
     },
   );

@@ -210,7 +210,7 @@ export function templateRoutes(app: App, services: Services): void {
       const caller = accountOf(req);
       const { request } = asyncOf(req.body);
       return answer(services, reply, caller, 'render', request, (hooks) =>
-        templates.render(caller, req.params.id, req.body.data, hooks, { version: req.body.version, output: req.body.output, texlive: req.body.texlive }),
+        templates.render(caller, req.params.id, req.body.data, hooks, { version: req.body.version, output: req.body.output, texlive: req.body.texlive, onError: req.body.on_error }),
       );
     },
   );
