@@ -54,7 +54,7 @@ export function jobRoutes(app: App, services: Services): void {
       schema: {
         operationId: 'renderTemplateBatch',
         summary: 'Render a placeholder template once per item, as one async job',
-        description: `Up to ${BATCH_MAX_ITEMS} items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. \`output\` shapes every PDF as on compile; \`outputs[i]\` overrides its fields for item i. \`texlive\` (else the template's stored year, else the newest) is fixed for the whole batch when it is accepted: a year not served is 422 texlive_not_available at once.`,
+        description: `Up to ${BATCH_MAX_ITEMS} items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. \`output\` shapes every PDF as on compile; \`outputs[i]\` overrides its fields for item i. \`texlive\` (else the template's stored year, else the newest) is fixed for the whole batch when it is accepted: a year not served is 422 texlive_not_available at once. \`on_error\` applies to every item, as on compile.`,
         tags: ['templates v2', 'jobs'],
         params: IdParam,
         body: BatchBody,

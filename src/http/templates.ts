@@ -199,7 +199,7 @@ export function templateRoutes(app: App, services: Services): void {
         operationId: 'renderTemplate',
         summary: 'Render a placeholder template with data into a PDF',
         description:
-          "`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). `texlive` picks the TeX Live year (default: the template's stored `texlive`, else the newest); a year not served is 422 texlive_not_available, not charged. The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.",
+          "`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). `texlive` picks the TeX Live year (default: the template's stored `texlive`, else the newest); a year not served is 422 texlive_not_available, not charged. `on_error: \"continue\"` delivers a PDF TeX wrote despite recoverable errors, with `errors` (as on compile). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.",
         tags: ['templates v2'],
         params: IdParam,
         body: RenderBody,
