@@ -7,6 +7,7 @@ import { $, h } from './lib/dom';
 import { buildFragment, parseFragment } from './lib/fragment';
 import { OutputProblem } from './lib/output-options';
 import { mountOutputPanel } from './lib/output-panel';
+import { problemNodes } from './lib/problems';
 import type { LatexEditor } from './editor';
 
 const DRAFT = 'quire.draft';
@@ -16,6 +17,7 @@ const compilerSelect = $<HTMLSelectElement>('#compiler');
 const status = $('#status');
 const quota = $('#quota');
 const diagnosis = $('#diagnosis');
+const problemsBox = $('#problems');
 const pdfBox = $('#pdf');
 const openPdf = $<HTMLAnchorElement>('#open-pdf');
 const saveButton = $<HTMLButtonElement>('#save-template');
@@ -229,6 +231,7 @@ async function compile(): Promise<void> {
   const assets = referencedAssets(latex);
   if (assets.length > 0) request.use_stored_assets = assets;
   if (output) request.output = output;
+  if (outputPanel.onError() === 'continue') request.on_error = 'continue';
   try {
     const res = await api<Json>('/api/v1/compile', { body: request });
     clearDiagnosis();
@@ -265,7 +268,17 @@ async function showPdf(res: Json, password: string, standard: string | null): Pr
   const time = Number.isFinite(ms) ? ` in ${(ms / 1000).toFixed(1)} s` : '';
   const checked = standard ? ` Meets ${standardName(standard)}.` : '';
   const warning = typeof res.warning === 'string' ? ` ${res.warning}` : '';
-  setStatus(`Compiled ${pages} ${pages === 1 ? 'page' : 'pages'}${time}.${checked}${warning}`, warning ? 'error' : 'ok');
+  const errors = Array.isArray(res.errors) ? res.errors.length : 0;
+  const despite = errors > 0 ? ` despite ${errors} TeX ${errors === 1 ? 'error' : 'errors'}` : '';
+  showProblems(res);
+  setStatus(`Compiled ${pages} ${pages === 1 ? 'page' : 'pages'}${time}${despite}.${checked}${warning}`, warning || despite ? 'error' : 'ok');
+}
+
+/** A success's TeX errors (on_error "continue") and warnings, under the source; hidden when none. */
+function showProblems(res: Json): void {
+  const nodes = problemNodes(res, (line) => editor?.goToLine(line));
+  problemsBox.replaceChildren(...nodes);
+  problemsBox.hidden = nodes.length === 0;
 }
 
 const standardName = (level: string) => `PDF/A-${level.slice(2)}`;
@@ -332,6 +345,8 @@ function markStale(stale: boolean): void {
 function clearDiagnosis(): void {
   diagnosis.hidden = true;
   diagnosis.replaceChildren();
+  problemsBox.hidden = true;
+  problemsBox.replaceChildren();
   pendingMark = null;
   editor?.clearError();
 }

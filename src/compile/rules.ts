@@ -8,6 +8,15 @@ export const LATEX_MARKERS = ['\\documentclass', '\\begin{document}', '\\input{'
 
 export const EXAMPLE_TEMPLATE = '\\documentclass{article}\n\\begin{document}\nHello, world.\n\\end{document}\n';
 
+/** `on_error`: what a TeX error does. "stop" is SPEC's 422; "continue" delivers a PDF TeX wrote despite errors. */
+export type OnError = 'stop' | 'continue';
+
+/** The `on_error` field of a compile or render request: absent is "stop"; anything else but the two is validation_failed. */
+export function parseOnError(value: unknown): OnError {
+  if (value === undefined || value === 'stop' || value === 'continue') return value ?? 'stop';
+  throw invalidField('on_error', 'enum', 'must be "stop" or "continue"');
+}
+
 export interface CompileRequest {
   latex: string;
   compiler: Compiler;
@@ -20,7 +29,7 @@ export interface CompileRequest {
   /** Over the plan's source limit but within the hard cap: compile as a size preview. */
   sizePreview: boolean;
   /** `on_error`: "continue" delivers a PDF TeX wrote despite errors. */
-  onError: 'stop' | 'continue';
+  onError: OnError;
 }
 
 /**
@@ -43,8 +52,7 @@ export function checkRequest(
   if (latex === undefined || latex === null) throw invalidField('latex', 'required', 'is required');
   if (typeof latex !== 'string') throw invalidField('latex', 'type', 'must be a string');
   if (!isCompiler(compiler)) throw invalidField('compiler', 'enum', 'must be one of pdflatex, xelatex, lualatex');
-  const { on_error: onError = 'stop' } = input;
-  if (onError !== 'stop' && onError !== 'continue') throw invalidField('on_error', 'enum', 'must be "stop" or "continue"');
+  const onError = parseOnError(input.on_error);
 
   const project = checkProjectFiles(input.files);
   const bytes = Buffer.byteLength(latex, 'utf8') + project.bytes;

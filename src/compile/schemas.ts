@@ -26,6 +26,20 @@ export function texliveField(fallback = 'the newest') {
   );
 }
 
+/**
+ * `on_error` of compile and of every render (V2, public, batch): checked once by the service
+ * (compile/rules.ts parseOnError), so each door answers a bad value with the same validation_failed.
+ */
+export const OnErrorField = Type.Optional(
+  checkedByService(
+    Type.Union([Type.Literal('stop'), Type.Literal('continue')], {
+      description:
+        'Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC\'s 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf\'s "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.',
+      examples: ['continue'],
+    }),
+  ),
+);
+
 /** The fields of a compile request the compile service reads (async ones are the job door's). */
 const CompileFields = {
   // Optional in the schema only because project_zip may replace it; the service requires one of them.
@@ -71,15 +85,7 @@ const CompileFields = {
     ),
   ),
   output: Type.Optional(OutputBody),
-  on_error: Type.Optional(
-    checkedByService(
-      Type.Union([Type.Literal('stop'), Type.Literal('continue')], {
-        description:
-          'Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC\'s 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf\'s "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.',
-        examples: ['continue'],
-      }),
-    ),
-  ),
+  on_error: OnErrorField,
 };
 
 /** What every door hands the compile service (see CompileInput in types.ts). */

@@ -2,7 +2,7 @@
 import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type } from '@sinclair/typebox';
-import { CompileSuccessBody, texliveField } from '../compile/schemas.js';
+import { CompileSuccessBody, OnErrorField, texliveField } from '../compile/schemas.js';
 import { OutputBody } from '../compile/output-schema.js';
 import { GALLERY_CATEGORIES } from './catalog.js';
 
@@ -46,6 +46,7 @@ export const PublicRenderRequest = Type.Object(
     color: Type.Optional(checkedByService(Type.String({ description: "One of the template's colors; default the template's default", examples: ['blue'] }))),
     output: Type.Optional(OutputBody),
     texlive: texliveField(),
+    on_error: OnErrorField,
     ...AsyncRequestFields,
   },
   {

@@ -132,16 +132,16 @@ export class GalleryService {
   }
 
   /**
-   * Checks the request body's shape and color; returns the data (blank optionals dropped), the `output` object and the
-   * color to render with. The data is validated against the schema by the render pipeline.
+   * Checks the request body's shape and color; returns the data (blank optionals dropped), the `output` object, the
+   * `on_error` and the color to render with. The data, `output` and `on_error` are checked by the render pipeline.
    */
-  check(t: GalleryTemplate, body: unknown): { data: Record<string, unknown>; color: string; output: unknown } {
+  check(t: GalleryTemplate, body: unknown): { data: Record<string, unknown>; color: string; output: unknown; onError: unknown } {
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw errors.invalid_data('The body must be a JSON object: {"data": {...}, "color": "..."}', {
         got: jsonType(body),
       });
     }
-    const { data, color, output } = body as { data?: unknown; color?: unknown; output?: unknown };
+    const { data, color, output, on_error: onError } = body as { data?: unknown; color?: unknown; output?: unknown; on_error?: unknown };
     if (data === undefined) {
       throw errors.invalid_data('`data` is required: an object matching the template schema', {
         missing_fields: ['data'],
@@ -163,7 +163,7 @@ export class GalleryService {
       }
       chosen = color;
     }
-    return { data: dropBlankOptionals(t.schema, data) as Record<string, unknown>, color: chosen, output };
+    return { data: dropBlankOptionals(t.schema, data) as Record<string, unknown>, color: chosen, output, onError };
   }
 
   async render(caller: Caller, slug: string, body: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}): Promise<GalleryRenderSuccess> {
@@ -175,7 +175,7 @@ export class GalleryService {
         const t = this.find(slug);
         // Gallery templates store no year: the request's, else the default, fixed before the data checks.
         texliveOf();
-        const { data, color, output } = this.check(t, body);
+        const { data, color, output, onError } = this.check(t, body);
         return {
           source: t.latex_with_placeholders,
           schema: t.schema,
@@ -184,6 +184,7 @@ export class GalleryService {
           compiler: t.compiler,
           template: { slug: t.slug, document: t.document, design: t.design, color },
           output,
+          onError,
         };
       },
       hooks,

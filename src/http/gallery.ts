@@ -68,7 +68,7 @@ export function galleryRoutes(app: App, services: Services): void {
         operationId: 'renderPublicTemplate',
         summary: 'Render a public template from JSON data into a PDF',
         description:
-          'Validates `data` against the template schema before anything compiles (no quota on failure), then compiles exactly as POST /api/v1/compile: anonymous tier without a key, plan limits with one, `texlive` as on compile.',
+          'Validates `data` against the template schema before anything compiles (no quota on failure), then compiles exactly as POST /api/v1/compile: anonymous tier without a key, plan limits with one, `texlive` and `on_error` as on compile.',
         tags: ['gallery'],
         params: SlugParam,
         body: PublicRenderRequest,

@@ -3,7 +3,7 @@
 import { Type } from '@sinclair/typebox';
 import { checkedByService } from '../documented.js';
 import { OutputBody } from '../compile/output-schema.js';
-import { texliveField } from '../compile/schemas.js';
+import { OnErrorField, texliveField } from '../compile/schemas.js';
 import type { Services } from '../services.js';
 import { JobBody } from '../jobs/schemas.js';
 import { BATCH_MAX_ITEMS } from '../templates/batch.js';
@@ -26,6 +26,7 @@ const BatchBody = Type.Object(
       }),
     ),
     texlive: texliveField("the template's stored `texlive`, else the newest; every item runs with it"),
+    on_error: OnErrorField,
   },
   { additionalProperties: false, examples: [{ items: [{ name: 'Ada' }, { name: 'Grace' }], merge: true }] },
 );
@@ -53,7 +54,7 @@ export function jobRoutes(app: App, services: Services): void {
       schema: {
         operationId: 'renderTemplateBatch',
         summary: 'Render a placeholder template once per item, as one async job',
-        description: `Up to ${BATCH_MAX_ITEMS} items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. \`output\` shapes every PDF as on compile; \`outputs[i]\` overrides its fields for item i. \`texlive\` (else the template's stored year, else the newest) is fixed for the whole batch when it is accepted: a year not served is 422 texlive_not_available at once.`,
+        description: `Up to ${BATCH_MAX_ITEMS} items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. \`output\` shapes every PDF as on compile; \`outputs[i]\` overrides its fields for item i. \`texlive\` (else the template's stored year, else the newest) is fixed for the whole batch when it is accepted: a year not served is 422 texlive_not_available at once. \`on_error\` applies to every item, as on compile.`,
         tags: ['templates v2', 'jobs'],
         params: IdParam,
         body: BatchBody,
@@ -61,8 +62,8 @@ export function jobRoutes(app: App, services: Services): void {
       },
     },
     async (req, reply) => {
-      const { items, merge, callback_url, output, outputs, texlive } = req.body;
-      const accepted = await services.batches.start(accountOf(req), req.params.id, { items, merge, callbackUrl: callback_url, output, outputs, texlive });
+      const { items, merge, callback_url, output, outputs, texlive, on_error: onError } = req.body;
+      const accepted = await services.batches.start(accountOf(req), req.params.id, { items, merge, callbackUrl: callback_url, output, outputs, texlive, onError });
       return reply.code(202).header('location', accepted.status_url).send(accepted);
     },
   );

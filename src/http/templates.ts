@@ -199,7 +199,7 @@ export function templateRoutes(app: App, services: Services): void {
         operationId: 'renderTemplate',
         summary: 'Render a placeholder template with data into a PDF',
         description:
-          "`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). `texlive` picks the TeX Live year (default: the template's stored `texlive`, else the newest); a year not served is 422 texlive_not_available, not charged. The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.",
+          "`data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). `texlive` picks the TeX Live year (default: the template's stored `texlive`, else the newest); a year not served is 422 texlive_not_available, not charged. `on_error: \"continue\"` delivers a PDF TeX wrote despite recoverable errors, with `errors` (as on compile). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.",
         tags: ['templates v2'],
         params: IdParam,
         body: RenderBody,
@@ -210,7 +210,7 @@ export function templateRoutes(app: App, services: Services): void {
       const caller = accountOf(req);
       const { request } = asyncOf(req.body);
       return answer(services, reply, caller, 'render', request, (hooks) =>
-        templates.render(caller, req.params.id, req.body.data, hooks, { version: req.body.version, output: req.body.output, texlive: req.body.texlive }),
+        templates.render(caller, req.params.id, req.body.data, hooks, { version: req.body.version, output: req.body.output, texlive: req.body.texlive, onError: req.body.on_error }),
       );
     },
   );

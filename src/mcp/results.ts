@@ -106,6 +106,15 @@ export function pdfText(body: Body): string {
       lines.push(`- ${String(w.message)}${num(w.line) !== undefined ? ` (line ${String(w.line)})` : ''} Fix: ${String(w.fix)}`);
     }
   }
+  // on_error "continue": the PDF exists despite these, so the agent hears of them beside the link.
+  const texErrors = list(body.errors).map(record).filter((e) => e !== undefined);
+  if (texErrors.length > 0) {
+    lines.push(`TeX went on past ${texErrors.length} error(s); the PDF may be wrong where they are:`);
+    for (const e of texErrors.slice(0, 10)) {
+      const where = [str(e.file), num(e.line)].filter((part) => part !== undefined).join(':');
+      lines.push(`- ${String(e.message)}${where ? ` (${where})` : ''}`);
+    }
+  }
   if (body.anonymous === true) {
     if (num(body.remaining_today) !== undefined) lines.push(`Anonymous compiles left today: ${String(body.remaining_today)}.`);
     if (str(body.note)) lines.push(String(body.note));

@@ -10,6 +10,7 @@ import { signedPdfUrl } from '../compile/links.js';
 import type { PdfStore } from '../compile/pdfs.js';
 import type { Config } from '../config.js';
 import { checkOutputShape, mergeOutput } from '../compile/output.js';
+import { parseOnError } from '../compile/rules.js';
 import { INTERNAL_ERROR_BODY, invalidField, isServiceError } from '../errors.js';
 import type { Accepted, JobService } from '../jobs/service.js';
 import { limitsOf } from '../quota/plans.js';
@@ -32,6 +33,8 @@ export interface BatchRequest {
   outputs?: unknown[];
   /** The TeX Live year of every item: else the template's stored one, else the default. */
   texlive?: unknown;
+  /** The `on_error` of every item (compile/rules.ts parseOnError). */
+  onError?: unknown;
 }
 
 export interface BatchDeps {
@@ -50,7 +53,7 @@ export class BatchService {
 
   /**
    * Refuses what concerns the whole batch now (unknown or raw V1 template, a TeX Live year not
-   * served), then accepts the job. The year is fixed here, so every item runs with the same one.
+   * served, a bad `on_error`), then accepts the job. The year is fixed here, so every item runs with the same one.
    */
   async start(caller: AccountCaller, templateId: string, request: BatchRequest): Promise<Accepted> {
     const { templates, asyncJobs } = this.deps;
@@ -61,6 +64,7 @@ export class BatchService {
     // Malformed output objects refuse the whole batch now; what depends on the plan fails its item alone.
     checkOutputShape(request.output);
     for (const output of outputs) checkOutputShape(output);
+    const onError = parseOnError(request.onError);
     const template = await templates.getV2(caller, templateId);
     const id = String(template.template.id);
     const requested = request.texlive ?? template.template.texlive ?? undefined;
@@ -71,7 +75,7 @@ export class BatchService {
       template_id: template.template.id,
       texlive,
       ...(await this.run(caller, request.items, request.merge === true, (data, index) =>
-        templates.render(caller, id, data, { background: true }, { output: mergeOutput(request.output, outputs[index]), ...year }),
+        templates.render(caller, id, data, { background: true }, { output: mergeOutput(request.output, outputs[index]), ...year, onError }),
       )),
     }));
   }

@@ -9,6 +9,7 @@ import type { Caller } from '../accounts/caller.js';
 import type { Clock } from '../clock.js';
 import type { CompileContext, CompileSuccess } from '../compile/types.js';
 import { checkOutputShape } from '../compile/output.js';
+import { parseOnError } from '../compile/rules.js';
 import { errors, ServiceError } from '../errors.js';
 import type { Compiler } from '../quota/plans.js';
 import type { DataProblems, JsonSchema } from './data-schema.js';
@@ -18,7 +19,7 @@ import { chooseCompiler } from './validate.js';
 export interface RenderCompiler {
   compile(
     caller: Caller,
-    input: { latex?: unknown; compiler?: unknown; texlive?: unknown; use_stored_assets?: unknown; output?: unknown },
+    input: { latex?: unknown; compiler?: unknown; texlive?: unknown; use_stored_assets?: unknown; output?: unknown; on_error?: unknown },
     context: Pick<CompileContext, 'onAccepted' | 'background'> & { via: 'render' | 'public_render'; deadline: number },
   ): Promise<CompileSuccess>;
   /** A served TeX Live year (the default for none), or 422 texlive_not_available: CompileService.texliveYear. */
@@ -50,6 +51,8 @@ export interface LoadedTemplate<T> {
   template: T;
   /** The request's `output` object (compile/output-schema.ts), checked by the compile service. */
   output?: unknown;
+  /** The request's `on_error` (compile/rules.ts parseOnError): "continue" delivers a PDF TeX wrote despite errors. */
+  onError?: unknown;
 }
 
 /** How one kind of template judges and words its data. */
@@ -94,8 +97,10 @@ export class RenderPipeline {
     year.of();
     const problems = this.kind.validate(t.schema, t.data);
     if (problems) throw this.kind.invalid(problems, t.schema);
-    // A malformed `output` is refused before the render limit is charged (the rest is the compile's check).
+    // A malformed `output` or `on_error` is refused before the render limit is charged (the rest is the compile's check).
     checkOutputShape(t.output);
+    // Absent and "stop" hand the compile what SPEC's render always did: no on_error at all.
+    const onError = parseOnError(t.onError) === 'continue' ? { on_error: 'continue' } : {};
     await t.charge?.();
     return this.withinWallClock(deadline, wallClockMs, async () => {
       const assetNames = t.assetNames ? await t.assetNames() : undefined;
@@ -104,7 +109,7 @@ export class RenderPipeline {
       const input = rendered.assets.length > 0 ? { use_stored_assets: rendered.assets } : {};
       const result = await this.compiler.compile(
         caller,
-        { latex: rendered.latex, compiler: t.compiler ?? chooseCompiler(rendered.latex), ...(year.named !== undefined ? { texlive: year.named } : {}), ...input, ...(t.output !== undefined ? { output: t.output } : {}) },
+        { latex: rendered.latex, compiler: t.compiler ?? chooseCompiler(rendered.latex), ...(year.named !== undefined ? { texlive: year.named } : {}), ...input, ...(t.output !== undefined ? { output: t.output } : {}), ...onError },
         { via: this.kind.via, deadline, ...hooks },
       );
       return { ...result, template: t.template, render_time_ms: this.clock.ms() - started };

@@ -4,7 +4,7 @@
 import { checkedByService } from '../documented.js';
 import { AsyncRequestFields } from '../jobs/async-fields.js';
 import { Type, type Static } from '@sinclair/typebox';
-import { CompileSuccessBody, texliveField } from '../compile/schemas.js';
+import { CompileSuccessBody, OnErrorField, texliveField } from '../compile/schemas.js';
 import { TEXLIVE_YEARS } from '../tex/image/releases.js';
 import { OutputBody } from '../compile/output-schema.js';
 import { TEMPLATE_DESCRIPTION_MAX, TEMPLATE_INSTRUCTIONS_MAX, TEMPLATE_NAME_MAX } from '../quota/plans.js';
@@ -98,6 +98,7 @@ export const RenderBody = Type.Object(
     version: Type.Optional(VersionNumber),
     output: Type.Optional(OutputBody),
     texlive: texliveField("the template's stored `texlive`, else the newest"),
+    on_error: OnErrorField,
     ...AsyncRequestFields,
   },
   { additionalProperties: true, examples: [{ data: { name: 'Ada Lovelace', amount: 42 } }] },

@@ -36,6 +36,8 @@ export interface RenderOptions {
   output?: unknown;
   /** The request's year: over the template's stored one (compile/schemas.ts, texliveField). */
   texlive?: unknown;
+  /** The request's `on_error` (compile/rules.ts parseOnError). */
+  onError?: unknown;
 }
 
 export class TemplateService {
@@ -281,10 +283,10 @@ export class TemplateService {
   /**
    * Renders the latest version, or `version` when given (a kept one, see versions.ts); `output`
    * shapes the PDF as on compile (compile/output-schema.ts); `texlive` picks the TeX Live year
-   * over the template's stored one.
+   * over the template's stored one; `onError` is compile's `on_error`.
    */
   async render(caller: Caller, idOrName: string, data: unknown, hooks: Pick<CompileContext, 'onAccepted' | 'background'> = {}, options: RenderOptions = {}) {
-    const { version, output } = options;
+    const { version, output, onError } = options;
     return this.pipeline.run(
       caller,
       async (texliveOf) => {
@@ -309,6 +311,7 @@ export class TemplateService {
           charge: () => this.rateLimit(owner),
           template: { id: Number(row.id), name: row.name, version: Number(row.version) },
           output,
+          onError,
         };
       },
       hooks,

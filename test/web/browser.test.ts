@@ -68,6 +68,15 @@ See through.\pdfpageresources{/ExtGState << /T << /ca 0.5 >> >>}\pdfliteral{/T g
 \end{document}
 `;
 
+// Line 4: an undefined command TeX can recover from; line 5: an undefined reference (a warning).
+const RECOVERABLE_DOC = String.raw`\documentclass{article}
+\begin{document}
+Some text first.
+Text \undefinedmacro after it.
+See \ref{nowhere}.
+\end{document}
+`;
+
 interface Watched {
   page: Page;
   /** Console errors and uncaught exceptions, minus the HTTP statuses the test expects. */
@@ -513,6 +522,57 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     assert.match(await page.locator('.diag-fix').innerText(), /^Fix: Embed every font/);
     await page.screenshot({ path: join(SHOTS, 'studio-pdfa-failed.png') });
     assert.deepEqual(await unlabelled(page), []);
+    assert.deepEqual(problems, []);
+  });
+
+  it('Output panel: on error "continue" sends on_error and lists the TeX errors beside the warnings; "stop" gives the diagnosis', async () => {
+    const user = await createAccount(services, 'starter');
+    const { page, problems, posted } = await studioWithKey(user.key, ['422 /api/v1/compile']);
+    await typeInStudio(page, `${base}/studio`, RECOVERABLE_DOC);
+    const failed = () => page.waitForFunction(() => {
+      const diagnosis = document.querySelector<HTMLElement>('#diagnosis');
+      return diagnosis?.hidden === false && diagnosis.dataset.code === 'compilation_failed';
+    });
+
+    // The default is SPEC's: no on_error sent, the diagnosis, no list.
+    await page.locator('#compile').click();
+    await failed();
+    assert.equal('on_error' in posted[0]!, false);
+    assert.equal(await page.locator('#problems').isHidden(), true);
+
+    await page.locator('#output-panel > summary').click();
+    assert.equal(await page.getByLabel('Stop').isChecked(), true);
+    await page.getByLabel('Continue').check();
+    assert.equal(await page.locator('#output-count').innerText(), '· 1 set');
+    assert.deepEqual(await unlabelled(page), []);
+    await page.locator('#compile').click();
+    await compiled(page);
+    assert.match(await page.locator('#status').innerText(), /^Compiled 1 page in [\d.]+ s despite 1 TeX error\.$/, problems.join('; '));
+    assert.equal(posted[1]!.on_error, 'continue');
+    assert.equal(posted[1]!.output, undefined, 'on_error is not an output option');
+    assert.ok(await pageHasInk(page), 'the PDF made despite the error did not render');
+    assert.equal(await page.locator('#diagnosis').isHidden(), true);
+    assert.equal(await page.locator('#problems').isHidden(), false);
+    assert.equal(await page.locator('#problems-title').innerText(), 'Compiled despite 1 TeX error');
+    const errors = await page.locator('#problem-errors li').allInnerTexts();
+    assert.equal(errors.length, 1);
+    assert.match(errors[0]!, /^Undefined control sequence\. \(main\.tex, line 4\)/);
+    const warnings = await page.locator('#problem-warnings li').allInnerTexts();
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    assert.match(warnings[0]!, /nowhere[\s\S]*line 5\)[\s\S]*Fix: /);
+    await page.screenshot({ path: join(SHOTS, 'studio-on-error.png') });
+    await page.locator('#problem-errors').getByRole('button', { name: 'Go to line 4' }).click();
+    assert.match(await page.locator('.cm-activeLine').innerText(), /\\undefinedmacro/);
+
+    // Reset puts it back to stop: the same source is SPEC's 422 again, and the list goes.
+    await page.locator('#output-panel > summary').click();
+    await page.locator('#out-reset').click();
+    assert.equal(await page.getByLabel('Stop').isChecked(), true);
+    assert.equal(await page.locator('#output-count').innerText(), '');
+    await page.locator('#compile').click();
+    await failed();
+    assert.equal('on_error' in posted[2]!, false);
+    assert.equal(await page.locator('#problems').isHidden(), true);
     assert.deepEqual(problems, []);
   });
 

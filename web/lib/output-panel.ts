@@ -1,5 +1,5 @@
 // The studio's Output panel in the page (markup: src/http/pages/output-panel.ts): reads and
-// restores its controls, and disables encryption and the watermark while a PDF standard is
+// restores its controls (the `output` object and `on_error`), and disables encryption and the watermark while a PDF standard is
 // chosen, because the API refuses those combinations.
 import type { Json } from './api';
 import { $ } from './dom';
@@ -15,6 +15,8 @@ export interface OutputPanel {
   close(): void;
   /** The password pdf.js needs to show the PDF this request makes ('' for none). */
   userPassword(): string;
+  /** The compile's `on_error`: "continue" asks for a PDF despite recoverable TeX errors. */
+  onError(): 'stop' | 'continue';
 }
 
 const TEXT_CONTROLS = {
@@ -39,6 +41,8 @@ export function mountOutputPanel(): OutputPanel {
   const input = (id: string) => $<HTMLInputElement>(`#${id}`);
   const permission = (name: string) => input(`out-perm-${name}`);
   const guarded = [$<HTMLFieldSetElement>('#out-encrypt'), $<HTMLFieldSetElement>('#out-watermark')];
+  const goOn = input('out-on-error-continue');
+  const onError = () => (goOn.checked ? 'continue' : 'stop');
 
   function read(): OutputSettings {
     const s: OutputSettings = { ...DEFAULT_SETTINGS, permissions: { ...DEFAULT_SETTINGS.permissions }, standard: standard.value };
@@ -73,6 +77,7 @@ export function mountOutputPanel(): OutputPanel {
     } catch {
       set = 1;
     }
+    if (goOn.checked) set++;
     count.textContent = set > 0 ? `· ${set} set` : '';
   }
 
@@ -90,7 +95,10 @@ export function mountOutputPanel(): OutputPanel {
   details.addEventListener('keydown', (event) => {
     if (event.key === 'Escape') close();
   });
-  $('#out-reset').addEventListener('click', () => write(settingsFrom(undefined)));
+  $('#out-reset').addEventListener('click', () => {
+    input('out-on-error-stop').checked = true;
+    write(settingsFrom(undefined));
+  });
   sync();
 
   return {
@@ -111,5 +119,6 @@ export function mountOutputPanel(): OutputPanel {
     close,
     restore: (output) => write(settingsFrom(output)),
     userPassword: () => (standard.value ? '' : input(TEXT_CONTROLS.userPassword).value),
+    onError,
   };
 }

@@ -284,7 +284,7 @@ export interface paths {
         put?: never;
         /**
          * Render a placeholder template with data into a PDF
-         * @description `data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). `texlive` picks the TeX Live year (default: the template's stored `texlive`, else the newest); a year not served is 422 texlive_not_available, not charged. The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.
+         * @description `data` is validated against the template schema first (no quota on failure). `version` renders a kept version (default: the latest). `output` shapes the PDF as on compile (docs/pdf-output.md). `texlive` picks the TeX Live year (default: the template's stored `texlive`, else the newest); a year not served is 422 texlive_not_available, not charged. `on_error: "continue"` delivers a PDF TeX wrote despite recoverable errors, with `errors` (as on compile). The compiler is chosen from the rendered source. Counts toward the monthly cap; 60 s wall clock.
          */
         post: operations["renderTemplate"];
         delete?: never;
@@ -435,7 +435,7 @@ export interface paths {
         put?: never;
         /**
          * Render a public template from JSON data into a PDF
-         * @description Validates `data` against the template schema before anything compiles (no quota on failure), then compiles exactly as POST /api/v1/compile: anonymous tier without a key, plan limits with one, `texlive` as on compile.
+         * @description Validates `data` against the template schema before anything compiles (no quota on failure), then compiles exactly as POST /api/v1/compile: anonymous tier without a key, plan limits with one, `texlive` and `on_error` as on compile.
          */
         post: operations["renderPublicTemplate"];
         delete?: never;
@@ -489,7 +489,7 @@ export interface paths {
         put?: never;
         /**
          * Render a placeholder template once per item, as one async job
-         * @description Up to 50 items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. `output` shapes every PDF as on compile; `outputs[i]` overrides its fields for item i. `texlive` (else the template's stored year, else the newest) is fixed for the whole batch when it is accepted: a year not served is 422 texlive_not_available at once.
+         * @description Up to 50 items; each is validated, rendered and charged on its own, and its entry in the result is its CompileSuccess or its error body. merge: true also returns one merged PDF. `output` shapes every PDF as on compile; `outputs[i]` overrides its fields for item i. `texlive` (else the template's stored year, else the newest) is fixed for the whole batch when it is accepted: a year not served is 422 texlive_not_available at once. `on_error` applies to every item, as on compile.
          */
         post: operations["renderTemplateBatch"];
         delete?: never;
@@ -544,7 +544,7 @@ export interface paths {
         put?: never;
         /**
          * MCP endpoint: one JSON-RPC 2.0 request or a batch (auth optional)
-         * @description Stateless Streamable HTTP: no session, no handshake required. Tools: compile, the public gallery, and with an API key templates, assets, render and usage. A request carrying an Origin header (a browser) is refused with 403 origin_not_allowed unless that origin is allowed (QUIRE_MCP_ALLOWED_ORIGINS, by default the base URL).
+         * @description Stateless Streamable HTTP: no session, no handshake required. Tools (SPEC §4.7): compile, the public gallery, and with an API key templates, assets, render, usage and get_job; with `?extensions=1` also the extension tools (validate, template versions). A request carrying an Origin header (a browser) is refused with 403 origin_not_allowed unless that origin is allowed (QUIRE_MCP_ALLOWED_ORIGINS, by default the base URL).
          */
         post: operations["mcp"];
         delete?: never;
@@ -1128,6 +1128,11 @@ export interface operations {
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
                     };
+                    /**
+                     * @description Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC's 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf's "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.
+                     * @example continue
+                     */
+                    on_error?: "stop" | "continue";
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -1202,13 +1207,22 @@ export interface operations {
                             width: number;
                             height: number;
                         }[];
-                        /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none. */
+                        /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors and missing databases that did not stop delivery, missing glyphs. Empty when there are none. */
                         warnings: {
-                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph";
+                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file";
                             message: string;
                             /** @description Input line TeX reported */
                             line?: number;
                             fix: string;
+                            /** @description What is missing: the file name, or the codepoint (U+2603) of a missing_glyph under xelatex/lualatex */
+                            symbol?: string;
+                        }[];
+                        /** @description Extension of SPEC 1.5.0: with on_error "continue", the TeX errors the delivered PDF was made despite (file, line, message), in order. Empty when there were none. */
+                        errors?: {
+                            message: string;
+                            file?: string;
+                            /** @description Input line TeX reported */
+                            line?: number;
                         }[];
                     };
                 };
@@ -1267,7 +1281,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description assets_not_allowed, compiler_not_available: `error`, `message` and the fields the code names */
+            /** @description assets_not_allowed, compiler_not_available, plan_required: `error`, `message` and the fields the code names */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1278,7 +1292,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "assets_not_allowed" | "compiler_not_available";
+                        error: "assets_not_allowed" | "compiler_not_available" | "plan_required";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -5932,6 +5946,11 @@ export interface operations {
                      * @example 2026
                      */
                     texlive?: "2026" | "2024" | "2022";
+                    /**
+                     * @description Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC's 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf's "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.
+                     * @example continue
+                     */
+                    on_error?: "stop" | "continue";
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -6006,13 +6025,22 @@ export interface operations {
                             width: number;
                             height: number;
                         }[];
-                        /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none. */
+                        /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors and missing databases that did not stop delivery, missing glyphs. Empty when there are none. */
                         warnings: {
-                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph";
+                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file";
                             message: string;
                             /** @description Input line TeX reported */
                             line?: number;
                             fix: string;
+                            /** @description What is missing: the file name, or the codepoint (U+2603) of a missing_glyph under xelatex/lualatex */
+                            symbol?: string;
+                        }[];
+                        /** @description Extension of SPEC 1.5.0: with on_error "continue", the TeX errors the delivered PDF was made despite (file, line, message), in order. Empty when there were none. */
+                        errors?: {
+                            message: string;
+                            file?: string;
+                            /** @description Input line TeX reported */
+                            line?: number;
                         }[];
                         render_time_ms: number;
                         template: {
@@ -7208,6 +7236,11 @@ export interface operations {
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
                     };
+                    /**
+                     * @description Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC's 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf's "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.
+                     * @example continue
+                     */
+                    on_error?: "stop" | "continue";
                     /** @description `liquid`: check the source as a placeholder template too (security policy, Liquid syntax) */
                     placeholder_engine?: "none" | "liquid";
                 } & {
@@ -7458,7 +7491,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            /** @description database_unavailable, redis_unavailable: `error`, `message` and the fields the code names */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -7471,7 +7504,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "database_unavailable";
+                        error: "database_unavailable" | "redis_unavailable";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -7784,7 +7817,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            /** @description database_unavailable, redis_unavailable: `error`, `message` and the fields the code names */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -7797,7 +7830,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "database_unavailable";
+                        error: "database_unavailable" | "redis_unavailable";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -8288,6 +8321,11 @@ export interface operations {
                      * @example 2026
                      */
                     texlive?: "2026" | "2024" | "2022";
+                    /**
+                     * @description Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC's 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf's "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.
+                     * @example continue
+                     */
+                    on_error?: "stop" | "continue";
                     /** @description Extension: true answers 202 {job_id, status, status_url} at once and runs the work as a job (API key required) */
                     async?: boolean;
                     /**
@@ -8362,13 +8400,22 @@ export interface operations {
                             width: number;
                             height: number;
                         }[];
-                        /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors that did not stop delivery, missing glyphs under pdflatex. Empty when there are none. */
+                        /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors and missing databases that did not stop delivery, missing glyphs. Empty when there are none. */
                         warnings: {
-                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph";
+                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file";
                             message: string;
                             /** @description Input line TeX reported */
                             line?: number;
                             fix: string;
+                            /** @description What is missing: the file name, or the codepoint (U+2603) of a missing_glyph under xelatex/lualatex */
+                            symbol?: string;
+                        }[];
+                        /** @description Extension of SPEC 1.5.0: with on_error "continue", the TeX errors the delivered PDF was made despite (file, line, message), in order. Empty when there were none. */
+                        errors?: {
+                            message: string;
+                            file?: string;
+                            /** @description Input line TeX reported */
+                            line?: number;
                         }[];
                         render_time_ms: number;
                         template: {
@@ -8434,7 +8481,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description assets_not_allowed, compiler_not_available: `error`, `message` and the fields the code names */
+            /** @description assets_not_allowed, compiler_not_available, plan_required: `error`, `message` and the fields the code names */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8445,7 +8492,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "assets_not_allowed" | "compiler_not_available";
+                        error: "assets_not_allowed" | "compiler_not_available" | "plan_required";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -9374,6 +9421,11 @@ export interface operations {
                      * @example 2026
                      */
                     texlive?: "2026" | "2024" | "2022";
+                    /**
+                     * @description Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC's 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf's "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.
+                     * @example continue
+                     */
+                    on_error?: "stop" | "continue";
                 };
             };
         };
@@ -10103,7 +10155,10 @@ export interface operations {
     };
     mcp: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description 1: tools/list also lists the extension tools (validate, template versions; docs/mcp.md), which are callable either way */
+                extensions?: "0" | "1";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -10270,6 +10325,24 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;

@@ -1,5 +1,5 @@
 // The studio's "Output" panel (issue 23): a <details> of form controls for the compile's
-// `output` object. Limits come from the schema itself so the page and the API cannot drift;
+// `output` object, and its `on_error` (issue 39). Limits come from the schema itself so the page and the API cannot drift;
 // web/lib/output-panel.ts reads the controls. Attachments and stamp assets stay API-only.
 import { DPI_MAX, DPI_MIN, METADATA_MAX, PASSWORD_MAX_BYTES, WATERMARK_MAX } from '../../compile/output-schema.js';
 
@@ -50,6 +50,12 @@ export function outputPanel(): string {
         <input id="out-dpi" type="number" min="${DPI_MIN}" max="${DPI_MAX}" step="1" value="${DPI_MIN}">
         <label class="check"><input type="checkbox" id="out-linearize"> Linearize (fast web view)</label>
         <label class="check"><input type="checkbox" id="out-compress"> Compress</label>
+      </fieldset>
+      <fieldset class="output-group" aria-describedby="out-on-error-hint">
+        <legend>On error</legend>
+        <label class="check"><input type="radio" name="out-on-error" id="out-on-error-stop" value="stop" checked> Stop</label>
+        <label class="check"><input type="radio" name="out-on-error" id="out-on-error-continue" value="continue"> Continue</label>
+        <p id="out-on-error-hint" class="hint">Continue: TeX goes on past errors it can recover from; the PDF comes with them listed.</p>
       </fieldset>
     </div>
     <fieldset class="output-group">

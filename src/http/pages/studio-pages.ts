@@ -126,6 +126,7 @@ export function studioPage(manifest: WebManifest, data: { anonLimit: number; ano
       <textarea id="source" class="source-fallback" spellcheck="false">${h(SAMPLE)}</textarea>
     </div>
     <section id="diagnosis" class="diagnosis" aria-labelledby="diagnosis-title" tabindex="-1" hidden></section>
+    <section id="problems" class="problems" aria-labelledby="problems-title" hidden></section>
   </section>
   <section class="pane pdf-pane" aria-labelledby="pdf-heading">
     <div class="pane-head">

@@ -12,6 +12,11 @@ import { callerOf, defineTool } from '../tool.js';
 const request = CompileRequestBody.properties;
 const anon = PLANS.anonymous;
 
+/** `on_error` as agents see it on compile and on both render tools (checked by the service, compile/rules.ts). */
+export const OnErrorArgument = Type.Optional(
+  Type.Unsafe<'stop' | 'continue'>({ type: 'string', enum: ['stop', 'continue'], default: 'stop', description: request.on_error.description }),
+);
+
 /**
  * The route's fields with their real types spelled out for agents. Arguments are still checked
  * with the route's own (deliberately loose) schema, so a bad value gets the same SPEC code
@@ -30,7 +35,7 @@ export const CompileArguments = Type.Object(
     use_stored_assets: Type.Optional(Type.Array(Type.String(), { description: request.use_stored_assets.description })),
     files: Type.Optional(Type.Object({}, { additionalProperties: Type.String(), description: request.files.description })),
     output: Type.Optional(OutputBody),
-    on_error: Type.Optional(Type.Unsafe<'stop' | 'continue'>({ type: 'string', enum: ['stop', 'continue'], default: 'stop', description: request.on_error.description })),
+    on_error: OnErrorArgument,
   },
 );
 

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { GalleryDetailBody, GalleryListBody, PublicRenderRequest, PublicRenderSuccessBody, SlugParam } from '../../gallery/schemas.js';
 import { TEXLIVE_YEARS } from '../../tex/image/releases.js';
 import { firstPageImage } from '../page-image.js';
+import { OnErrorArgument } from './compile.js';
 import { pdfText } from '../results.js';
 import { callerOf, defineTool } from '../tool.js';
 
@@ -52,13 +53,14 @@ export const renderPublicTemplateTool = defineTool({
   name: 'render_public_template',
   title: 'Render a public template',
   description:
-    'Fills a public template with `data` and compiles it to a PDF; the result is like compile\'s (pdf_url to give the user) plus the template and render_time_ms. `data` must match the schema of get_public_template: a mismatch is schema_validation_failed with missing_fields and type_errors, invalid_data when data is not an object, invalid_color with the valid `colors`; none of these compile or cost quota. Values are escaped for LaTeX, so send plain text. `output` shapes the PDF as on compile (with page_images the first page comes back as an image). `texlive` picks the TeX Live year as on compile (default: the newest). Works without an API key on the anonymous tier (daily limit) like compile; with a key the plan applies.',
+    'Fills a public template with `data` and compiles it to a PDF; the result is like compile\'s (pdf_url to give the user) plus the template and render_time_ms. `data` must match the schema of get_public_template: a mismatch is schema_validation_failed with missing_fields and type_errors, invalid_data when data is not an object, invalid_color with the valid `colors`; none of these compile or cost quota. Values are escaped for LaTeX, so send plain text. `output` shapes the PDF as on compile (with page_images the first page comes back as an image). `texlive` picks the TeX Live year as on compile (default: the newest). `on_error` as on compile: "continue" returns a PDF TeX wrote despite recoverable errors, with them in `errors`. Works without an API key on the anonymous tier (daily limit) like compile; with a key the plan applies.',
   inputSchema: Type.Object({
     slug: Slug,
     data: Type.Object({}, { additionalProperties: true, description: PublicRenderRequest.properties.data.description }),
     color: Type.Optional(Type.String({ description: PublicRenderRequest.properties.color.description })),
     output: PublicRenderRequest.properties.output,
     texlive: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...TEXLIVE_YEARS], description: PublicRenderRequest.properties.texlive.description })),
+    on_error: OnErrorArgument,
   }),
   // The route's body schema plus its path parameter: same checks, same codes as over HTTP.
   argumentSchema: Type.Object({ slug: Slug, ...PublicRenderRequest.properties }, { additionalProperties: true }),

@@ -16,6 +16,7 @@ import {
 } from '../../templates/schemas.js';
 import { TEXLIVE_YEARS } from '../../tex/image/releases.js';
 import { firstPageImage } from '../page-image.js';
+import { OnErrorArgument } from './compile.js';
 import { pdfText } from '../results.js';
 import { accountOf, defineTool } from '../tool.js';
 
@@ -147,13 +148,14 @@ export const deleteTemplateTool = defineTool({
 export const renderTool = defineTool({
   name: 'render',
   title: 'Render a placeholder template',
-  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Check data for free first with validate (\`template\`, \`data\`). A failed render reads like a failed compile: apply \`diagnosis.suggested_fix\` and retry. Stored assets the template names are used automatically. \`version\` renders a kept version (see list_template_versions); the latest by default. \`output\` shapes the PDF as on compile (with page_images the first page comes back as an image). \`texlive\` picks the TeX Live year (default: the template's own \`texlive\`, else the newest); a year this server does not serve is texlive_not_available with the \`available\` ones, not charged. Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
+  description: `Fills a saved placeholder template (placeholder_engine "liquid") with \`data\` and compiles it to a PDF; the result is like compile's, plus the template and render_time_ms. \`data\` must match the template schema (get_template shows it, with sample_data): a mismatch is schema_validation_failed with missing_fields and type_errors, checked before anything compiles and not charged. Values are escaped for LaTeX, so send plain text. Check data for free first with validate (\`template\`, \`data\`). A failed render reads like a failed compile: apply \`diagnosis.suggested_fix\` and retry. Stored assets the template names are used automatically. \`version\` renders a kept version (see list_template_versions); the latest by default. \`output\` shapes the PDF as on compile (with page_images the first page comes back as an image). \`texlive\` picks the TeX Live year (default: the template's own \`texlive\`, else the newest); a year this server does not serve is texlive_not_available with the \`available\` ones, not charged. With \`on_error: "continue"\` a rendered document whose TeX errors were recoverable still returns its PDF (charged) with the errors in \`errors\` (file, line, message). Counts toward the monthly compilations; a few renders per minute at most; 60 s per call. A raw template gives template_engine_mismatch: compile its source instead. ${PAID}`,
   inputSchema: Type.Object({
     id,
     data: Type.Object({}, { additionalProperties: true, description: RenderBody.properties.data.description }),
     version: Type.Optional(VersionNumber),
     output: RenderBody.properties.output,
     texlive: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...TEXLIVE_YEARS], description: RenderBody.properties.texlive.description })),
+    on_error: OnErrorArgument,
   }),
   argumentSchema: Type.Object({ id, ...RenderBody.properties }, { additionalProperties: true }),
   outputSchema: RenderSuccessBody,
@@ -162,7 +164,7 @@ export const renderTool = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   job: 'render',
   run: (args, context, hooks) =>
-    context.services.templates.render(accountOf(context), ref(args), args.data, hooks, { version: args.version, output: args.output, texlive: args.texlive }),
+    context.services.templates.render(accountOf(context), ref(args), args.data, hooks, { version: args.version, output: args.output, texlive: args.texlive, onError: args.on_error }),
   summarize: (body) => `Rendered template ${body.template.name} (v${body.template.version}).\n${pdfText(body)}`,
   attachments: firstPageImage,
 });
