@@ -2845,6 +2845,26 @@ export interface operations {
                     };
                 };
             };
+            /** @description failure_budget_exhausted, too_many_concurrent_compiles: `error`, `message` and the fields the code names */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "failure_budget_exhausted" | "too_many_concurrent_compiles";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description headers_too_large: `error`, `message` and the fields the code names */
             431: {
                 headers: {
@@ -7363,7 +7383,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description payload_too_large: `error`, `message` and the fields the code names */
+            /** @description latex_too_large, payload_too_large: `error`, `message` and the fields the code names */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -7374,7 +7394,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "payload_too_large";
+                        error: "latex_too_large" | "payload_too_large";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -7435,7 +7455,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description validate_rate_limited: `error`, `message` and the fields the code names */
+            /** @description failure_budget_exhausted, too_many_concurrent_compiles, validate_rate_limited: `error`, `message` and the fields the code names */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -7448,7 +7468,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "validate_rate_limited";
+                        error: "failure_budget_exhausted" | "too_many_concurrent_compiles" | "validate_rate_limited";
                         message: string;
                     } & {
                         [key: string]: unknown;
