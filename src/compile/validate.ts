@@ -19,6 +19,7 @@ import { checkProjectFiles, type ProjectFiles } from './files.js';
 import { checkRequest } from './rules.js';
 import type { AssetResolver, ConversionMeter } from '../assets/resolver.js';
 import { FairUse, type FairTicket } from '../quota/fair-use.js';
+import { ValidateGate } from './validate-gate.js';
 import { checkValidateLimits } from './validate-limits.js';
 import type { ValidateBody, ValidateFinding, ValidateResponse } from './validate-schemas.js';
 
@@ -49,6 +50,8 @@ type Read = { name: string; text: string } & SourceFacts;
 
 export class ValidateService {
   private readonly fair: FairUse;
+  /** One gate for the process: validate's reading and sandbox runs take turns (validate-gate.ts). */
+  private readonly gate = new ValidateGate();
 
   constructor(private readonly deps: ValidateDeps) {
     this.fair = new FairUse(deps.counters, deps.clock, deps.config);
@@ -59,7 +62,6 @@ export class ValidateService {
     const { latex } = input;
     if (latex === undefined || latex === null) throw invalidField('latex', 'required', 'is required');
     if (typeof latex !== 'string') throw invalidField('latex', 'type', 'must be a string');
-    const { config, clock, counters } = this.deps;
     let project: ProjectFiles = { files: [], binary: [], bytes: 0, skipped: [] };
     let projectRefusal: unknown;
     try {
@@ -68,6 +70,11 @@ export class ValidateService {
       projectRefusal = err;
     }
     const texts = [{ name: 'main.tex', text: latex }, ...project.files.filter((f) => /\.(tex|sty|cls)$/.test(f.name)).map((f) => ({ name: f.name, text: f.data.toString('utf8') }))];
+    return this.gate.run(() => this.admitted(caller, input, latex, project, projectRefusal, texts));
+  }
+
+  private async admitted(caller: Caller, input: Input, latex: string, project: ProjectFiles, projectRefusal: unknown, texts: Array<{ name: string; text: string }>): Promise<Static<typeof ValidateResponse>> {
+    const { config, clock, counters } = this.deps;
     // Before anything is counted or run: a source beyond what validate reads costs nothing.
     const facts = await checkValidateLimits(texts, tierOf(caller), links(config).upgradeUrl);
     const read = texts.map((t, i) => ({ ...t, ...(facts[i] as SourceFacts) }));

@@ -11,7 +11,7 @@ export function validateRoutes(app: App, services: Services): void {
   app.post(
     '/api/v1/validate',
     {
-      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES, errors: ['validation_failed', 'latex_too_large', 'validate_rate_limited', 'too_many_concurrent_compiles', 'failure_budget_exhausted', 'redis_unavailable'] },
+      config: { auth: 'optional', assetNames: COMPILE_ASSET_NAMES, errors: ['validation_failed', 'latex_too_large', 'validate_rate_limited', 'too_many_concurrent_compiles', 'failure_budget_exhausted', 'redis_unavailable', 'server_busy'] },
       schema: {
         operationId: 'validate',
         summary: 'Check a compile request without compiling and without charging',

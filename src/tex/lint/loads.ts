@@ -206,9 +206,11 @@ export async function installedFiles(names: readonly string[]): Promise<Set<stri
     try {
       stdout = await imageTool(['kpsewhich', ...ask]);
     } catch (err) {
-      // kpsewhich exits 1 when some name is not found, and still prints the ones it found.
-      stdout = (err as { stdout?: string }).stdout ?? '';
-      answered = (err as { code?: unknown }).code === 1;
+      // kpsewhich exits with the count of names it did not find (1, 2, …; not only 1), and still
+      // prints the ones it found. Anything else (killed at the timeout, not started) is no answer.
+      const failed = err as { stdout?: string; code?: unknown; killed?: boolean; signal?: unknown };
+      stdout = failed.stdout ?? '';
+      answered = typeof failed.code === 'number' && failed.code > 0 && !failed.killed && !failed.signal;
     }
     const found = new Set(stdout.split('\n').filter(Boolean).map((path) => basename(path)));
     if (answered) {
@@ -219,6 +221,11 @@ export async function installedFiles(names: readonly string[]): Promise<Set<stri
     } else return new Set(names.filter((name) => found.has(name) || knownFiles.get(name)));
   }
   return new Set(names.filter((name) => knownFiles.get(name)));
+}
+
+/** What kpsewhich said of `name` before (undefined: not asked yet, or no longer kept). */
+export function knownFile(name: string): boolean | undefined {
+  return knownFiles.get(name);
 }
 
 /** The file names TeX would try for a use: \input{x} reads x.tex, \includegraphics{x} x.png, x.pdf, … */
