@@ -3,7 +3,6 @@
 // instead turns the running Debian root into that year's image (the Dockerfile's TeX stage);
 // `--warm` prepares the served images' caches as the service would (the Dockerfile bakes them).
 import { ConfigError, texliveSettings } from '../config.js';
-import { warmImageCaches } from '../services.js';
 import { ensureImage, installHere } from '../tex/image/build.js';
 import { isTexliveYear } from '../tex/image/releases.js';
 
@@ -17,6 +16,8 @@ try {
   }
   if (process.argv.includes('--warm')) {
     const started = Date.now();
+    // Loaded here only: --here runs in the Dockerfile's TeX stage, with dist/ but no node_modules.
+    const { warmImageCaches } = await import('../services.js');
     const warmed = await warmImageCaches({ sandbox: true, texlive: texliveSettings() });
     if (warmed.length === 0) throw new ConfigError('--warm found no ready TeX image to warm (QUIRE_TEXLIVE, QUIRE_TEXLIVE_DIR)');
     for (const { year, formats, luaCache } of warmed) console.log(`quire texlive ${year}: caches ready (${formats}, ${luaCache})`);
