@@ -15,7 +15,7 @@ MIRROR=http://deb.debian.org/debian
 TEXLIVE_DIR=${QUIRE_TEXLIVE_DIR:-/var/lib/quire/texlive}
 WORK=$(mktemp -d /var/tmp/quire-container.XXXXXX)
 PORT=${PORT:-18080}
-trap 'podman rm -f -v quire-container-test quire-container-warm >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+trap 'podman rm -f -i -v quire-container-test quire-container-warm >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 t0=$(date +%s)
 say() { echo "container.sh [$(( $(date +%s) - t0 ))s] $*"; }
 
