@@ -45,6 +45,12 @@ COPY --from=texlive / /var/lib/quire/texlive/2026/
 WORKDIR /app
 COPY --from=build /app /app
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 QUIRE_DATA_DIR=/data QUIRE_TEXLIVE_DIR=/var/lib/quire/texlive
+# The engines' caches (inflated formats, luaotfload's font database) are not made in a build
+# step: making them runs lualatex in the sandbox, and no build step can start one (podman's
+# chroot builds refuse bubblewrap's user namespace, its OCI builds mask /proc; Docker confines
+# RUN steps as a default `docker run` is). Bake them with a run and a commit, as scripts/container.sh does (docs/scaling.md):
+#   docker run --name quire-warm <the --security-opt flags above> quire node dist/src/cli/texlive-images.js --warm
+#   docker commit --change 'CMD ["node", "dist/src/server.js"]' quire-warm quire && docker rm -v quire-warm
 # Root in the container: each TeX job then runs as its own unprivileged uid (see src/tex/queue.ts).
 VOLUME /data
 EXPOSE 8080

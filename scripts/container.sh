@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Dockerfile with Debian's podman from bases made here with debootstrap (no
-# registry is needed but Debian's and npm's), runs the container, and compiles hello with each
-# engine through it; prints build time, image size and the compile results. Not part of CI.
+# registry is needed but Debian's and npm's), bakes the engines' caches into it (a run and a
+# commit), runs the container, and compiles hello with each engine through it; prints build
+# time, image size and the compile results. Not part of CI.
 #
 #   scripts/container.sh            # TEX_BASE: the TeX image setup built (the same image)
 #   scripts/container.sh --fresh    # TEX_BASE: a bare debootstrap forky (the image is built inside)
@@ -14,7 +15,7 @@ MIRROR=http://deb.debian.org/debian
 TEXLIVE_DIR=${QUIRE_TEXLIVE_DIR:-/var/lib/quire/texlive}
 WORK=$(mktemp -d /var/tmp/quire-container.XXXXXX)
 PORT=${PORT:-18080}
-trap 'podman rm -f quire-container-test >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
+trap 'podman rm -f -i -v quire-container-test quire-container-warm >/dev/null 2>&1 || true; rm -rf "$WORK"' EXIT
 t0=$(date +%s)
 say() { echo "container.sh [$(( $(date +%s) - t0 ))s] $*"; }
 
@@ -59,12 +60,24 @@ say "podman build (NODE_BASE=localhost/quire-node:20 TEX_BASE=$TEX_BASE)"
 b0=$(date +%s)
 podman build --isolation chroot -t localhost/quire:test --build-arg NODE_BASE=localhost/quire-node:20 --build-arg TEX_BASE="$TEX_BASE" . >"$WORK/build.log" 2>&1 \
   || { tail -40 "$WORK/build.log"; exit 1; }
-say "built in $(( $(date +%s) - b0 ))s; image $(podman image inspect localhost/quire:test --format '{{.Size}}' | awk '{printf "%.1f GB", $1/1e9}')"
+size() { podman image inspect localhost/quire:test --format '{{.Size}}' | awk '{printf "%.2f GB", $1/1e9}'; }
+say "built in $(( $(date +%s) - b0 ))s; image $(size)"
 
 # runc with explicit limits: this host's hybrid cgroups stop crun, and its hard limits stop
-# podman's default ulimits.
-podman --runtime runc run -d --ulimit nofile=1024:20000 --ulimit nproc=4096:4096 --name quire-container-test -p "127.0.0.1:$PORT:8080" \
-  --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
+# podman's default ulimits. The security options are bubblewrap's (docs/scaling.md).
+RUN_OPTS=(--runtime runc run --ulimit nofile=1024:20000 --ulimit nproc=4096:4096
+  --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined)
+
+# The engines' caches, baked: the service's own preparation (texlive-images.js --warm) in a
+# container that may start the sandbox (no build step can), committed as the image's last layer.
+say "baking the engines' caches"
+w0=$(date +%s)
+podman "${RUN_OPTS[@]}" --name quire-container-warm localhost/quire:test node dist/src/cli/texlive-images.js --warm
+podman commit -q --change 'CMD ["node", "dist/src/server.js"]' quire-container-warm localhost/quire:test >/dev/null
+podman rm -v quire-container-warm >/dev/null
+say "caches baked in $(( $(date +%s) - w0 ))s; image $(size)"
+
+podman "${RUN_OPTS[@]}" -d --name quire-container-test -p "127.0.0.1:$PORT:8080" \
   -e QUIRE_SECRET=container-test-secret-0123456789 localhost/quire:test >/dev/null
 for _ in $(seq 120); do curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 1; done
 curl -fsS "http://127.0.0.1:$PORT/health" | node -e 'const h = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log("health:", h.status, JSON.stringify(h.texlive.map((i) => [i.year, i.debian, i.engines.pdflatex])))'

@@ -35,7 +35,7 @@ import { ValidateService } from './compile/validate.js';
 import { loadCatalog } from './gallery/catalog.js';
 import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/engines.js';
-import { prepareFormats } from './tex/formats.js';
+import { prepareFormats, type Formats } from './tex/formats.js';
 import { prepareLuaCache } from './tex/luacache.js';
 import { sandboxUid } from './tex/sandboxed.js';
 import { LocalTexPool, validatorUid } from './queue/local-pool.js';
@@ -46,6 +46,7 @@ import { pausedStats, type PausedStats } from './tex/paused-cache.js';
 import { validatorStats, type ValidatorStats } from './tex/output/warm-validator.js';
 import { servedImages, type TexImage } from './tex/image/store.js';
 import { useImageRoot } from './tex/sandbox.js';
+import { claimWorkRoot } from './tex/sweep.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
@@ -253,20 +254,14 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes), paused = pausedStats(), validations = validatorStats()): LocalTexPool {
   const images = servedImages(config);
   useImageRoot(images[0]?.root);
-  // Outside the (private) data dir: the unprivileged job uids must reach their workspace and
-  // the shared lualatex font cache. Inflated formats and font caches are per image.
-  const base = join(tmpdir(), 'quire-jobs');
   const runner = (image: TexImage | undefined, validators: number) => {
-    // Named by the image's build time too: a rebuilt image (a newer recipe) gets fresh caches.
-    const own = image ? join(base, `texlive-${image.year}-${image.builtAt.replace(/\D/g, '').slice(0, 14)}`) : base;
     const root = image ? { root: image.root } : {};
     return localRunner(
       {
-        workRoot: base,
+        workRoot: workRoot(),
         isolate: config.sandbox,
         ...root,
-        luaCache: () => prepareLuaCache(own, systemClock, image?.root),
-        formats: () => prepareFormats(own, image?.root),
+        ...imageCaches(image),
         demoteAfterMs: config.demoteAfterMs,
         // TeX Live 2024 and older: their luaotfload needs an absolute-path read (pool.ts).
         luaReadsByPath: image !== undefined && Number(image.year) < 2026,
@@ -279,6 +274,39 @@ export function localCompilePool(config: Config, preambles = new FormatCache(con
   };
   const runners = images.length > 0 ? new Map(images.map((image, i) => [image.year as string, runner(image, i === 0 ? config.warmValidators : 0)])) : runner(undefined, config.warmValidators);
   return new LocalTexPool(runners, config.compileConcurrency, config.compileQueueLimit, config.sandbox, config.compileQueueWaitMs);
+}
+
+// Outside the (private) data dir: the unprivileged job uids must reach their workspace and
+// the shared lualatex font cache.
+function workRoot(): string {
+  return join(tmpdir(), 'quire-jobs');
+}
+
+/**
+ * The caches the pool keeps per image, in `<work root>/texlive-<year>-<build time>/`: the
+ * inflated formats (prepared when the pool starts) and lualatex's font cache (at the first
+ * lualatex job). Named by the image's build time too: a rebuilt image gets fresh caches.
+ */
+function imageCaches(image: TexImage | undefined): { formats: () => Promise<Formats>; luaCache: () => Promise<string> } {
+  const own = image ? join(workRoot(), `texlive-${image.year}-${image.builtAt.replace(/\D/g, '').slice(0, 14)}`) : workRoot();
+  return { formats: () => prepareFormats(own, image?.root), luaCache: () => prepareLuaCache(own, systemClock, image?.root) };
+}
+
+/**
+ * Prepares every served image's caches now, as the pool would: the container image runs this
+ * at build (`texlive-images.js --warm`), so that a new container's first lualatex job does not
+ * spend seconds building luaotfload's font database. The work root is claimed as the pool
+ * claims it, so the service trusts what is left in it.
+ */
+export async function warmImageCaches(config: Pick<Config, 'sandbox' | 'texlive'>): Promise<Array<{ year: string; formats: string; luaCache: string }>> {
+  await claimWorkRoot(workRoot());
+  const warmed = [];
+  for (const image of servedImages(config)) {
+    const caches = imageCaches(image);
+    const formats = await caches.formats();
+    warmed.push({ year: image.year, formats: formats.dir, luaCache: await caches.luaCache() });
+  }
+  return warmed;
 }
 
 /** Where TeX runs: in this process, or (QUIRE_QUEUE=bullmq) on `quire worker` processes. */
