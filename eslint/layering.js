@@ -46,6 +46,7 @@ export const layering = {
       const target = moduleId(root, resolve(dirname(context.filename), source));
       for (const layer of rules) {
         if (!layer.forbid.some((area) => within(target, area))) continue;
+        if (layer.except?.some((area) => within(target, area))) continue;
         context.report({ node, messageId: 'forbidden', data: { file, target, why: layer.why } });
         return;
       }

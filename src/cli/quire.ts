@@ -1,13 +1,18 @@
-// `quire`: the operator's command line. Same configuration as the server; safe while it runs.
+// `quire`: the operator's command line (same configuration as the server; safe while it runs)
+// and the client commands compile, watch and login (src/cli/client/, docs/cli.md), which
+// talk HTTP to a server. The service loads only for operator commands, so a client command
+// starts in a fraction of the time.
 import { parseArgs } from 'node:util';
-import pino from 'pino';
 import type { Account } from '../accounts/accounts.js';
 import { ConfigError, loadConfig, loadMcpProxyConfig } from '../config.js';
 import { ServiceError } from '../errors.js';
 import { monthlyUse } from '../quota/plans.js';
-import { openServices, type Services } from '../services.js';
+import type { Services } from '../services.js';
+import { CLIENT_COMMANDS, CLIENT_USAGE, runClient } from './client/index.js';
 
 const USAGE = `usage: quire <command> [options] [--json]
+
+${CLIENT_USAGE}
 
   account create --email E --plan free|starter|pro|business
   account list
@@ -91,6 +96,7 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
+  if (argv[0] !== undefined && CLIENT_COMMANDS.has(argv[0])) return runClient(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -112,6 +118,7 @@ export async function main(argv: string[]): Promise<number> {
   let services: Services | undefined;
   try {
     const config = loadConfig();
+    const [{ openServices }, { default: pino }] = await Promise.all([import('../services.js'), import('pino')]);
     services = await openServices(config, {
       log: pino({ level: 'silent' }),
       overrides: { engines: { pdflatex: { available: true }, xelatex: { available: true }, lualatex: { available: true } } },
