@@ -67,8 +67,8 @@ function sourceLines(located: Located, collected: Collected) {
 function refusalAdvice(body: Refusal, target: Target): string[] {
   const out: string[] = [];
   const nextStep = body.next_step as { signup_url?: string } | undefined;
-  if (typeof body.retry_after_seconds === 'number') out.push(`  retry in ${body.retry_after_seconds} s`);
   if (typeof body.resets_at === 'string') out.push(`  the limit resets at ${body.resets_at}`);
+  else if (typeof body.retry_after_seconds === 'number') out.push(`  retry in ${body.retry_after_seconds} s`);
   if (typeof body.upgrade_url === 'string') out.push(`  upgrade the plan: ${body.upgrade_url}`);
   if (!target.key) {
     out.push(`  this was the keyless tier: get an API key${nextStep?.signup_url ? ` (${nextStep.signup_url})` : ''}, then run quire login --server ${target.server} --key <KEY>`);

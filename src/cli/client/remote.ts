@@ -50,6 +50,10 @@ export interface Refused {
   body: Refusal;
 }
 
+function notQuire(server: string, status: number, type: string): ConnectionError {
+  return new ConnectionError(`${server} answered HTTP ${status} (${type || 'no content type'}), not a Quire API answer: is --server the address of a Quire server?`);
+}
+
 function unreachable(server: string, err: unknown): ConnectionError {
   if (err instanceof ConnectionError) return err;
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
@@ -75,13 +79,13 @@ export async function compileRemote(server: string, key: string | null, body: Re
   } catch (err) {
     if (signal?.aborted) throw err;
     const seen = answered as { status: number; type: string } | null;
-    if (seen) throw new ConnectionError(`${server} answered HTTP ${seen.status} (${seen.type || 'no content type'}), not a Quire API answer: is --server the address of a Quire server?`);
+    if (seen) throw notQuire(server, seen.status, seen.type);
     throw unreachable(server, err);
   }
   const status = result.response.status;
   if (result.error !== undefined || !result.data || !('pdf_url' in result.data)) {
     const refusal = (result.error ?? {}) as Partial<Refusal>;
-    if (typeof refusal.error !== 'string') throw new ConnectionError(`${server} answered HTTP ${status} without a Quire error body: is --server the address of a Quire server?`);
+    if (typeof refusal.error !== 'string') throw notQuire(server, status, result.response.headers.get('content-type') ?? '');
     return { ok: false, status, body: refusal as Refusal };
   }
   const delivered = result.data as Delivered['body'];
