@@ -1,6 +1,7 @@
 // The layering of src/ as a lint rule: which folders may import which (issue #14). Relative
 // imports are resolved against the importing file, so the rule holds at any folder depth
-// and needs no import plugin.
+// and needs no import plugin. A layer may name `except` areas inside what it forbids (the
+// client of src/cli/client/ may use two pure rules of src/compile/ and nothing else of src/).
 import { dirname, relative, resolve, sep } from 'node:path';
 
 const EXTENSION = /\.(?:[cm]?[jt]s|tsx?)$/;

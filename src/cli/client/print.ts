@@ -59,8 +59,10 @@ export function firstStop(log: string): Stop | null {
 export function caret(line: number, source: string, before: string | undefined): string[] {
   const out = [`${String(line).padStart(5)} | ${source}`];
   if (before === undefined) return out;
-  const read = before.startsWith('...') ? before.slice(3) : before;
+  let read = before.startsWith('...') ? before.slice(3) : before;
   const at = source.indexOf(read);
+  // TeX reads the space after a control word with it; the caret goes under the word.
+  read = read.trimEnd();
   if (at < 0 || read.length === 0) return out;
   // The last token TeX read; a command with its braced arguments (\end{itemize}) as a whole.
   const token = /(\\[A-Za-z@]+\*?(?:\{[^{}]*\})*|\\.|.)$/.exec(read)![0];
