@@ -11,6 +11,8 @@
 // body, against `latexmk -xelatex` / `-lualatex`: ≤ 0.20× (issue 27).
 // Output option (issue 23, bench/output.ts): PDF/A-1b and encrypted hello ≤ 0.6× bare, a page image ≤ 150 ms added.
 // Fair use (bench/abuse.ts): victim p95 under abuse / quiet p95, ≤ 2.
+// The client commands (issue 42, bench/cli.ts): `quire compile` process start to PDF ≤ 0.5×
+// `latexmk -pdf`; a `quire watch` edit-to-PDF cycle ≤ 0.3× latexmk's rerun.
 import { bare } from './bare.js';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -19,6 +21,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { buildApp } from '../src/app.js';
 import { createServices } from '../src/services.js';
+import { cliCases } from './cli.js';
 import { outputCases } from './output.js';
 import { abuseCase } from './abuse.js';
 import { stageHeader, stageRow, stageTotals } from './stages.js';
@@ -258,7 +261,8 @@ async function main(): Promise<void> {
       if (pdf.status !== 200) throw new Error(`PDF fetch answered ${pdf.status}`);
       await pdf.arrayBuffer();
     };
-    for (const output of process.env.BENCH_SKIP_LATENCY ? [] : outputCases(bareRoot, compileWith).filter((c) => wanted(c.name))) {
+    const cli = cliCases(bareRoot, address, apiKey);
+    for (const output of process.env.BENCH_SKIP_LATENCY ? [] : [...outputCases(bareRoot, compileWith), ...cli.cases].filter((c) => wanted(c.name))) {
       const samples = { service: [] as number[], bare: [] as number[] };
       await staged(output.name, () => samples.service, async (mark) => {
         for (let i = 0; i < WARMUP + RUNS; i++) {
@@ -279,6 +283,8 @@ async function main(): Promise<void> {
       const goal = kind === 'ratio' ? `≤ ${value.toFixed(2)}` : `≤ +${value} ms`;
       say(`${output.name.padEnd(44)}${`${sm.toFixed(0)} ms`.padStart(10)}${`${bm.toFixed(0)} ms`.padStart(10)}${(kind === 'ratio' ? score.toFixed(2) : `+${score.toFixed(0)}`).padStart(8)}  ${goal} ${score <= value ? 'MET' : 'NOT MET'}`);
     }
+
+    await cli.close();
 
     // Fair use: its own service (budgets and result cache set for the case), about 45 s.
     if (wanted('victim p95 under abuse')) await abuseCase(say);

@@ -4,11 +4,8 @@
 // starts in a fraction of the time.
 import { parseArgs } from 'node:util';
 import type { Account } from '../accounts/accounts.js';
-import { ConfigError, loadConfig, loadMcpProxyConfig } from '../config.js';
-import { ServiceError } from '../errors.js';
-import { monthlyUse } from '../quota/plans.js';
 import type { Services } from '../services.js';
-import { CLIENT_COMMANDS, CLIENT_USAGE, runClient } from './client/index.js';
+import { CLIENT_COMMANDS, CLIENT_USAGE } from './client/commands.js';
 
 const USAGE = `usage: quire <command> [options] [--json]
 
@@ -56,6 +53,7 @@ async function run(services: Services, command: string, values: Record<string, s
     case 'account show': {
       const account = await services.accounts.byEmail(email());
       const key = await services.accounts.activeKey(account.id);
+      const { monthlyUse } = await import('../quota/plans.js');
       const monthly = monthlyUse(account.plan, (await services.usage.monthly(account.id)).used);
       const json = { ...account, api_key: key, ...monthly };
       return {
@@ -85,6 +83,10 @@ async function run(services: Services, command: string, values: Record<string, s
 class UsageError extends Error {}
 
 export async function main(argv: string[]): Promise<number> {
+  // A client command talks HTTP and needs nothing of the service: it goes first, and the
+  // operator's modules load only below (the service's import alone takes seconds).
+  if (argv[0] !== undefined && CLIENT_COMMANDS.has(argv[0])) return (await import('./client/index.js')).runClient(argv);
+  const [{ ConfigError, loadConfig, loadMcpProxyConfig }, { ServiceError }] = await Promise.all([import('../config.js'), import('../errors.js')]);
   // Before parseArgs: stdout is the MCP client's, so nothing but JSON-RPC may reach it.
   if (argv[0] === 'mcp') {
     try {
@@ -96,7 +98,6 @@ export async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  if (argv[0] !== undefined && CLIENT_COMMANDS.has(argv[0])) return runClient(argv);
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

@@ -1,22 +1,12 @@
 // The client commands of `quire`: compile, watch and login. They talk HTTP to a Quire server
 // (docs/cli.md) and load nothing of the service, so `npx quire compile` starts fast.
 import { parseArgs } from 'node:util';
+import { CLIENT_USAGE } from './commands.js';
 import { compileOnce, type CompileOptions } from './compile.js';
 import { normalizeServer, resolveTarget, saveLogin, type Target } from './config.js';
 import { locate, UsageError } from './project.js';
 import { EXIT } from './remote.js';
 import { watchProject } from './watch.js';
-
-export const CLIENT_USAGE = `  compile [PATH] [-o OUT.pdf] [--engine pdflatex|xelatex|lualatex] [--texlive YEAR]
-          [--main FILE] [--output-json '{…}'] [--server URL] [--key KEY]
-          [--json] [--log] [--verbose]
-              PATH (a .tex file or a project folder, default .) to a PDF on a Quire server
-  watch [PATH] [same options]
-              compile, then again on every saved change, until Ctrl-C
-  login --server URL --key KEY
-              save the server and key for compile and watch (~/.config/quire/config.json)`;
-
-export const CLIENT_COMMANDS = new Set(['compile', 'watch', 'login']);
 
 const ENGINES = ['pdflatex', 'xelatex', 'lualatex'];
 
