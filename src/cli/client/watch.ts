@@ -10,8 +10,8 @@ import { compileOnce, type CompileOptions, type Streams } from './compile.js';
 import { collect, type Collected, type Located, readIgnore, skipReason, UsageError } from './project.js';
 import { shownPath } from './print.js';
 
-/** Editors save in bursts (write, rename, chmod): one compile per burst. */
-export const DEBOUNCE_MS = 100;
+/** Editors save in bursts (write, rename, chmod) within a few milliseconds: one compile per burst (watchexec waits 50 ms too). */
+export const DEBOUNCE_MS = 50;
 
 function digest(collected: Collected): string {
   const hash = createHash('sha256');
