@@ -3,6 +3,7 @@
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { CLIENT_USAGE } from './commands.js';
+import { createQuireClient } from '../../../clients/typescript/src/index.js';
 import { compileOnce, type CompileOptions } from './compile.js';
 import { normalizeServer, resolveTarget, saveLogin, type Target } from './config.js';
 import { locate, UsageError } from './project.js';
@@ -52,21 +53,27 @@ function keylessNotice(target: Target): string {
 
 async function login(values: ReturnType<typeof parse>['values']): Promise<number> {
   if (!values.server || !values.key) throw new UsageError('login needs --server URL and --key KEY');
-  const server = normalizeServer(values.server);
-  let status: number;
-  let body: { plan?: string; usage?: { used_this_month?: number; monthly_limit?: number } } = {};
+  let server: string;
   try {
-    const res = await fetch(`${server}/api/v1/usage`, { headers: { authorization: `Bearer ${values.key}` } });
-    status = res.status;
-    body = (await res.json().catch(() => ({}))) as typeof body;
+    server = normalizeServer(values.server);
   } catch (err) {
-    throw new UsageError(`cannot reach the Quire server at ${server} (${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message}); nothing was saved`);
+    throw new UsageError((err as Error).message);
+  }
+  let status: number;
+  let body: { usage?: { used_this_month?: unknown; monthly_limit?: unknown } } = {};
+  try {
+    const answer = await createQuireClient({ baseUrl: server, apiKey: values.key }).GET('/api/v1/usage');
+    status = answer.response.status;
+    body = (answer.data ?? {}) as typeof body;
+  } catch (err) {
+    const code = (err as { cause?: { code?: string } }).cause?.code;
+    throw new UsageError(code ? `cannot reach the Quire server at ${server} (${code}); nothing was saved` : `${server} did not answer as a Quire server (${(err as Error).message}); nothing was saved`);
   }
   if (status === 401) throw new UsageError(`${server} does not accept this key (invalid_api_key); nothing was saved`);
   if (status !== 200) throw new UsageError(`${server} answered HTTP ${status} to GET /api/v1/usage: is it a Quire server? nothing was saved`);
   const path = await saveLogin(server, values.key, process.env);
   const usage = body.usage;
-  process.stdout.write(`saved ${server} and its key to ${path} (mode 0600)${usage?.monthly_limit !== undefined ? `: ${usage.used_this_month}/${usage.monthly_limit} compiles this month` : ''}\n`);
+  process.stdout.write(`saved ${server} and its key to ${path} (mode 0600)${usage?.monthly_limit !== undefined ? `: ${String(usage.used_this_month)}/${String(usage.monthly_limit)} compiles this month` : ''}\n`);
   return EXIT.pdf;
 }
 
