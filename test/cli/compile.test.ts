@@ -252,7 +252,7 @@ describe('quire compile against a real server', () => {
       child.on('close', (code) => resolve({ code, text }));
     });
     assert.equal(out.code, 0, out.text);
-    assert.match(out.text, /\r\x1b\[K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] compiling on the server… 1\.\d s/);
+    assert.match(out.text, /\r\x1b\[K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] uploading and compiling on the server… 1\.\d s/);
     assert.match(out.text, /\r\x1b\[Kwrote main\.pdf: 1 page, /);
   });
 });

@@ -99,8 +99,8 @@ export async function compileOnce(
     if (options.engine) body.compiler = options.engine;
     if (options.texlive) body.texlive = options.texlive;
     if (options.output !== undefined) body.output = options.output;
-    progress.stage('compiling on the server');
-    const result = await compileRemote(target.server, target.key, body, signal);
+    progress.stage('uploading and compiling on the server');
+    const result = await compileRemote(target.server, target.key, body, { signal, stage: (name) => progress.stage(name) });
     progress.stop();
     if (options.json) streams.out.write(`${JSON.stringify(result.body, null, 2)}\n`);
     if (result.ok) {

@@ -6,7 +6,7 @@ const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '
 export const PROGRESS_AFTER_MS = 1000;
 
 export interface Progress {
-  /** What is happening now: "packing", "compiling on the server", "downloading". */
+  /** What is happening now: "packing", "uploading and compiling on the server", "downloading the PDF". */
   stage(name: string): void;
   stop(): void;
 }

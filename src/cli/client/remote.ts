@@ -62,7 +62,13 @@ function unreachable(server: string, err: unknown): ConnectionError {
 }
 
 /** Compiles the zipped project on `server`; the PDF's bytes when it is delivered. */
-export async function compileRemote(server: string, key: string | null, body: Record<string, unknown>, signal?: AbortSignal): Promise<Delivered | Refused> {
+export async function compileRemote(
+  server: string,
+  key: string | null,
+  body: Record<string, unknown>,
+  options: { signal?: AbortSignal; stage?: (name: string) => void } = {},
+): Promise<Delivered | Refused> {
+  const { signal } = options;
   // Remember what answered: openapi-fetch reads every body as JSON, and a web server that is
   // not Quire answers HTML.
   let answered: { status: number; type: string } | null = null;
@@ -94,6 +100,7 @@ export async function compileRemote(server: string, key: string | null, body: Re
   const signed = new URL(delivered.pdf_url);
   const local = new URL(server.endsWith('/') ? server : `${server}/`);
   const from = signed.origin === local.origin ? signed.href : `${local.origin}${signed.pathname}${signed.search}`;
+  options.stage?.('downloading the PDF');
   try {
     return { ok: true, body: delivered, pdf: await downloadPdf(from, { fetch: watchingFetch }) };
   } catch (err) {
