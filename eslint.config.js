@@ -52,6 +52,13 @@ export const layers = [
   },
   ...doorRules,
   {
+    from: ['src/cli/client'],
+    forbid: ['src'],
+    // The two pure, import-free rules the client shares with the service.
+    except: ['src/cli/client', 'src/compile/clutter', 'src/compile/main-file'],
+    why: 'the `quire compile` client talks HTTP to any Quire server (through @quire/client): it never loads the service, only the pure project rules it shares with it',
+  },
+  {
     from: ['src/tex'],
     forbid: [...DOMAIN.filter((area) => area !== 'src/tex'), ...DOORS, ...WIRE, 'src/errors.ts', 'src/links.ts', 'src/services.ts', 'src/server.ts', 'src/app.ts'],
     why: 'tex/ is the bottom layer: it imports no domain module, and the runner throws its own errors, not HTTP codes',

@@ -10,7 +10,9 @@
 // case unless BENCH_CASES names it); BENCH_CASES=a,b picks cases by part of their name
 // ("throughput" for both throughput rows); BENCH_RUNS, BENCH_THROUGHPUT_SECONDS,
 // BENCH_THROUGHPUT_DOCS, BENCH_RSS_COMPILES set the counts. docs/performance.md explains the
-// rows; docs/performance-log.md keeps the dated runs.
+// rows; docs/performance-log.md keeps the dated runs. The client commands' rows (issue 42,
+// bench/cli.ts): `quire compile` process start to PDF against `latexmk -pdf`, and a `quire watch`
+// edit-to-PDF cycle against latexmk's rerun.
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, tmpdir } from 'node:os';
@@ -21,6 +23,7 @@ import { buildApp } from '../src/app.js';
 import { createServices } from '../src/services.js';
 import { abuseCase } from './abuse.js';
 import { cacheLabel, cacheUse } from './caches.js';
+import { cliCases } from './cli.js';
 import { bareEngine, hello, latencyCases, type LatencyCase } from './cases.js';
 import { stageHeader, stageRow, stageTotals } from './stages.js';
 
@@ -158,6 +161,8 @@ async function main(): Promise<void> {
       slots: config.compileConcurrency,
       warmup: WARMUP,
     });
+    const cli = cliCases(bareRoot, address, apiKey);
+    cases.push(...cli.cases);
     let seq = 0;
     const latencyRow = async (c: LatencyCase) => {
       const samples = { service: [] as number[], bare: [] as number[] };
@@ -190,6 +195,7 @@ async function main(): Promise<void> {
       say(`${c.name.padEnd(44)}${`${sm.toFixed(0)} ms`.padStart(10)}${`${bm.toFixed(0)} ms`.padStart(10)}${(kind === 'ratio' ? score.toFixed(2) : `${score >= 0 ? '+' : ''}${score.toFixed(0)}`).padStart(8)}  ${verdict} (${notes})`);
     };
     if (!process.env.BENCH_SKIP_LATENCY) for (const c of cases.filter((x) => wanted(x.name))) await latencyRow(c);
+    await cli.close();
 
     // Fair use: its own service (budgets and result cache set for the case), about 45 s.
     if (QUICK ? !!process.env.BENCH_CASES && wanted('victim p95 under abuse') : wanted('victim p95 under abuse')) await abuseCase(say);

@@ -1,6 +1,7 @@
 // The layering of src/ as a lint rule: which folders may import which (issue #14). Relative
 // imports are resolved against the importing file, so the rule holds at any folder depth
-// and needs no import plugin.
+// and needs no import plugin. A layer may name `except` areas inside what it forbids (the
+// client of src/cli/client/ may use two pure rules of src/compile/ and nothing else of src/).
 import { dirname, relative, resolve, sep } from 'node:path';
 
 const EXTENSION = /\.(?:[cm]?[jt]s|tsx?)$/;
@@ -46,6 +47,7 @@ export const layering = {
       const target = moduleId(root, resolve(dirname(context.filename), source));
       for (const layer of rules) {
         if (!layer.forbid.some((area) => within(target, area))) continue;
+        if (layer.except?.some((area) => within(target, area))) continue;
         context.report({ node, messageId: 'forbidden', data: { file, target, why: layer.why } });
         return;
       }

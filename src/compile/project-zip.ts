@@ -12,6 +12,7 @@ import { errors, type ServiceError } from '../errors.js';
 import { isJobOwnPath, PATH_FOLDERS_MAX, pathProblem, sameFileKey } from '../tex/project/paths.js';
 import { MAIN } from '../tex/workspace.js';
 import { isClutter } from './clutter.js';
+import { chooseMainFile } from './main-file.js';
 
 /** Entries in the central directory, folders included. */
 export const ZIP_ENTRIES_MAX = 1000;
@@ -117,14 +118,11 @@ function stripTopFolder(names: string[]): (name: string) => string {
   return (name) => name.slice(prefix.length);
 }
 
-/**
- * The main file: main.tex at the top if there is one, otherwise the single top-level .tex
- * file that contains \documentclass. Anything else is ambiguous and refused with the list.
- */
+/** The main file (src/compile/main-file.ts); none or several is refused with the list. */
 function chooseMain(texts: Map<string, string>): string {
-  if (texts.has('main.tex')) return 'main.tex';
-  const candidates = [...texts].filter(([name, text]) => !name.includes('/') && name.toLowerCase().endsWith('.tex') && /^[^%\n]*\\documentclass/m.test(text)).map(([name]) => name);
-  if (candidates.length === 1) return candidates[0]!;
+  const choice = chooseMainFile(texts);
+  if (choice.main !== null) return choice.main;
+  const { candidates } = choice;
   throw refused(
     candidates.length === 0
       ? 'no main file: put main.tex at the top of the archive, or one .tex file with \\documentclass.'

@@ -144,6 +144,29 @@ describe('layering lint rule', () => {
     assert.match(messages[0]!.message, /wire\/ is shared by the doors/);
   });
 
+  test('the quire compile client (cli/client/) loads nothing of the service but the two pure project rules it shares', async () => {
+    for (const code of [
+      "import { openServices } from '../../services.js';\nexport const x = openServices;\n",
+      "import { expandProjectZip } from '../../compile/project-zip.js';\nexport const x = expandProjectZip;\n",
+      "import { errors } from '../../errors.js';\nexport const x = errors;\n",
+      "import { loadConfig } from '../../config.js';\nexport const x = loadConfig;\n",
+      "export const load = () => import('../quire.js');\n",
+    ]) {
+      const messages = await layering(code, 'src/cli/client/x.ts');
+      assert.equal(messages.length, 1, code);
+      assert.match(messages[0]!.message, /the `quire compile` client talks HTTP to any Quire server/);
+    }
+    const allowed = [
+      "import { isClutter } from '../../compile/clutter.js';",
+      "import { chooseMainFile } from '../../compile/main-file.js';",
+      "import { UsageError } from './project.js';",
+      "import { createQuireClient } from '../../../clients/typescript/src/index.js';",
+      'export const x = [isClutter, chooseMainFile, UsageError, createQuireClient];',
+      '',
+    ].join('\n');
+    assert.deepEqual(await layering(allowed, 'src/cli/client/x.ts'), []);
+  });
+
   test('every folder of src/ is a domain folder, a door or wire/', () => {
     const root = fileURLToPath(new URL('../../src', import.meta.url));
     const folders = readdirSync(root, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => `src/${entry.name}`);
