@@ -7511,7 +7511,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description database_unavailable, redis_unavailable: `error`, `message` and the fields the code names */
+            /** @description database_unavailable, redis_unavailable, server_busy: `error`, `message` and the fields the code names */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -7524,7 +7524,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "database_unavailable" | "redis_unavailable";
+                        error: "database_unavailable" | "redis_unavailable" | "server_busy";
                         message: string;
                     } & {
                         [key: string]: unknown;
