@@ -1,5 +1,6 @@
 // Real parts for tests: a temp data dir, a fresh SQLite file or PostgreSQL database, the
 // real TeX engines, and the real HTTP app (inject or a listening server).
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -133,3 +134,15 @@ export async function createAccount(services: Services, plan: PlanName = 'pro'):
 
 /** A minimal valid one-page document. */
 export const HELLO = '\\documentclass{article}\n\\begin{document}\nHello, Quire.\n\\end{document}\n';
+
+/**
+ * Fails naming the first line where `actual` and `expected` differ. For generated files
+ * compared whole: assert's diff of two documents of thousands of lines ran so long that the
+ * test runner spun without reporting.
+ */
+export function assertSameLines(actual: string, expected: string, fix: string): void {
+  const [a, b] = [actual.split('\n'), expected.split('\n')];
+  const differs = a.findIndex((text, i) => text !== b[i]);
+  const first = differs === -1 && a.length !== b.length ? Math.min(a.length, b.length) : differs;
+  assert.ok(first === -1, `differs from line ${first + 1} (${JSON.stringify(a[first])} where ${JSON.stringify(b[first])} was expected): ${fix}`);
+}

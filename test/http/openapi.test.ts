@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { OPENAPI_FILE, openapiText } from '../../scripts/openapi.js';
 import { ERROR_CODES } from '../../src/errors.js';
 import { mcpTools } from '../../src/mcp/index.js';
-import { testApp, type TestApp } from '../helpers.js';
+import { assertSameLines, testApp, type TestApp } from '../helpers.js';
 
 /** The MCP tools and the operations they mirror (the same name, camelCase, where it reads alone). */
 const MIRRORS: Record<string, string> = {
@@ -165,11 +165,6 @@ describe('the OpenAPI document', () => {
   });
 
   test('openapi.json at the repository root is fresh (npm run openapi writes it)', async () => {
-    // Compared line by line, naming the first difference: assert's diff of two stale documents
-    // (thousands of lines) ran so long that the test runner never finished reporting it.
-    const [committed, served] = [(await readFile(OPENAPI_FILE, 'utf8')).split('\n'), (await openapiText()).split('\n')];
-    const line = committed.findIndex((text, i) => text !== served[i]);
-    const first = line === -1 && committed.length !== served.length ? Math.min(committed.length, served.length) : line;
-    assert.ok(first === -1, `openapi.json is stale from line ${first + 1} (committed ${JSON.stringify(committed[first])}, served ${JSON.stringify(served[first])}): run npm run openapi`);
+    assertSameLines(await readFile(OPENAPI_FILE, 'utf8'), await openapiText(), 'openapi.json is stale: run npm run openapi');
   });
 });

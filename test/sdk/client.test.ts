@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { createAccount, HELLO, testApp, type TestApp } from '../helpers.js';
+import { assertSameLines, createAccount, HELLO, testApp, type TestApp } from '../helpers.js';
 import { startReceiver, type Receiver } from '../jobs/receiver.js';
 
 const run = promisify(execFile);
@@ -41,7 +41,7 @@ describe('@quire/client', () => {
     try {
       await writeFile(join(dir, 'openapi.json'), (await t.app.inject({ url: '/openapi.json' })).body);
       await run(bin('openapi-typescript'), [join(dir, 'openapi.json'), '-o', join(dir, 'schema.ts')]);
-      assert.equal(await readFile(join(sdk, 'src', 'schema.ts'), 'utf8'), await readFile(join(dir, 'schema.ts'), 'utf8'), 'clients/typescript/src/schema.ts is stale: run npm run sdk:generate');
+      assertSameLines(await readFile(join(sdk, 'src', 'schema.ts'), 'utf8'), await readFile(join(dir, 'schema.ts'), 'utf8'), 'clients/typescript/src/schema.ts is stale: run npm run sdk:generate');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
