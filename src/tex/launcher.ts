@@ -1,8 +1,10 @@
-// Starts TeX sandboxes from a small helper process instead of this one. Node's spawn forks
+// Starts sandboxes from a small helper process instead of this one. Node's spawn forks
 // the service itself, and a fork copies the parent's page tables while the event loop waits:
 // from a service of a few hundred megabytes that was about a fifth of the main thread's time
-// in a loop of one-pagers (one sandbox per job). A Perl process of a few megabytes (perl-base
-// is part of every Debian system) forks instead. The sandbox's stdin and stdout are two FIFOs
+// in a loop of one-pagers (one sandbox per job), and 25 ms of a blocked event loop per chktex
+// or kpsewhich of a validate call (issue 37). A Perl process of a few megabytes (perl-base
+// is part of every Debian system) forks instead. The sandbox's stdin and stdout (and stderr,
+// when the caller keeps it) are FIFOs
 // the helper makes in a private folder; the service opens them as soon as the helper answers
 // with the pid, the child opens them before it runs the command, and removes them, so
 // nothing else can reach them. The helper reports each child's exit; when the service dies its
@@ -51,13 +53,14 @@ while (1) {
   }
   $pending =~ s/^([^\n]*)\n//;
   my $line = $1;
-  my ($id, $in, $out, $uid, @argv) = map { pack('H*', $_) } split / /, $line;
-  if (!POSIX::mkfifo($in, 0600) || !POSIX::mkfifo($out, 0600)) { unlink $in, $out; print "fail $id\n"; next; }
+  my ($id, $in, $out, $err, $uid, @argv) = map { pack('H*', $_) } split / /, $line;
+  my @fifos = grep { $_ ne '' } ($in, $out, $err);
+  if (grep { !POSIX::mkfifo($_, 0600) } @fifos) { unlink @fifos; print "fail $id\n"; next; }
   # The pid is answered once the child leads its own session: a kill of its process group
   # right after the answer must reach it.
-  pipe(my $led, my $leading) or do { unlink $in, $out; print "fail $id\n"; next; };
+  pipe(my $led, my $leading) or do { unlink @fifos; print "fail $id\n"; next; };
   my $pid = fork();
-  if (!defined $pid) { unlink $in, $out; close $led; close $leading; print "fail $id\n"; next; }
+  if (!defined $pid) { unlink @fifos; close $led; close $leading; print "fail $id\n"; next; }
   if ($pid == 0) {
     $SIG{CHLD} = 'DEFAULT';
     close $led;
@@ -67,9 +70,9 @@ while (1) {
     alarm 30;
     open(STDIN, '<', $in) or POSIX::_exit(126);
     open(STDOUT, '>', $out) or POSIX::_exit(126);
+    open(STDERR, '>', $err ne '' ? $err : '/dev/null') or POSIX::_exit(126);
     alarm 0;
-    unlink $in, $out;
-    open(STDERR, '>', '/dev/null');
+    unlink @fifos;
     if ($uid ne '') { $( = $uid; $) = "$uid $uid"; $< = $> = $uid; POSIX::_exit(126) if $> != $uid; }
     %ENV = ();
     exec { $argv[0] } @argv;
@@ -88,15 +91,24 @@ export interface SandboxProcess {
   readonly pid?: number | undefined;
   readonly stdin: Writable;
   readonly stdout: Readable;
+  /** The sandbox's stderr, when the launch asked to keep it (else it goes to /dev/null). */
+  readonly stderr?: Readable | undefined;
   /** 'close' (code, signal) once the process has exited and its stdout has ended. */
   on(event: 'close', listener: (code: number | null, signal: string | null) => void): this;
   once(event: 'close', listener: (code: number | null, signal: string | null) => void): this;
   unref(): void;
 }
 
+/** The FIFOs of one launch: what the service writes, and what it reads (stdout, maybe stderr). */
+interface Fifos {
+  in: string;
+  reads: string[];
+}
+
 class Launched extends EventEmitter implements SandboxProcess {
   private exit: [number | null, string | null] | null = null;
-  private ended = false;
+  /** Read ends (stdout, stderr) not yet closed. */
+  private open: number;
   /** Whether this sandbox keeps the process alive (until unref or its exit). */
   held = true;
 
@@ -104,14 +116,19 @@ class Launched extends EventEmitter implements SandboxProcess {
     readonly pid: number,
     readonly stdin: Socket,
     readonly stdout: Socket,
-    private readonly fifos: [string, string],
+    readonly stderr: Socket | undefined,
+    private readonly fifos: Fifos,
     private readonly released: () => void,
   ) {
     super();
-    stdout.on('close', () => {
-      this.ended = true;
-      this.settle();
-    });
+    const reads = stderr ? [stdout, stderr] : [stdout];
+    this.open = reads.length;
+    for (const read of reads) {
+      read.on('close', () => {
+        this.open--;
+        this.settle();
+      });
+    }
     stdin.on('error', () => {});
   }
 
@@ -121,14 +138,14 @@ class Launched extends EventEmitter implements SandboxProcess {
     // A child killed before it opened its stdout never was that FIFO's writer, and a reader
     // that never saw a writer never sees the end: one opening and closing it ends it. (A
     // child that opened its FIFOs has removed them: then the end comes by itself.)
-    const [inPath, outPath] = this.fifos;
-    try {
-      closeSync(openSync(outPath, constants.O_WRONLY | constants.O_NONBLOCK));
-    } catch {
-      // removed by the child, or ours already ended
+    for (const read of this.fifos.reads) {
+      try {
+        closeSync(openSync(read, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // removed by the child, or ours already ended
+      }
     }
-    rmSync(inPath, { force: true });
-    rmSync(outPath, { force: true });
+    for (const path of [this.fifos.in, ...this.fifos.reads]) rmSync(path, { force: true });
     this.settle();
   }
 
@@ -139,7 +156,7 @@ class Launched extends EventEmitter implements SandboxProcess {
   }
 
   private settle(): void {
-    if (this.exit && this.ended) this.emit('close', ...this.exit);
+    if (this.exit && this.open === 0) this.emit('close', ...this.exit);
   }
 
   /** Like ChildProcess.unref: the exit no longer keeps the process alive (open pipes still do). */
@@ -199,23 +216,30 @@ export class Launcher {
 
   constructor(private readonly perl = 'perl') {}
 
-  /** Starts `file` with `args` (bubblewrap), as `uid` when given, with an empty environment. */
-  async launch(file: string, args: string[], uid?: number): Promise<SandboxProcess> {
+  /**
+   * Starts `file` with `args` (bubblewrap), as `uid` when given, with an empty environment;
+   * its stderr is kept (`stderr` of the answer) when `keepStderr`, else it goes to /dev/null.
+   */
+  async launch(file: string, args: string[], uid?: number, keepStderr = false): Promise<SandboxProcess> {
     const helper = this.start();
     const id = String(++this.seq);
     const inPath = join(this.folder, `${id}.in`);
     const outPath = join(this.folder, `${id}.out`);
-    const fields = [id, inPath, outPath, uid === undefined ? '' : String(uid), file, ...args];
+    const errPath = keepStderr ? join(this.folder, `${id}.err`) : '';
+    const fields = [id, inPath, outPath, errPath, uid === undefined ? '' : String(uid), file, ...args];
     this.hold(1);
     const pid = await new Promise<number>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       helper.stdin.write(fields.map((field) => Buffer.from(field).toString('hex')).join(' ') + '\n');
     }).finally(() => this.hold(-1));
     // Both FIFOs exist now; the child waits in open() for these ends.
-    const stdout = new Socket({ fd: openSync(outPath, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+    const reader = (path: string) => new Socket({ fd: openSync(path, constants.O_RDONLY | constants.O_NONBLOCK), readable: true, writable: false });
+    const stdout = reader(outPath);
+    const stderr = keepStderr ? reader(errPath) : undefined;
     const stdin = new Socket({ fd: openSync(inPath, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
     this.hold(1);
-    const launched = new Launched(pid, stdin, stdout, [inPath, outPath], () => this.hold(-1));
+    const fifos = { in: inPath, reads: keepStderr ? [outPath, errPath] : [outPath] };
+    const launched = new Launched(pid, stdin, stdout, stderr, fifos, () => this.hold(-1));
     keepOpenUntilTaken(inPath);
     const early = this.early.get(pid);
     this.early.delete(pid);

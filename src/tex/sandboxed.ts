@@ -1,10 +1,12 @@
 // Every sandboxed process starts here: the command line of sandbox.ts (bubblewrap, prlimit),
 // spawned as the spec's unprivileged uid in a process group of its own, so that one kill (a
 // timeout, output past its cap, a stopped job) takes down everything the command started.
-// runSandboxed runs one command to its end (SVG conversion, the PDF merge); startSandboxed
-// keeps one running for a TeX session, whose driver speaks over stdin and stdout.
+// runSandboxed runs one command to its end (SVG conversion, the PDF merge, chktex);
+// launchSandboxed keeps one running for a TeX session, whose driver speaks over stdin and
+// stdout. Isolated commands start through the launcher (launcher.ts), never by forking us.
 import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { Launcher, LauncherExited, type SandboxProcess } from './launcher.js';
 import { sandboxed, type SandboxSpec } from './sandbox.js';
 
@@ -82,13 +84,41 @@ export interface RunResult {
   killed?: 'timeout' | 'output';
 }
 
+/** A started command as runSandboxed reads it: a child of ours, or one the launcher started. */
+type Running = SandboxProcess & { readonly stderr?: NodeJS.ReadableStream | null | undefined; on(event: 'error', listener: (err: Error) => void): unknown };
+
+/**
+ * Starts a command that runs to its end, keeping its stderr. An isolated one starts through
+ * the launcher, so that this process does not fork (issue 37: a validate call's chktex and
+ * kpsewhich each blocked the event loop ~25 ms in fork).
+ */
+async function startToEnd(spec: SandboxSpec, argv: string[]): Promise<Running> {
+  const spawned = () => startSandboxed(spec, argv) as unknown as Running;
+  if (!spec.isolate || launcher.unavailable) return spawned();
+  const { file, args } = sandboxed(spec, argv);
+  try {
+    return (await launcher.launch(file, args, spec.uid, true)) as Running;
+  } catch (err) {
+    if (err instanceof LauncherExited && launcher.unavailable) return spawned();
+    throw err;
+  }
+}
+
+/** A signal as a ChildProcess names it; the launcher reports `signal <number>`. */
+function signalName(signal: string | null): NodeJS.Signals | null {
+  const number = /^signal (\d+)$/.exec(signal ?? '')?.[1];
+  if (number === undefined) return signal as NodeJS.Signals | null;
+  const name = Object.entries(constants.signals).find(([, value]) => value === Number(number))?.[0];
+  return (name ?? 'SIGKILL') as NodeJS.Signals;
+}
+
 /**
  * Runs `argv` in the sandbox of `spec` to its end, killing it at `timeoutMs` or when its
  * stdout passes `maxOutput`. Rejects only when the command cannot be started.
  */
-export function runSandboxed(spec: SandboxSpec, argv: string[], options: RunOptions): Promise<RunResult> {
+export async function runSandboxed(spec: SandboxSpec, argv: string[], options: RunOptions): Promise<RunResult> {
+  const child = await startToEnd(spec, argv);
   return new Promise((resolve, reject) => {
-    const child = startSandboxed(spec, argv);
     const stdout: Buffer[] = [];
     let size = 0;
     let stderr = Buffer.alloc(0);
@@ -103,7 +133,7 @@ export function runSandboxed(spec: SandboxSpec, argv: string[], options: RunOpti
       if (size > options.maxOutput) kill('output');
       else stdout.push(chunk);
     });
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr?.on('data', (chunk: Buffer) => {
       if (stderr.length < STDERR_CAP) stderr = Buffer.concat([stderr, chunk.subarray(0, STDERR_CAP - stderr.length)]);
     });
     // The command may exit before it read all of its input.
@@ -114,7 +144,7 @@ export function runSandboxed(spec: SandboxSpec, argv: string[], options: RunOpti
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      const result: RunResult = { code, signal, stdout: Buffer.concat(stdout), stderr: stderr.toString('utf8') };
+      const result: RunResult = { code, signal: signalName(signal), stdout: Buffer.concat(stdout), stderr: stderr.toString('utf8') };
       resolve(killed ? { ...result, killed } : result);
     });
     child.stdin.end(options.stdin);

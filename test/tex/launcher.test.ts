@@ -1,5 +1,5 @@
 // The sandbox launcher (tex/launcher.ts) with real processes: what a sandbox's driver relies
-// on (its stdin and stdout, its exit code or signal, a session and process group of its own,
+// on (its stdin and stdout, its stderr when kept, its exit code or signal, a session and process group of its own,
 // the unprivileged uid, an empty environment), FIFOs that nothing else can open once the
 // child runs, and many launches at once, each with its own pipes.
 import assert from 'node:assert/strict';
@@ -80,6 +80,30 @@ describe('sandbox launcher', () => {
       results.map((r) => r.out),
       [...Array(40).keys()].map((i) => `in${i}:${i}\n`),
     );
+  });
+
+  test('stderr comes back on a pipe of its own when the launch keeps it, and goes nowhere otherwise', async () => {
+    const kept = await launcher.launch('/bin/sh', ['-c', 'echo out; echo err >&2; exit 2'], undefined, true);
+    let err = '';
+    kept.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    kept.stdin.end();
+    // 'close' waits for both pipes: the whole of stderr is here when it comes.
+    assert.deepEqual(await collect(kept), { out: 'out\n', code: 2, signal: null });
+    assert.equal(err, 'err\n');
+    const dropped = await launcher.launch('/bin/sh', ['-c', 'echo out; echo err >&2']);
+    assert.equal(dropped.stderr, undefined);
+    dropped.stdin.end();
+    assert.deepEqual(await collect(dropped), { out: 'out\n', code: 0, signal: null });
+  });
+
+  test('a child with a kept stderr killed before it opened its pipes still ends with close', async () => {
+    for (let i = 0; i < 300; i++) {
+      const child = await launcher.launch('/bin/sleep', ['30'], undefined, true);
+      child.stderr!.resume();
+      const done = collect(child);
+      process.kill(-child.pid!, 'SIGKILL');
+      assert.equal((await done).signal, 'signal 9');
+    }
   });
 
   test('without perl a launch is refused with LauncherExited and the launcher says it is unavailable', async () => {

@@ -3,7 +3,7 @@
 // visible and under its prlimit caps, a timeout and output past the cap kill everything it
 // started, and a command that cannot start rejects.
 import assert from 'node:assert/strict';
-import { chown, mkdtemp, rm, stat } from 'node:fs/promises';
+import { chown, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -79,6 +79,30 @@ describe('runSandboxed', () => {
     assert.equal(result.killed, 'output');
     assert.ok(result.stdout.length <= MB, `${result.stdout.length} bytes kept`);
     assert.equal(await settledLeftovers(UID), '');
+  });
+
+  test('an isolated command is started by the launcher, never by forking this process (issue 37)', async () => {
+    const children = async () => {
+      const names: string[] = [];
+      for (const pid of await readdir('/proc')) {
+        if (!/^\d+$/.test(pid)) continue;
+        const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+        if (new RegExp(`^PPid:\\s+${process.pid}$`, 'm').test(status)) names.push(/^Name:\s+(.*)$/m.exec(status)?.[1] ?? '?');
+      }
+      return names;
+    };
+    const running = runSandboxed(spec, ['sleep', '1'], { timeoutMs: 10_000, maxOutput: MB });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const seen = await children();
+    assert.equal((await running).code, 0);
+    // The launcher (perl) is our child; bubblewrap is its child, not ours.
+    assert.ok(!seen.includes('bwrap'), `children of the service: ${seen.join(', ')}`);
+    // Negative control: the same command without isolation is forked by us.
+    const forked = runSandboxed({ ...spec, isolate: false }, ['sleep', '1'], { timeoutMs: 10_000, maxOutput: MB });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const direct = await children();
+    await forked;
+    assert.ok(direct.includes('prlimit') || direct.includes('sleep'), `children of the service: ${direct.join(', ')}`);
   });
 
   test('without isolation the same limits apply, in the workspace as working directory', async () => {

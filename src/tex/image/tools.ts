@@ -6,7 +6,8 @@ import { chmodSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, posix } from 'node:path';
 import { promisify } from 'node:util';
-import { currentImageRoot, sandboxed } from '../sandbox.js';
+import { currentImageRoot, sandboxed, type SandboxSpec } from '../sandbox.js';
+import { runSandboxed } from '../sandboxed.js';
 
 export { currentImageRoot, useImageRoot } from '../sandbox.js';
 
@@ -18,13 +19,24 @@ export interface ToolOptions {
   env?: Record<string, string>;
 }
 
-function command(root: string | undefined, argv: string[], options: ToolOptions = {}): { file: string; args: string[]; workspace?: string; env?: NodeJS.ProcessEnv } {
-  if (root === undefined) return { file: argv[0]!, args: argv.slice(1), ...(options.env ? { env: { ...process.env, ...options.env } } : {}) };
+/** Most bytes of a tool's stdout taken (kpsewhich -all over thousands of names prints megabytes). */
+const TOOL_OUTPUT_MAX = 64 * 1024 * 1024;
+
+function toolWorkspace(): string {
   const workspace = mkdtempSync(join(tmpdir(), 'quire-tool-'));
   chmodSync(workspace, 0o755);
+  return workspace;
+}
+
+function toolSpec(workspace: string, root: string, options: ToolOptions): SandboxSpec {
   const env = { LC_ALL: 'C.UTF-8', TEXMFVAR: '/tmp/texmf-var', ...options.env };
-  const spec = { workspace, root, isolate: true, env, limits: LIMITS, ...(options.formats !== undefined ? { formats: options.formats } : {}) };
-  return { ...sandboxed(spec, argv), workspace };
+  return { workspace, root, isolate: true, env, limits: LIMITS, ...(options.formats !== undefined ? { formats: options.formats } : {}) };
+}
+
+function command(root: string | undefined, argv: string[], options: ToolOptions = {}): { file: string; args: string[]; workspace?: string; env?: NodeJS.ProcessEnv } {
+  if (root === undefined) return { file: argv[0]!, args: argv.slice(1), ...(options.env ? { env: { ...process.env, ...options.env } } : {}) };
+  const workspace = toolWorkspace();
+  return { ...sandboxed(toolSpec(workspace, root, options), argv), workspace };
 }
 
 /** stdout of `argv` run in the image (or on the host); throws on a non-zero exit. */
@@ -32,13 +44,38 @@ export async function imageTool(argv: string[], root = currentImageRoot(), timeo
   return (await imageToolOutput(argv, {}, root, timeoutMs)).stdout;
 }
 
-/** stdout and stderr of `argv` run in the image (or on the host) with `options`; throws on a non-zero exit. */
+/** A tool that failed, with what execFile's error carries: the exit code (or signal) and its output. */
+export class ToolFailed extends Error {
+  constructor(
+    argv: string[],
+    readonly code: number | null,
+    readonly signal: string | null,
+    readonly killed: boolean,
+    readonly stdout: string,
+    readonly stderr: string,
+  ) {
+    super(`${argv.join(' ')}: ${killed ? 'killed' : signal ? `signal ${signal}` : `exit ${code}`}: ${stderr.trim().slice(0, 500)}`);
+  }
+}
+
+/**
+ * stdout and stderr of `argv` run in the image (or on the host) with `options`; throws
+ * ToolFailed on a non-zero exit. In the image it starts through the launcher like every
+ * sandbox (sandboxed.ts): a kpsewhich of a validate call forks no service (issue 37).
+ */
 export async function imageToolOutput(argv: string[], options: ToolOptions, root = currentImageRoot(), timeoutMs = 30_000): Promise<{ stdout: string; stderr: string }> {
-  const { file, args, workspace, env } = command(root, argv, options);
+  if (root === undefined) {
+    const env = options.env ? { env: { ...process.env, ...options.env } } : {};
+    return await promisify(execFile)(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: timeoutMs, maxBuffer: TOOL_OUTPUT_MAX, ...env });
+  }
+  const workspace = toolWorkspace();
   try {
-    return await promisify(execFile)(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, ...(env ? { env } : {}) });
+    const result = await runSandboxed(toolSpec(workspace, root, options), argv, { timeoutMs, maxOutput: TOOL_OUTPUT_MAX });
+    const stdout = result.stdout.toString('utf8');
+    if (result.code === 0 && !result.killed) return { stdout, stderr: result.stderr };
+    throw new ToolFailed(argv, result.code, result.signal, result.killed !== undefined, stdout, result.stderr);
   } finally {
-    if (workspace) rmSync(workspace, { recursive: true, force: true });
+    rmSync(workspace, { recursive: true, force: true });
   }
 }
 
