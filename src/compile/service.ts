@@ -25,9 +25,6 @@ import type { ResultCache } from './result-cache.js';
 import { inBackground, jobOf, runJob, type RunDeps } from './run.js';
 import type { CompileContext, CompileSuccess } from './types.js';
 
-export { capLog, LOG_CAP_BYTES, studioUrl } from './answer.js';
-export { PREVIEW_PDF_CEILING } from './request.js';
-
 export interface CompileDeps {
   config: Config;
   clock: Clock;
