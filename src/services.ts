@@ -18,7 +18,7 @@ import { PdfStore } from './compile/pdfs.js';
 import { ResultCache } from './compile/result-cache.js';
 import { CompileService } from './compile/service.js';
 import { domainQueue } from './queue/domain.js';
-import { SqlPreviewStore } from './quota/previews.js';
+import { SqlPreviewStore, type PreviewStore } from './quota/previews.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import { Metrics } from './metrics.js';
@@ -26,6 +26,7 @@ import { leaseOwner, SqlCounters, type Counters } from './quota/counters.js';
 import { RedisCounters } from './quota/redis-counters.js';
 import { LocalBlobStore, type BlobStore } from './storage/blobs.js';
 import { migrate, openDb, type Db } from './storage/db.js';
+import { checkTemplate } from './templates/liquid.js';
 import { renderPool } from './templates/render-pool.js';
 import { BatchService } from './templates/batch.js';
 import { TemplateService } from './templates/service.js';
@@ -101,7 +102,7 @@ export interface ServiceOptions {
   clock?: Clock;
   log?: Logger;
   /** Replace parts (a failing store, a fake engine report) in tests. */
-  overrides?: Partial<Pick<Services, 'blobs' | 'counters' | 'engines' | 'texQueue'>>;
+  overrides?: Partial<Pick<Services, 'blobs' | 'counters' | 'engines' | 'texQueue'>> & { previews?: PreviewStore };
 }
 
 /** Opens the stores and builds the services, and starts them: what the server and tests use. */
@@ -136,12 +137,14 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const pdfs = new PdfStore(db.kysely, blobs, clock);
   cleanups.push(() => pdfs.stopJanitor());
   const assets = new AssetService(db, blobs, clock, config, counters);
-  const previews = new SqlPreviewStore(db.kysely, counters);
+  const previews = options.overrides?.previews ?? new SqlPreviewStore(db.kysely, counters);
   const results = new ResultCache({ maxEntries: config.resultCacheEntries, maxBytes: config.resultCacheBytes });
   metrics.watchResultCache(results.stats);
   const images = servedImages(config);
   const texlive = images.map((image) => image.year);
-  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, texlive, assets: new LibraryAssetResolver(assets, config) });
+  // The one asset resolver of compile and validate: the stored library's.
+  const resolver = new LibraryAssetResolver(assets, config);
+  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, texlive, assets: resolver });
   const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({
@@ -206,7 +209,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     signup: new SignupService(accounts, counters, clock, config.signup),
     templates,
     templateVersions: new TemplateVersionService(templates),
-    validate: new ValidateService({ config, clock, counters, assets: () => compile.assets }),
+    validate: new ValidateService({ config, clock, counters, assets: resolver, templatePolicy: checkTemplate }),
     templateValidate: new TemplateValidateService(templates, { counters, clock, perMinute: () => config.validatePerMinute }),
     batches,
     gallery,

@@ -75,13 +75,13 @@ function isEmpty(value: unknown): boolean {
 }
 
 export class LibraryAssetResolver implements AssetResolver {
+  private readonly upgradeUrl: string;
+
   constructor(
     private readonly library: AssetService,
     private readonly config: Config,
-  ) {}
-
-  private get upgradeUrl(): string {
-    return links(this.config).upgradeUrl;
+  ) {
+    this.upgradeUrl = links(config).upgradeUrl;
   }
 
   async forCompile(

@@ -2,10 +2,11 @@
 // and the MCP tools. Name and content rules have their own SPEC codes, so the schemas only
 // fix the types; the service applies the rules.
 import { Type } from '@sinclair/typebox';
-import { ASSET_NAME_MAX } from '../quota/plans.js';
+import { ASSET_NAME_RULE } from '../asset-name.js';
+import { ASSET_EXTENSIONS } from '../quota/plans.js';
 
 export const AssetName = Type.String({
-  description: `File name: letters, digits, "_" and "-", one extension (png, jpg, jpeg, pdf, svg); at most ${ASSET_NAME_MAX} characters. Unique per account, case-insensitive.`,
+  description: `File name: ${ASSET_NAME_RULE}; the extension one of ${ASSET_EXTENSIONS.join(', ')}. Unique per account, case-insensitive.`,
   examples: ['logo.png'],
 });
 

@@ -4,7 +4,8 @@
 // strict base64, and bytes that really are the format the extension claims (a renamed file
 // is refused; a font must also have a sound sfnt table directory).
 import { errors, type ServiceError } from '../errors.js';
-import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
+import { assetNameProblem } from '../asset-name.js';
+import { ASSET_EXTENSIONS } from '../quota/plans.js';
 import { isJobOwnPath, jobOwnReason, pathProblem } from '../tex/project/paths.js';
 import { MAIN } from '../tex/workspace.js';
 import { checkFont, FONT_LABEL } from './font.js';
@@ -43,9 +44,6 @@ export function formatOfName(name: string): AssetFormat | null {
   return FORMAT_OF_EXTENSION[name.slice(dot + 1).toLowerCase() as keyof typeof FORMAT_OF_EXTENSION] ?? null;
 }
 
-/** Letters, digits, `_` and `-`, then exactly one extension of the same characters. */
-const NAME = /^[A-Za-z0-9_-]+\.[A-Za-z0-9]+$/;
-
 /** Shows a hostile name safely inside a message (control characters escaped, length capped). */
 export function quoteName(name: string): string {
   const shown = name.length > 80 ? `${name.slice(0, 80)}…` : name;
@@ -57,24 +55,12 @@ function badName(name: string, why: string, details: Record<string, unknown> = {
 }
 
 /**
- * SPEC §2.1's name rules of an asset (and an attachment of the output step): not empty,
- * no null byte, no path separator, no "..", no leading dot, at most ASSET_NAME_MAX characters,
- * letters, digits, "_" and "-" with one extension. `fail` builds the caller's error.
+ * SPEC §2.1's name rule of an asset (and an attachment of the output step): asset-name.ts.
+ * `fail` builds the caller's error.
  */
 export function checkFileNameRules(name: string, fail: (why: string, details?: Record<string, unknown>) => ServiceError): void {
-  if (name.length === 0) throw fail('the file name is empty.');
-  if (name.includes('\0')) throw fail('the file name contains a null byte.');
-  if (name.includes('/') || name.includes('\\')) {
-    throw fail('the file name contains a path separator; send a bare file name such as "logo.png".');
-  }
-  if (name.includes('..')) throw fail('the file name contains "..".');
-  if (name.startsWith('.')) throw fail('the file name starts with a dot.');
-  if (name.length > ASSET_NAME_MAX) {
-    throw fail(`the file name is ${name.length} characters long; the limit is ${ASSET_NAME_MAX}.`, { limit: ASSET_NAME_MAX });
-  }
-  if (!NAME.test(name)) {
-    throw fail('a file name may hold only letters, digits, "_" and "-", followed by a single extension (e.g. "company-logo.png").');
-  }
+  const problem = assetNameProblem(name);
+  if (problem) throw problem.limit !== undefined ? fail(problem.why, { limit: problem.limit }) : fail(problem.why);
 }
 
 /** The format a file's extension stands for, or invalid_asset_format naming the allowed ones. */

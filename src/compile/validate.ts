@@ -11,7 +11,6 @@ import { invalidField, isServiceError, type ServiceError } from '../errors.js';
 import { links } from '../links.js';
 import type { Counters } from '../quota/counters.js';
 import { chargeValidate } from '../quota/validate-limit.js';
-import { checkTemplate } from '../templates/liquid.js';
 import { catalog, ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { runChktex } from '../tex/lint/chktex.js';
 import { candidateNames, installedFiles, MAX_SUGGESTED_LOADS, missingLoads, type FileUse, type SourceFacts } from '../tex/lint/loads.js';
@@ -30,8 +29,13 @@ export interface ValidateDeps {
   config: Config;
   clock: Clock;
   counters: Counters;
-  /** The compile's asset resolver (read when validating, so the library's replaces the default). */
-  assets: () => AssetResolver;
+  /** The compile's asset resolver. */
+  assets: AssetResolver;
+  /**
+   * The template security policy a placeholder source must pass (templates/liquid.ts
+   * checkTemplate), handed in by the assembly: templates/ sits above compile/.
+   */
+  templatePolicy: (source: string) => void;
 }
 
 /** A refusal the compile would answer with, as a finding. */
@@ -118,14 +122,14 @@ export class ValidateService {
     let assetNames: string[] = [];
     try {
       const meter: ConversionMeter = { begin: async () => undefined, spent: (ms, failed) => failed && fair.spend(ms) };
-      assetNames = (await this.deps.assets().forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: project.binary }, meter)).files.map((f) => f.name);
+      assetNames = (await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: project.binary }, meter)).files.map((f) => f.name);
     } catch (err) {
       refusal('request', err);
     }
     if (input.placeholder_engine === 'liquid') {
       checked.push('template');
       try {
-        checkTemplate(latex);
+        this.deps.templatePolicy(latex);
       } catch (err) {
         refusal('template', err);
       }

@@ -1,6 +1,7 @@
 // The quire://guide resource: what an agent needs to write documents that compile here.
 // Numbers come from the plan table so the guide never disagrees with the checks.
-import { ASSET_EXTENSIONS, ASSET_NAME_MAX, PLANS } from '../quota/plans.js';
+import { ASSET_NAME_RULE } from '../asset-name.js';
+import { ASSET_EXTENSIONS, PLANS } from '../quota/plans.js';
 
 const anon = PLANS.anonymous;
 
@@ -16,8 +17,8 @@ without credentials until \`expires_at\`. Give that link to the user.
   Use xelatex or lualatex for \`fontspec\`, system fonts and wide Unicode; pdflatex otherwise.
 - No shell escape: \`minted\`, \`\\write18\` and external tools do not work. Use \`listings\` for code.
 - Bibliographies: put the .bib inline with \`filecontents\`; bibtex or biber runs when needed.
-- Images: send them as \`assets\` (file name → base64; ${ASSET_EXTENSIONS.join(', ')}; names of letters,
-  digits, \`_\` and \`-\` with one extension, at most ${ASSET_NAME_MAX} characters) or name stored assets in
+- Images: send them as \`assets\` (file name → base64; ${ASSET_EXTENSIONS.join(', ')}; names of
+  ${ASSET_NAME_RULE}) or name stored assets in
   \`use_stored_assets\` (paid plans), then \`\\includegraphics{name.png}\`.
 
 ## Without an API key

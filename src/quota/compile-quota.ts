@@ -4,17 +4,12 @@ import { nextDayStart, nextMonthStart, type Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { links, openSignupUrl } from '../links.js';
 import type { Counters } from './counters.js';
+import type { Payer } from './payer.js';
 import { anonymousDailyKey, anonymousHourlyKey, monthlyCompilesKey } from './keys.js';
 import { reserveOrRefuse } from './reserve.js';
 import { graceAllowance, limitsOf, monthlyUse, type PlanName } from './plans.js';
 
 const HOUR_MS = 3600_000;
-
-/**
- * Who a compile is charged to: the part of accounts/' Caller the quota reads. Declared here so
- * that quota/ stays below accounts/ (which reads the plan table).
- */
-export type Payer = { kind: 'anonymous'; ip: string } | { kind: 'account'; account: { id: number; plan: PlanName } };
 
 export interface Ticket {
   /** The compile delivered a PDF: count it. */

@@ -4,7 +4,7 @@
 // node's go back with its leases), and milliseconds of TeX spent on failures per window
 // (passes, reruns and diagnosis probes of compiles that delivered nothing). Both are counters,
 // so they hold across API nodes on SQLite, PostgreSQL and Redis alike.
-import type { Caller } from '../accounts/caller.js';
+import type { Payer } from './payer.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { refused } from '../errors.js';
@@ -33,10 +33,10 @@ export function fairLimits(tier: Tier, config: Pick<Config, 'failureWindowSecond
   };
 }
 
-const tierOf = (caller: Caller): Tier => (caller.kind === 'account' ? caller.account.plan : 'anonymous');
+const tierOf = (caller: Payer): Tier => (caller.kind === 'account' ? caller.account.plan : 'anonymous');
 
 /** Whose limits these are: an account, or a keyless address (as QUIRE_TRUST_PROXY resolved it). */
-export function callerId(caller: Caller): string {
+export function callerId(caller: Payer): string {
   return caller.kind === 'account' ? `account:${caller.account.id}` : `anon:${caller.ip}`;
 }
 
@@ -52,7 +52,7 @@ export interface FairTicket {
 
 /** Lets a diagnosis run one more probe for this caller (see PROBES_PER_MINUTE); swappable for a shared probe budget. */
 export interface ProbeAllowance {
-  take(caller: Caller): Promise<boolean>;
+  take(caller: Payer): Promise<boolean>;
 }
 
 export interface FairUseReport {
@@ -77,7 +77,7 @@ export class FairUse implements ProbeAllowance {
   }
 
   /** Takes one of the caller's in-flight slots, or refuses: failure budget used, or as many compiles in flight as allowed. */
-  async admit(caller: Caller): Promise<FairTicket> {
+  async admit(caller: Payer): Promise<FairTicket> {
     const tier = tierOf(caller);
     const id = callerId(caller);
     const limits = fairLimits(tier, this.config);
@@ -127,7 +127,7 @@ export class FairUse implements ProbeAllowance {
   }
 
   /** At most PROBES_PER_MINUTE probe runs per caller per UTC minute, on every node together. */
-  async take(caller: Caller): Promise<boolean> {
+  async take(caller: Payer): Promise<boolean> {
     const now = this.clock.now();
     const key = probeMinuteKey(callerId(caller), now);
     const slot = await this.counters.tryReserve(key, PROBES_PER_MINUTE, new Date(now.getTime() + 120_000));
@@ -136,7 +136,7 @@ export class FairUse implements ProbeAllowance {
     return true;
   }
 
-  async report(caller: Caller): Promise<FairUseReport> {
+  async report(caller: Payer): Promise<FairUseReport> {
     const id = callerId(caller);
     const limits = fairLimits(tierOf(caller), this.config);
     const window = this.window(limits);

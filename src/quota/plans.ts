@@ -145,7 +145,6 @@ export const RENDER_WALL_CLOCK_SECONDS = 60;
 export const TEMPLATE_NAME_MAX = 100;
 export const TEMPLATE_DESCRIPTION_MAX = 500;
 export const TEMPLATE_INSTRUCTIONS_MAX = 50_000;
-export const ASSET_NAME_MAX = 64;
 /** Self-service sign-ups per client IP per hour (not in SPEC; see docs/api.md, "Sign-up"). */
 export const SIGNUPS_PER_IP_PER_HOUR = 5;
 /**

@@ -13,7 +13,8 @@ import {
   type TagToken,
 } from 'liquidjs';
 import { errors, fail, ServiceError, isServiceError } from '../errors.js';
-import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../quota/plans.js';
+import { ASSET_NAME_RULE, isAssetName, isAssetStem } from '../asset-name.js';
+import { ASSET_EXTENSIONS } from '../quota/plans.js';
 import { protectLatexBraces } from './braces.js';
 import { escapeLatex, stringify } from './escape.js';
 import { renderPool } from './render-pool.js';
@@ -108,7 +109,12 @@ class AssetCollector {
   }
 }
 
-const ASSET_NAME = new RegExp(`^[A-Za-z0-9_-]{1,${ASSET_NAME_MAX}}(\\.(${ASSET_EXTENSIONS.join('|')}))?$`, 'i');
+/** What the `asset` filter takes: an asset name (asset-name.ts) of an asset type, or its stem alone (the library is searched for it). */
+function isAssetReference(name: string): boolean {
+  const dot = name.lastIndexOf('.');
+  if (dot < 0) return isAssetStem(name);
+  return isAssetName(name) && (ASSET_EXTENSIONS as readonly string[]).includes(name.slice(dot + 1).toLowerCase());
+}
 
 function currency(this: { context: Context }, value: unknown, code: unknown = 'USD', locale: unknown = 'en-US'): string {
   const amount = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
@@ -137,9 +143,9 @@ function date(this: { context: Context }, value: unknown, format: unknown = DEFA
 
 function asset(this: { context: Context }, value: unknown): string {
   const name = stringify(value);
-  if (!ASSET_NAME.test(name)) {
+  if (!isAssetReference(name)) {
     throw errors.render_asset_not_found(
-      `asset: "${name}" is not an asset name (letters, digits, "_", "-", one extension of ${ASSET_EXTENSIONS.join(', ')})`,
+      `asset: "${name}" is not an asset name (${ASSET_NAME_RULE}; the extension one of ${ASSET_EXTENSIONS.join(', ')}, or left out)`,
       { asset: name },
     );
   }
@@ -298,7 +304,7 @@ export async function renderInThread(
   checkSecurity(latex, { rendered: true });
   for (const match of latex.matchAll(INCLUDEGRAPHICS)) {
     const name = match[1]!.trim();
-    if (!ASSET_NAME.test(name)) continue;
+    if (!isAssetReference(name)) continue;
     const resolved = collector.resolve(name, true);
     if (resolved) {
       collector.add(resolved);

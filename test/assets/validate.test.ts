@@ -7,7 +7,7 @@ import { convertSvg } from '../../src/assets/convert.js';
 import { checkSvg } from '../../src/assets/svg.js';
 import { checkName, decodeBase64, sanitisedSvg, validateAsset } from '../../src/assets/validate.js';
 import { ServiceError } from '../../src/errors.js';
-import { ASSET_NAME_MAX } from '../../src/quota/plans.js';
+import { ASSET_NAME_MAX } from '../../src/asset-name.js';
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/assets/${name}`, import.meta.url));
 

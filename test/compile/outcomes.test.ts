@@ -4,7 +4,7 @@
 // only its outcome is replaced, as a 100 MB PDF would take the suite minutes to produce.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { PREVIEW_PDF_CEILING } from '../../src/compile/service.js';
+import { PREVIEW_PDF_CEILING } from '../../src/compile/request.js';
 import { PLANS } from '../../src/quota/plans.js';
 import { createAccount, HELLO, testApp, type TestApp } from '../helpers.js';
 

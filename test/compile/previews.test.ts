@@ -148,33 +148,33 @@ describe('previews', () => {
     assert.equal((await t.services.usage.monthly(free.id)).used, 3);
   });
 
-  test('a failing preview store: 503 preview_unavailable for over-size sources, in-limit sources still compile', async () => {
-    const free = await createAccount(t.services, 'free');
-    const store = t.services.compile.previews;
-    t.services.compile.previews = {
-      begin: async () => {
-        throw new Error('preview store down');
-      },
-      inProgress: async () => {
-        throw new Error('preview store down');
-      },
-    };
-    try {
-      const res = await compile({ latex: pagesDoc(1, 31 * 1024) }, free);
-      assert.equal(res.statusCode, 503);
-      assert.equal(res.json().error, 'preview_unavailable');
-      assert.equal(res.json().retry_after_seconds, 60);
-      assert.equal((await compile({ latex: HELLO }, free)).statusCode, 200);
-      assert.equal((await t.services.usage.monthly(free.id)).used, 1);
-    } finally {
-      t.services.compile.previews = store;
-    }
-  });
-
   test('anonymous callers never get previews', async () => {
     const res = await t.app.inject({ method: 'POST', url: '/api/v1/compile', payload: { latex: pagesDoc(4) }, remoteAddress: '203.0.113.9' });
     assert.equal(res.statusCode, 422);
     assert.equal(res.json().error, 'page_limit_exceeded');
+  });
+});
+
+describe('a failing preview store', () => {
+  // Handed in at assembly (ServiceOptions.overrides), as any store is: the service has no setter.
+  const down = async (): Promise<never> => {
+    throw new Error('preview store down');
+  };
+  let t: TestApp;
+  before(async () => {
+    t = await testApp({ overrides: { previews: { begin: down, inProgress: down } } });
+  });
+  after(() => t.close());
+
+  test('503 preview_unavailable for over-size sources, in-limit sources still compile', async () => {
+    const free = await createAccount(t.services, 'free');
+    const compile = (payload: object) => t.app.inject({ method: 'POST', url: '/api/v1/compile', payload, headers: free.headers });
+    const res = await compile({ latex: pagesDoc(1, 31 * 1024) });
+    assert.equal(res.statusCode, 503);
+    assert.equal(res.json().error, 'preview_unavailable');
+    assert.equal(res.json().retry_after_seconds, 60);
+    assert.equal((await compile({ latex: HELLO })).statusCode, 200);
+    assert.equal((await t.services.usage.monthly(free.id)).used, 1);
   });
 });
 

@@ -2621,7 +2621,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /**
-                     * @description File name: letters, digits, "_" and "-", one extension (png, jpg, jpeg, pdf, svg); at most 64 characters. Unique per account, case-insensitive.
+                     * @description File name: letters, digits, "_" and "-" with one extension, at most 64 characters; the extension one of png, jpg, jpeg, pdf, svg, eps, ps, otf, ttf, ttc. Unique per account, case-insensitive.
                      * @example logo.png
                      */
                     name: string;

@@ -1,5 +1,6 @@
 // HTML shells of the studio, sign-up and dashboard pages. The markup works before any
 // script runs (labels, headings, landmarks); the bundles in public/build add behaviour.
+import { ASSET_NAME_MAX, ASSET_NAME_RULE } from '../../asset-name.js';
 import { COMPILERS } from '../../quota/plans.js';
 import { h } from './html.js';
 import { outputPanel } from './output-panel.js';
@@ -246,11 +247,11 @@ export function dashboardPage(manifest: WebManifest): string {
         </div>
         <div class="stack">
           <label for="asset-name">Name used in LaTeX</label>
-          <input id="asset-name" maxlength="64" autocomplete="off" spellcheck="false" aria-describedby="asset-name-hint">
+          <input id="asset-name" maxlength="${ASSET_NAME_MAX}" autocomplete="off" spellcheck="false" aria-describedby="asset-name-hint">
         </div>
         <button type="submit" class="button primary">Upload</button>
       </div>
-      <p id="asset-name-hint" class="hint">Letters, digits, _ and - with one extension, e.g. logo.png. Use it with <code>\\includegraphics{logo.png}</code> and the compile field <code>use_stored_assets</code>.</p>
+      <p id="asset-name-hint" class="hint">${ASSET_NAME_RULE[0]!.toUpperCase()}${ASSET_NAME_RULE.slice(1)}, e.g. logo.png. Use it with <code>\\includegraphics{logo.png}</code> and the compile field <code>use_stored_assets</code>.</p>
       <p id="upload-status" class="hint" role="status"></p>
     </form>
     <div id="assets"></div>

@@ -4,7 +4,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { Asset } from '../../assets/library.js';
 import { AssetIdParam, AssetListBody, GetAssetResult, SaveAssetBody, SaveAssetResult } from '../../assets/schemas.js';
 import { assetNameField } from '../../wire/json-safety.js';
-import { ASSET_EXTENSIONS, ASSET_NAME_MAX } from '../../quota/plans.js';
+import { ASSET_NAME_RULE } from '../../asset-name.js';
+import { ASSET_EXTENSIONS } from '../../quota/plans.js';
 import type { ContentBlock } from '../results.js';
 import { accountOf, defineTool } from '../tool.js';
 
@@ -73,7 +74,7 @@ export const getAssetTool = defineTool({
 export const saveAssetTool = defineTool({
   name: 'save_asset',
   title: 'Save a stored asset',
-  description: `Uploads an image or PDF to the account's library under \`name\` (${ASSET_EXTENSIONS.join(', ')}; letters, digits, "_" and "-" with one extension, at most ${ASSET_NAME_MAX} characters), replacing any asset of the same name (any case). The bytes must really be that format (a renamed file is refused) and fit the plan's count and total-bytes caps (see usage). Then compile with use_stored_assets: ["name"]. ${PAID}`,
+  description: `Uploads an image or PDF to the account's library under \`name\` (${ASSET_EXTENSIONS.join(', ')}; ${ASSET_NAME_RULE}), replacing any asset of the same name (any case). The bytes must really be that format (a renamed file is refused) and fit the plan's count and total-bytes caps (see usage). Then compile with use_stored_assets: ["name"]. ${PAID}`,
   inputSchema: SaveAssetBody,
   outputSchema: SaveAssetResult,
   auth: 'required',
