@@ -1,5 +1,6 @@
 // Files TeX could not find: a class or package not installed (or misspelt), an image or a
 // text file the request did not carry.
+import { isAssetName, isAssetStem } from '../../../asset-name.js';
 import { GRAPHICS_EXTENSIONS } from '../../graphics.js';
 import { PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS } from '../packages.js';
 import { closest, INSTALLED_CLASSES, UNINSTALLED_CLASSES } from '../names.js';
@@ -63,7 +64,7 @@ export const missingFile: Rule = ({ block, source, line, engine, catalog: cat })
   if (ext === '' || (GRAPHICS_EXTENSIONS as readonly string[]).includes(ext)) {
     const at = line ?? source?.find(new RegExp(escape(file)));
     // Asset names are flat (no folders) and simple; graphicx finds `logo.png` for {logo}.
-    const valid = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9]+)?$/.test(file) && file.length <= 64;
+    const valid = isAssetName(file) || isAssetStem(file);
     const stem = (file.split('/').at(-1) ?? file).replace(/\.[^.]*$/, '').replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 59) || 'image';
     const sendAs = ext ? `${stem}.${ext}` : `${stem}.png`;
     const how = '"assets" (file name → base64) or "use_stored_assets" (a stored asset)';
