@@ -81,6 +81,10 @@ export interface Config {
   webhookAllowHttp: boolean;
   /** Webhook callbacks may reach loopback and private addresses (development and tests). */
   webhookAllowPrivate: boolean;
+  /** RFC 3161 timestamp authority for output.sign.timestamp (PAdES B-T); none by default. */
+  tsaUrl: string | undefined;
+  /** The TSA may be on a loopback or private address (development and tests). */
+  tsaAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -315,6 +319,8 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     webhookAllowHttp: flag(env, 'QUIRE_WEBHOOK_ALLOW_HTTP', false),
     webhookAllowPrivate: flag(env, 'QUIRE_WEBHOOK_ALLOW_PRIVATE', false),
+    tsaUrl: env.QUIRE_TSA_URL || undefined,
+    tsaAllowPrivate: flag(env, 'QUIRE_TSA_ALLOW_PRIVATE', false),
   };
 }
 

@@ -33,6 +33,7 @@ import { resultKey, type ResultCache } from './result-cache.js';
 import { checkRequest } from './rules.js';
 import type { AccountUsage, AnonymousUsage, CompileContext, CompileInput, CompileSuccess } from './types.js';
 import type { AssetResolver, ConversionMeter, ResolvedAssets } from '../assets/resolver.js';
+import type { SigningService, SignStep } from '../signing/service.js';
 
 /** Log text kept in a failure body: the end of the transcript, where the error is. */
 export const LOG_CAP_BYTES = 64 * 1024;
@@ -64,6 +65,8 @@ export interface CompileDeps {
   probes?: ProbeBudget;
   /** The TeX Live years this server serves, newest (the default) first; none: the host's TeX Live. */
   texlive?: readonly string[];
+  /** output.sign: checked before the quota, run on the final PDF in this process (src/signing/). */
+  signing: Pick<SigningService, 'prepare'>;
 }
 
 /** Diagnosis probes get one TeX pass each: with the document's own passes (5 at most) and 3 probes, a failing request runs at most 8. */
@@ -199,10 +202,12 @@ export class CompileService {
     };
     let assets: ResolvedAssets;
     let output: OutputSpec | undefined;
+    let sign: SignStep | undefined;
     try {
       assets = await this.deps.assets.forCompile(caller, { assets: input.assets, use_stored_assets: input.use_stored_assets, binary: request.binary }, meter);
       const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
       output = parseOutput(input.output, tier, request.latex, used, upgradeUrl, assets.files, request.compiler);
+      sign = await this.deps.signing.prepare(caller, input.output);
     } catch (err) {
       // A conversion that failed (or a refusal after one): its time is failure time, the slot goes back.
       await converting?.finish(false);
@@ -216,7 +221,7 @@ export class CompileService {
         const ticket = await this.quota.reserve(caller);
         context.onAccepted?.();
         try {
-          const body = await this.run(caller, { ...request, output }, assets, context, ticket, this.planFor(tier, previews, request.bytes), fair);
+          const body = await this.run(caller, { ...request, output, sign }, assets, context, ticket, this.planFor(tier, previews, request.bytes), fair);
           delivered = true;
           return body;
         } catch (err) {
@@ -299,7 +304,7 @@ export class CompileService {
 
   private async run(
     caller: Caller,
-    request: ReturnType<typeof checkRequest> & { output: OutputSpec | undefined; texlive: string },
+    request: ReturnType<typeof checkRequest> & { output: OutputSpec | undefined; texlive: string; sign?: SignStep | undefined },
     assets: Awaited<ReturnType<AssetResolver['forCompile']>>,
     context: CompileContext,
     ticket: Ticket,
@@ -343,7 +348,9 @@ export class CompileService {
       { via: context.via ?? 'compile', tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, cached: result.passes === 0, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const { pdf, pages, totalPages, warnings } = await this.accept(result, plan, request, upgradeUrl, this.probeFor(caller, context.deadline, fair, background));
+    const { pdf: unsigned, pages, totalPages, warnings } = await this.accept(result, plan, request, upgradeUrl, this.probeFor(caller, context.deadline, fair, background));
+    // The signature is the last step, here in the host after the (cached, sandboxed) TeX result: no key in a sandbox or the cache.
+    const pdf = request.sign ? await request.sign(unsigned) : unsigned;
     if (context.deadline !== undefined && clock.ms() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw errors.compilation_timeout('The compile finished after the caller\'s deadline.', { plan: tier, retryable: true });

@@ -1,0 +1,56 @@
+// Writes the PAdES signature into a finished PDF with @libpdf/core (docs/decisions.md: why this
+// library): an invisible signature field, SubFilter ETSI.CAdES.detached with the
+// signing-certificate-v2 attribute (PAdES B-B), plus an RFC 3161 timestamp token on the
+// signature value for B-T. Written as one incremental update: the unsigned PDF is a byte prefix
+// of the signed one (checked here), so what was validated before (PDF/A) is what was signed.
+import { PDF, type Signer } from '@libpdf/core';
+import { timestampAuthority, tsaFailed, type TsaSettings } from './tsa.js';
+
+export interface SignFields {
+  reason?: string;
+  location?: string;
+  contactInfo?: string;
+}
+
+export class SigningFailed extends Error {}
+
+/** Room for the CMS in /Contents: the certificates, the signature, and a TSA token with its certificates. */
+function placeholderBytes(signer: Signer, timestamped: boolean): number {
+  const certs = [signer.certificate, ...(signer.certificateChain ?? [])].reduce((sum, der) => sum + der.length, 0);
+  return 4096 + certs + (timestamped ? 16384 : 0);
+}
+
+export async function signPdf(pdf: Buffer, signer: Signer, fields: SignFields, tsa: TsaSettings | undefined, now: Date): Promise<Buffer> {
+  let doc: PDF;
+  try {
+    doc = await PDF.load(pdf);
+  } catch (err) {
+    throw new SigningFailed(`the PDF could not be read for signing (${err instanceof Error ? err.message.slice(0, 200) : 'unknown'})`);
+  }
+  const timestamp = tsa ? timestampAuthority(tsa) : undefined;
+  let signed: Uint8Array;
+  try {
+    const result = await doc.sign({
+      signer,
+      subFilter: 'ETSI.CAdES.detached',
+      digestAlgorithm: 'SHA-256',
+      signingTime: now,
+      fieldName: 'Signature1',
+      estimatedSize: placeholderBytes(signer, timestamp !== undefined),
+      ...(fields.reason ? { reason: fields.reason } : {}),
+      ...(fields.location ? { location: fields.location } : {}),
+      ...(fields.contactInfo ? { contactInfo: fields.contactInfo } : {}),
+      ...(timestamp ? { timestampAuthority: timestamp.authority, level: 'B-T' as const } : {}),
+    });
+    signed = result.bytes;
+  } catch (err) {
+    const refused = timestamp?.failure();
+    if (refused) throw refused;
+    if (timestamp && err instanceof Error && /timestamp|TSA/i.test(err.constructor.name + err.message)) throw tsaFailed(err.message.slice(0, 200), true);
+    throw new SigningFailed(`the PDF could not be signed (${err instanceof Error ? err.message.slice(0, 200) : 'unknown'})`);
+  }
+  const out = Buffer.from(signed.buffer, signed.byteOffset, signed.byteLength);
+  // The promise of an incremental update, held: anything else would change what was validated.
+  if (out.length <= pdf.length || !out.subarray(0, pdf.length).equals(pdf)) throw new SigningFailed('the signed PDF does not keep the unsigned one as its prefix');
+  return out;
+}
