@@ -3,7 +3,7 @@
 // signing-certificate-v2 attribute (PAdES B-B), plus an RFC 3161 timestamp token on the
 // signature value for B-T. Written as one incremental update: the unsigned PDF is a byte prefix
 // of the signed one (checked here), so what was validated before (PDF/A) is what was signed.
-import { PDF, type Signer } from '@libpdf/core';
+import { PDF, PdfArray, PdfDict, PdfName, PdfNumber, PdfStream, type Signer } from '@libpdf/core';
 import { timestampAuthority, tsaFailed, type TsaSettings } from './tsa.js';
 
 export interface SignFields {
@@ -13,6 +13,18 @@ export interface SignFields {
 }
 
 export class SigningFailed extends Error {}
+
+const FIELD = 'Signature1';
+
+/**
+ * The invisible signature field, made before signing so its widget has an appearance: PDF/A
+ * (ISO 19005-1 6.5.3, PDFBox Preflight 5.3.1) wants an /AP on every widget, even one with an
+ * empty rectangle; the library's own field has none. An empty form XObject is the appearance.
+ */
+function invisibleField(doc: PDF): void {
+  const appearance = doc.register(PdfStream.fromDict({ Type: PdfName.of('XObject'), Subtype: PdfName.of('Form'), BBox: new PdfArray([0, 0, 0, 0].map((n) => PdfNumber.of(n))) }, new Uint8Array()));
+  doc.getOrCreateForm().createSignatureField(FIELD).getDict().set('AP', PdfDict.of({ N: appearance }));
+}
 
 /** Room for the CMS in /Contents: the certificates, the signature, and a TSA token with its certificates. */
 function placeholderBytes(signer: Signer, timestamped: boolean): number {
@@ -27,6 +39,7 @@ export async function signPdf(pdf: Buffer, signer: Signer, fields: SignFields, t
   } catch (err) {
     throw new SigningFailed(`the PDF could not be read for signing (${err instanceof Error ? err.message.slice(0, 200) : 'unknown'})`);
   }
+  invisibleField(doc);
   const timestamp = tsa ? timestampAuthority(tsa) : undefined;
   let signed: Uint8Array;
   try {
@@ -35,7 +48,7 @@ export async function signPdf(pdf: Buffer, signer: Signer, fields: SignFields, t
       subFilter: 'ETSI.CAdES.detached',
       digestAlgorithm: 'SHA-256',
       signingTime: now,
-      fieldName: 'Signature1',
+      fieldName: FIELD,
       estimatedSize: placeholderBytes(signer, timestamp !== undefined),
       ...(fields.reason ? { reason: fields.reason } : {}),
       ...(fields.location ? { location: fields.location } : {}),

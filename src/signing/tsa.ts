@@ -46,8 +46,9 @@ async function guardedPost(target: string, init: RequestInit | undefined, settin
   try {
     // TSAs commonly speak plain http: the token is signed, so http is allowed; the address rules are not relaxed.
     url = checkCallbackUrl(target, { allowHttp: true, allowPrivate: settings.allowPrivate });
-  } catch {
-    throw tsaFailed('QUIRE_TSA_URL is not an allowed http(s) URL', false);
+  } catch (err) {
+    const why = err instanceof ServiceError && typeof err.details.reason === 'string' ? err.details.reason : 'it is not an http(s) URL';
+    throw tsaFailed(`QUIRE_TSA_URL is refused: ${why}`, false);
   }
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: Array<{ address: string; family: number }>;
