@@ -1351,6 +1351,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description signing_identity_not_found: `error`, `message` and the fields the code names */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "signing_identity_not_found";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description request_timeout: `error`, `message` and the fields the code names */
             408: {
                 headers: {
@@ -1445,7 +1463,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_pkcs12, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, pkcs12_password_incorrect, signing_certificate_not_valid, texlive_not_available, timestamp_failed, timestamp_not_configured, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -1458,7 +1476,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "texlive_not_available" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_pkcs12" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "pkcs12_password_incorrect" | "signing_certificate_not_valid" | "texlive_not_available" | "timestamp_failed" | "timestamp_not_configured" | "too_many_assets" | "validation_failed";
                         message: string;
                         /** @description End of the compiler transcript (at most 64 KiB) */
                         log?: string;
@@ -6212,7 +6230,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description template_not_found: `error`, `message` and the fields the code names */
+            /** @description signing_identity_not_found, template_not_found: `error`, `message` and the fields the code names */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6223,7 +6241,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "template_not_found";
+                        error: "signing_identity_not_found" | "template_not_found";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6324,7 +6342,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_asset_not_found, render_failed, render_parse_failed, schema_validation_failed, template_engine_mismatch, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_data_shape, invalid_idempotency_key, invalid_pkcs12, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, pkcs12_password_incorrect, render_asset_not_found, render_failed, render_parse_failed, schema_validation_failed, signing_certificate_not_valid, template_engine_mismatch, texlive_not_available, timestamp_failed, timestamp_not_configured, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -6337,7 +6355,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "template_engine_mismatch" | "texlive_not_available" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_pkcs12" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "pkcs12_password_incorrect" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "signing_certificate_not_valid" | "template_engine_mismatch" | "texlive_not_available" | "timestamp_failed" | "timestamp_not_configured" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -8622,7 +8640,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found: `error`, `message` and the fields the code names */
+            /** @description not_found, signing_identity_not_found: `error`, `message` and the fields the code names */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8633,7 +8651,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "not_found";
+                        error: "not_found" | "signing_identity_not_found";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -8734,7 +8752,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_color, invalid_data, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_failed, schema_validation_failed, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_color, invalid_data, invalid_data_shape, invalid_idempotency_key, invalid_pkcs12, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, pkcs12_password_incorrect, render_failed, schema_validation_failed, signing_certificate_not_valid, texlive_not_available, timestamp_failed, timestamp_not_configured, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -8747,7 +8765,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_failed" | "schema_validation_failed" | "texlive_not_available" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_pkcs12" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "pkcs12_password_incorrect" | "render_failed" | "schema_validation_failed" | "signing_certificate_not_valid" | "texlive_not_available" | "timestamp_failed" | "timestamp_not_configured" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
