@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { monthlyCompilesKey } from '../../src/quota/keys.js';
 import { createAccount, HELLO, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { waitForJob } from '../jobs/receiver.js';
+import { callTool } from '../mcp/call.js';
 import { capturedLog } from '../security/attack.js';
 import { signatureOf } from './cms.js';
 import { pdfsig, preflight } from './image-run.js';
@@ -101,6 +102,29 @@ describe('PAdES signatures (output.sign)', () => {
     const broken = await pdfsig(tampered);
     assert.doesNotMatch(broken.output, /Signature is Valid/, broken.output);
     assert.match(broken.output, /Signature Validation: (Digest Mismatch|Signature is Invalid)/, broken.output);
+  });
+
+  test('MCP: compile signs with output.sign as HTTP does; the identity tools list and delete; a signed result is never served to an unsigned request', async () => {
+    const latex = HELLO.replace('Hello', `Mcp ${randomBytes(4).toString('hex')}`);
+    const signedCall = await callTool(t.app, pro.headers, 'compile', { latex, output: { sign: { p12_base64: identity, password, reason: 'Agent' } } });
+    assert.equal(signedCall.isError, undefined, JSON.stringify(signedCall.structuredContent).slice(0, 500));
+    const signed = await fetchPdf(String(signedCall.structuredContent.pdf_url));
+    assert.match((await pdfsig(signed)).output, /Signature is Valid/);
+    // The same request without sign, after it: the cached TeX result, unsigned, and a byte prefix of the signed one.
+    const plainCall = await callTool(t.app, pro.headers, 'compile', { latex });
+    const plain = await fetchPdf(String(plainCall.structuredContent.pdf_url));
+    assert.ok(plain.length < signed.length && signed.subarray(0, plain.length).equals(plain));
+    assert.doesNotMatch(plain.toString('latin1'), /\/ByteRange/);
+    const bad = await callTool(t.app, pro.headers, 'compile', { latex, output: { sign: { p12_base64: identity, password: 'wrong' } } });
+    assert.equal(bad.isError, true);
+    assert.equal(bad.structuredContent.error, 'pkcs12_password_incorrect');
+    assert.equal((await t.app.inject({ method: 'POST', url: '/api/v1/signing-identities', headers: pro.headers, payload: { name: 'agent', p12_base64: identity, password } })).statusCode, 201);
+    const listed = await callTool(t.app, pro.headers, 'list_signing_identities');
+    assert.deepEqual((listed.structuredContent.identities as Array<{ name: string }>).map((i) => i.name), ['agent']);
+    assert.doesNotMatch(JSON.stringify(listed), new RegExp(password));
+    assert.equal((await callTool(t.app, free.headers, 'list_signing_identities')).structuredContent.error, 'plan_required');
+    assert.equal((await callTool(t.app, other.headers, 'delete_signing_identity', { name: 'agent' })).structuredContent.error, 'signing_identity_not_found');
+    assert.deepEqual((await callTool(t.app, pro.headers, 'delete_signing_identity', { name: 'agent' })).structuredContent, { deleted: true, name: 'agent' });
   });
 
   test('a PDF/A-1b document signed still passes PDFBox Preflight', async () => {
