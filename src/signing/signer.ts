@@ -21,9 +21,15 @@ const FIELD = 'Signature1';
  * (ISO 19005-1 6.5.3, PDFBox Preflight 5.3.1) wants an /AP on every widget, even one with an
  * empty rectangle; the library's own field has none. An empty form XObject is the appearance.
  */
-function invisibleField(doc: PDF): void {
+function invisibleField(doc: PDF): string {
+  const form = doc.getOrCreateForm();
+  // A document's own form may already use the name (hyperref fields, a signature field of its own).
+  const taken = new Set(form.getFields().map((field) => field.name));
+  let name = FIELD;
+  for (let n = 2; taken.has(name); n++) name = `${FIELD}_${n}`;
   const appearance = doc.register(PdfStream.fromDict({ Type: PdfName.of('XObject'), Subtype: PdfName.of('Form'), BBox: new PdfArray([0, 0, 0, 0].map((n) => PdfNumber.of(n))) }, new Uint8Array()));
-  doc.getOrCreateForm().createSignatureField(FIELD).getDict().set('AP', PdfDict.of({ N: appearance }));
+  form.createSignatureField(name).getDict().set('AP', PdfDict.of({ N: appearance }));
+  return name;
 }
 
 /** Room for the CMS in /Contents: the certificates, the signature, and a TSA token with its certificates. */
@@ -39,7 +45,12 @@ export async function signPdf(pdf: Buffer, signer: Signer, fields: SignFields, t
   } catch (err) {
     throw new SigningFailed(`the PDF could not be read for signing (${err instanceof Error ? err.message.slice(0, 200) : 'unknown'})`);
   }
-  invisibleField(doc);
+  let fieldName: string;
+  try {
+    fieldName = invisibleField(doc);
+  } catch (err) {
+    throw new SigningFailed(`the PDF's form could not take a signature field (${err instanceof Error ? err.message.slice(0, 200) : 'unknown'})`);
+  }
   const timestamp = tsa ? timestampAuthority(tsa) : undefined;
   let signed: Uint8Array;
   try {
@@ -48,7 +59,7 @@ export async function signPdf(pdf: Buffer, signer: Signer, fields: SignFields, t
       subFilter: 'ETSI.CAdES.detached',
       digestAlgorithm: 'SHA-256',
       signingTime: now,
-      fieldName: FIELD,
+      fieldName,
       estimatedSize: placeholderBytes(signer, timestamp !== undefined),
       ...(fields.reason ? { reason: fields.reason } : {}),
       ...(fields.location ? { location: fields.location } : {}),

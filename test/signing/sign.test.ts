@@ -127,6 +127,17 @@ describe('PAdES signatures (output.sign)', () => {
     assert.deepEqual((await callTool(t.app, pro.headers, 'delete_signing_identity', { name: 'agent' })).structuredContent, { deleted: true, name: 'agent' });
   });
 
+  test("a document with its own form field named like the signature's, compressed into object streams, signs next to it", async () => {
+    const latex = '\\documentclass{article}\n\\usepackage{hyperref}\n\\begin{document}\n\\begin{Form}\\TextField[name=Signature1,width=4cm]{Name}\\end{Form}\n\\end{document}\n';
+    const res = await compile(pro, { latex, output: { compress: true, metadata: { title: 'Form' }, sign: { p12_base64: identity, password } } });
+    assert.equal(res.statusCode, 200, res.body.slice(0, 1000));
+    const signed = await fetchPdf(res.json().pdf_url);
+    const check = await pdfsig(signed);
+    assert.match(check.output, /Signature Field Name: Signature1_2/, check.output);
+    assert.match(check.output, /Signature is Valid/);
+    assert.match(signed.toString('latin1'), /\/Type\s*\/XRef/, 'object streams and an xref stream, as compress writes them');
+  });
+
   test('a PDF/A-1b document signed still passes PDFBox Preflight', async () => {
     const res = await compile(pro, { latex: HELLO, output: { pdf_standard: 'a-1b', metadata: { title: 'Signed archive' }, sign: { p12_base64: identity, password, reason: 'Archived' } } });
     assert.equal(res.statusCode, 200, res.body.slice(0, 2000));
