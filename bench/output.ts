@@ -1,10 +1,13 @@
 // Bench cases of the `output` option (issue 23), each interleaved with its bare equivalent:
 // PDF/A-1b hello (service: pdfx, then PDFBox Preflight) against bare pdflatex with pdfx and
 // its .xmpdata; encrypted hello against bare pdflatex then `qpdf --encrypt`; and the time a
-// page image adds to a one-page compile (the same request with and without page_images).
+// page image adds to a one-page compile (the same request with and without page_images); and
+// the time a PAdES signature adds (output.sign with an inline PKCS#12, AES-256 as OpenSSL 3
+// writes it, against the same request without it; issue 40).
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bare } from './bare.js';
+import { makeCa, makeLeaf, p12 } from '../test/signing/pki.js';
 
 export interface OutputCase {
   name: string;
@@ -40,6 +43,8 @@ async function inDir(root: string, source: string, extra: Record<string, string>
 const PDFLATEX: [string, string[]] = ['pdflatex', ['-interaction=nonstopmode', '-halt-on-error', 'main.tex']];
 
 export function outputCases(root: string, service: ServiceCall): OutputCase[] {
+  const ca = makeCa('Bench CA');
+  const identity = p12(makeLeaf(ca, 'Bench Signer'), [ca], 'bench-password');
   return [
     {
       name: 'PDF/A-1b hello vs pdflatex + pdfx',
@@ -58,6 +63,12 @@ export function outputCases(root: string, service: ServiceCall): OutputCase[] {
       service: (n) => service({ latex: hello(n), output: { page_images: { pages: [1], dpi: 72 } } }),
       bare: (n) => service({ latex: hello(-n) }),
       goal: { kind: 'added', value: 150 },
+    },
+    {
+      name: 'signed one-pager (ms added)',
+      service: (n) => service({ latex: hello(n), output: { sign: { p12_base64: identity, password: 'bench-password', reason: 'Bench' } } }),
+      bare: (n) => service({ latex: hello(-n) }),
+      goal: { kind: 'added', value: 100 },
     },
   ];
 }

@@ -81,6 +81,10 @@ export interface Config {
   webhookAllowHttp: boolean;
   /** Webhook callbacks may reach loopback and private addresses (development and tests). */
   webhookAllowPrivate: boolean;
+  /** RFC 3161 timestamp authority for output.sign.timestamp (PAdES B-T); none by default. */
+  tsaUrl: string | undefined;
+  /** The TSA may be on a loopback or private address (development and tests). */
+  tsaAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -315,7 +319,22 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     webhookAllowHttp: flag(env, 'QUIRE_WEBHOOK_ALLOW_HTTP', false),
     webhookAllowPrivate: flag(env, 'QUIRE_WEBHOOK_ALLOW_PRIVATE', false),
+    tsaUrl: tsaUrl(env.QUIRE_TSA_URL),
+    tsaAllowPrivate: flag(env, 'QUIRE_TSA_ALLOW_PRIVATE', false),
   };
+}
+
+/** QUIRE_TSA_URL: an http(s) URL without credentials, or none (no timestamps). Its addresses are checked at each request (src/signing/tsa.ts). */
+function tsaUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError('QUIRE_TSA_URL must be an absolute http(s) URL');
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) throw new ConfigError('QUIRE_TSA_URL must be an http(s) URL without credentials');
+  return url.toString();
 }
 
 /** What `quire mcp` (the stdio MCP server, src/cli/mcp-stdio.ts) reads: the Quire server it forwards to. */

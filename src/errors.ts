@@ -361,6 +361,19 @@ export const CATALOGUE = {
     retryable: true,
     advice: null,
   }),
+  // PAdES signatures and stored signing identities (extension, issue 40; docs/pdf-output.md#signatures)
+  invalid_pkcs12: entry<{ field: string; reason: string }>({ status: 422, message: 'The signing identity is not a usable PKCS#12 file.', retryable: false, advice: null }),
+  pkcs12_password_incorrect: entry<{ field: string }>({ status: 422, message: 'The PKCS#12 password is wrong.', retryable: false, advice: null }),
+  signing_certificate_not_valid: entry<{ field: string; reason: string; not_before: string; not_after: string }>({
+    status: 422,
+    message: 'The signing certificate is expired or not yet valid.',
+    retryable: false,
+    advice: null,
+  }),
+  signing_identity_not_found: entry<{ identity: string }>({ status: 404, message: 'No signing identity of this name in this account.', retryable: false, advice: null }),
+  signing_identity_exists: entry<{ identity: string }>({ status: 409, message: 'A signing identity of this name already exists; delete it first.', retryable: false, advice: null }),
+  timestamp_not_configured: entry({ status: 422, message: 'This server has no timestamp authority (QUIRE_TSA_URL); sign without timestamp.', retryable: false, advice: null }),
+  timestamp_failed: entry<{ reason: string; retryable: boolean }>({ status: 422, message: 'The timestamp authority did not give a timestamp.', retryable: 'body', advice: null }),
 };
 
 export type ErrorCode = keyof typeof CATALOGUE;

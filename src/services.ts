@@ -53,6 +53,9 @@ import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
 import { JobStore } from './jobs/store.js';
 import { WebhookSecrets } from './webhooks/secrets.js';
+import { Sealer } from './signing/seal.js';
+import { SigningService } from './signing/service.js';
+import { IdentityStore } from './signing/store.js';
 
 /** Finished async jobs are kept a week after their last change (their PDF links expire sooner). */
 const JOB_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -91,6 +94,8 @@ export interface Services {
   /** Async jobs and their webhook deliveries (docs/async-and-webhooks.md). */
   asyncJobs: JobService;
   webhookSecrets: WebhookSecrets;
+  /** Stored signing identities and the output.sign step (src/signing/). */
+  signing: SigningService;
   idempotency: IdempotencyStore;
   /** Starts background work; the server calls it once before serving. Returns the job workspaces it swept. */
   start(): Promise<{ swept: string[] }>;
@@ -144,7 +149,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const texlive = images.map((image) => image.year);
   // The one asset resolver of compile and validate: the stored library's.
   const resolver = new LibraryAssetResolver(assets, config);
-  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, texlive, assets: resolver });
+  const signing = new SigningService(new IdentityStore(db.kysely), new Sealer(config.secret), config, clock, log);
+  const compile = new CompileService({ config, clock, log, counters, metrics, texQueue, pdfs, previews, results, texlive, signing, assets: resolver });
   const templates = new TemplateService(db, clock, config, counters, compile, assets);
 
   const gallery = new GalleryService({
@@ -215,6 +221,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     gallery,
     asyncJobs,
     webhookSecrets,
+    signing,
     idempotency,
     start,
     async close() {

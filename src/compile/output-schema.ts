@@ -2,6 +2,7 @@
 // docs/pdf-output.md), declared once: the HTTP routes, the MCP tools and the service's own
 // check (compile/output.ts) use this schema. Passwords are bounded by qpdf's AES-256 limit.
 import { Type, type Static } from '@sinclair/typebox';
+import { SignBody } from '../signing/schema.js';
 
 export const PDF_STANDARDS = ['a-1b', 'a-2b', 'a-3b', 'a-2u', 'a-3u'] as const;
 export const PASSWORD_MAX_BYTES = 127;
@@ -91,6 +92,7 @@ export const OutputBody = Type.Object(
     ),
     linearize: Type.Optional(Type.Boolean({ description: 'Fast web view' })),
     compress: Type.Optional(Type.Boolean({ description: 'Recompress streams and pack objects into object streams (not for a-1b)' })),
+    sign: Type.Optional(SignBody),
   },
   { additionalProperties: false, description: 'Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md).' },
 );

@@ -101,7 +101,7 @@ export function parseOutput(
 
   const attachments = checkAttachments(request.attachments ?? {}, tier, assets, upgradeUrl);
   const mark = request.watermark;
-  return {
+  const spec: OutputSpec = {
     ...(request.pdf_standard ? { pdfStandard: request.pdf_standard } : {}),
     ...(request.metadata ? { metadata: request.metadata } : {}),
     ...(request.encrypt
@@ -137,6 +137,8 @@ export function parseOutput(
     ...(request.linearize ? { linearize: true } : {}),
     ...(request.compress ? { compress: true } : {}),
   };
+  // Nothing for the sandboxed step (an `output` with only `sign`, which runs in the host): no step, the plain job's cache key.
+  return Object.keys(spec).length > 0 ? spec : undefined;
 }
 
 function hexColor(hex: string): [number, number, number] {

@@ -11,6 +11,7 @@ import { limitsOf, PLAN_NAMES, PLANS, smallestPlan, type Compiler, type Tier } f
 import type { OutputSpec } from '../tex/output/spec.js';
 import type { AssetResolver, ConversionMeter, ResolvedAssets } from '../assets/resolver.js';
 import { parseOutput } from './output.js';
+import type { SigningService, SignStep } from '../signing/service.js';
 import { checkRequest, type CompileRequest, type OnError } from './rules.js';
 
 /** Largest whole PDF compiled before a preview slice is cut: the largest plan's PDF limit. */
@@ -49,6 +50,8 @@ export interface CheckedRequest extends Omit<RuledRequest, 'pending'> {
   readonly assets: ResolvedAssets;
   /** The output step, or none. */
   readonly output: OutputSpec | undefined;
+  /** output.sign, run on the final PDF in this process (src/signing/), or none. */
+  readonly sign?: SignStep;
 }
 
 /** What reading a request needs of the server. */
@@ -110,12 +113,20 @@ export function readRequest(caller: Caller, input: unknown, env: RequestEnv): Ru
  * The second step: the assets (validated, counted against the plan, SVG and EPS converted
  * under `meter`), then the output options, which may name an asset and count with them.
  */
-export async function resolveRequest(ruled: RuledRequest, resolver: AssetResolver, meter: ConversionMeter, upgradeUrl: string): Promise<CheckedRequest> {
+export async function resolveRequest(
+  ruled: RuledRequest,
+  resolver: AssetResolver,
+  meter: ConversionMeter,
+  upgradeUrl: string,
+  signing: Pick<SigningService, 'prepare'>,
+): Promise<CheckedRequest> {
   const { pending, ...request } = ruled;
   const assets = await resolver.forCompile(request.caller, { assets: pending.assets, use_stored_assets: pending.use_stored_assets, binary: pending.binary }, meter);
   const used = { count: assets.ephemeral.length + assets.stored.length, bytes: assets.files.reduce((sum, file) => sum + file.data.length, 0) };
   const output = parseOutput(pending.output, request.plan.tier, request.latex, used, upgradeUrl, assets.files, request.compiler);
-  return { ...request, assets, output };
+  // output.sign (the identity opened, its password checked) before the quota: a bad one costs nothing.
+  const sign = await signing.prepare(request.caller, pending.output);
+  return { ...request, assets, output, ...(sign ? { sign } : {}) };
 }
 
 /** A size preview compiles under the smallest plan that takes the source; pages and PDF stay the caller's. */

@@ -15,6 +15,7 @@ import type { PreviewStore } from '../quota/previews.js';
 import type { TexQueue } from '../queue/queue.js';
 import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import type { AssetResolver } from '../assets/resolver.js';
+import type { SigningService } from '../signing/service.js';
 import { Admission, type Held } from './admission.js';
 import { Answer } from './answer.js';
 import type { PdfStore } from './pdfs.js';
@@ -41,6 +42,8 @@ export interface CompileDeps {
   probes?: ProbeBudget;
   /** The TeX Live years this server serves, newest (the default) first; none: the host's TeX Live. */
   texlive?: readonly string[];
+  /** output.sign: checked before the quota, run on the final PDF in this process (src/signing/). */
+  signing: Pick<SigningService, 'prepare'>;
 }
 
 export class CompileService {
@@ -82,7 +85,7 @@ export class CompileService {
       const gate = this.admission.gate(ruled);
       let request: CheckedRequest;
       try {
-        request = await resolveRequest(ruled, this.assets, gate.meter, this.env.upgradeUrl);
+        request = await resolveRequest(ruled, this.assets, gate.meter, this.env.upgradeUrl, this.deps.signing);
       } catch (err) {
         // A conversion that failed (or a refusal after one): its time is failure time, the slot goes back.
         await gate.abandon();
@@ -108,7 +111,9 @@ export class CompileService {
       { via: context.via ?? 'compile', tier: request.plan.tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, cached: result.passes === 0, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const accepted = await this.answer.accept(request, result, probeFor(this.probes, request.caller, context.deadline, held.fair, inBackground(context)));
+    const unsigned = await this.answer.accept(request, result, probeFor(this.probes, request.caller, context.deadline, held.fair, inBackground(context)));
+    // The signature is the last step, here in the host after the (cached, sandboxed) TeX result: no key in a sandbox or the cache.
+    const accepted = request.sign ? { ...unsigned, pdf: await request.sign(unsigned.pdf) } : unsigned;
     if (context.deadline !== undefined && clock.ms() > context.deadline) {
       // The caller (a render past its wall clock) has already been answered: keep nothing, charge nothing.
       throw errors.compilation_timeout('The compile finished after the caller\'s deadline.', { plan: request.plan.tier, retryable: true });

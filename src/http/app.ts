@@ -26,6 +26,7 @@ import { accountRoutes } from './account.js';
 import { installIdempotency } from './idempotency.js';
 import { jobRoutes } from './jobs.js';
 import { webhookRoutes } from './webhooks.js';
+import { signingIdentityRoutes } from './signing-identities.js';
 import { DOCUMENTED, documentedTypes } from '../documented.js';
 import { installOperationDocs } from './operations.js';
 import type { RpcEndpoint } from '../wire/rpc-endpoint.js';
@@ -38,7 +39,7 @@ export interface OtherDoors {
 /** Route modules, each `(app, services) => void`. Add a domain's routes here. */
 function routes(doors: OtherDoors): Array<(app: App, services: Services) => void> {
   const mcp = (app: App, services: Services) => mcpRoutes(app, services, doors.mcp);
-  return [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcp, assetRoutes, templateRoutes, templateVersionRoutes, validateRoutes, galleryRoutes, jobRoutes, webhookRoutes];
+  return [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcp, assetRoutes, templateRoutes, templateVersionRoutes, validateRoutes, galleryRoutes, jobRoutes, webhookRoutes, signingIdentityRoutes];
 }
 
 /** The HTTP door alone; src/app.ts assembles it with the MCP door (`buildApp`). */
@@ -91,6 +92,7 @@ export async function buildHttpApp(services: Services, doors: OtherDoors): Promi
         { name: 'templates v2', description: 'Placeholder (Liquid) templates: create, render, batch' },
         { name: 'gallery', description: 'The public template gallery (no key needed)' },
         { name: 'jobs', description: 'Async jobs and the webhook signing secret' },
+        { name: 'signing', description: 'Stored PKCS#12 signing identities for output.sign (paid plans)' },
         { name: 'mcp', description: 'The MCP endpoint (JSON-RPC 2.0)' },
       ],
       servers: [{ url: services.config.baseUrl }],

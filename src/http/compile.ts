@@ -17,6 +17,8 @@ export const COMPILE_ERRORS: readonly ErrorCode[] = [
   'asset_storage_error', 'anonymous_quota_exhausted', 'anonymous_capacity_exhausted', 'rate_limit',
   'too_many_concurrent_compiles', 'failure_budget_exhausted',
   'storage_unavailable', 'storage_full', 'redis_unavailable',
+  // output.sign (src/signing/, docs/pdf-output.md#signatures)
+  'invalid_pkcs12', 'pkcs12_password_incorrect', 'signing_certificate_not_valid', 'signing_identity_not_found', 'timestamp_not_configured', 'timestamp_failed',
 ];
 
 /** What the async door (async.ts) and the job service add when `async: true`. */

@@ -14,11 +14,12 @@ import { galleryTools } from './tools/gallery.js';
 import { getJobTool, withJobs } from './tools/jobs.js';
 import { templateVersionTools } from './tools/template-versions.js';
 import { templateTools } from './tools/templates.js';
+import { signingTools } from './tools/signing.js';
 import { usageTool } from './tools/usage.js';
 import { validateTool } from './tools/validate.js';
 
 export function mcpTools(): Tool[] {
-  return [...[compileTool, validateTool, ...galleryTools, ...templateTools, ...templateVersionTools, usageTool, ...assetTools].map(withJobs), getJobTool];
+  return [...[compileTool, validateTool, ...galleryTools, ...templateTools, ...templateVersionTools, usageTool, ...assetTools, ...signingTools].map(withJobs), getJobTool];
 }
 
 export function createMcpServer(services: Services, version: string): McpServer {

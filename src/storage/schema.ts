@@ -137,6 +137,21 @@ export interface WebhookSecretsTable {
   created_at: string;
 }
 
+/** A stored signing identity (0007): `sealed` is the PKCS#12 and its password, AES-256-GCM (src/signing/seal.ts). */
+export interface SigningIdentitiesTable {
+  account_id: number;
+  name: string;
+  name_lower: string;
+  subject: string;
+  issuer: string;
+  not_before: string;
+  not_after: string;
+  fingerprint_sha256: string;
+  key_type: string;
+  sealed: string;
+  created_at: string;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -150,6 +165,7 @@ export interface Database {
   jobs: JobsTable;
   idempotency_keys: IdempotencyKeysTable;
   webhook_secrets: WebhookSecretsTable;
+  signing_identities: SigningIdentitiesTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createAccount, HELLO, testApp, type TestAccount, type TestApp } from '../helpers.js';
+import { makeCa, makeLeaf, p12 } from '../signing/pki.js';
 import { startReceiver, type Receiver } from '../jobs/receiver.js';
 import { operationsOf, ResponseChecker, type OpenApiDoc, type OperationRef } from './openapi-check.js';
 
@@ -353,6 +354,31 @@ describe('the OpenAPI document against the real server', () => {
         },
       ],
       ['rotateWebhookSecret', async () => void (await call('rotateWebhookSecret', { headers: pro.headers, expect: 200 }))],
+      [
+        'createSigningIdentity',
+        async () => {
+          const ca = makeCa();
+          const file = p12(makeLeaf(ca, 'Contract Signer'), [ca], 'pw');
+          await call('createSigningIdentity', { json: { name: 'contract', p12_base64: file, password: 'pw' }, headers: pro.headers, expect: 201 });
+          await call('createSigningIdentity', { json: { name: 'contract', p12_base64: file, password: 'pw' }, headers: pro.headers, expect: 409 });
+          await call('createSigningIdentity', { json: { name: 'wrong', p12_base64: file, password: 'nope' }, headers: pro.headers, expect: 422 });
+          await call('createSigningIdentity', { json: { name: 'free', p12_base64: file, password: 'pw' }, headers: free.headers, expect: 403 });
+        },
+      ],
+      [
+        'listSigningIdentities',
+        async () => {
+          await call('listSigningIdentities', { headers: pro.headers, expect: 200 });
+          await call('listSigningIdentities', { expect: 401 });
+        },
+      ],
+      [
+        'deleteSigningIdentity',
+        async () => {
+          await call('deleteSigningIdentity', { path: { name: 'contract' }, headers: pro.headers, expect: 204 });
+          await call('deleteSigningIdentity', { path: { name: 'contract' }, headers: pro.headers, expect: 404 });
+        },
+      ],
       [
         'mcp',
         async () => {

@@ -23,7 +23,7 @@ const ALL_TOOLS = [
   'usage',
 ].sort();
 const PUBLIC_EXTENSIONS = ['validate'];
-const EXTENSIONS = [...PUBLIC_EXTENSIONS, 'list_template_versions', 'restore_template_version'];
+const EXTENSIONS = [...PUBLIC_EXTENSIONS, 'list_template_versions', 'restore_template_version', 'list_signing_identities', 'delete_signing_identity'];
 
 type Reply = { jsonrpc: string; id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 

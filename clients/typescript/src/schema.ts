@@ -532,6 +532,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/signing-identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's stored signing identities: name, subject, issuer, validity, fingerprint (never the key) */
+        get: operations["listSigningIdentities"];
+        put?: never;
+        /** Store a PKCS#12 signing identity (sealed with the server secret) for output.sign.identity */
+        post: operations["createSigningIdentity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/signing-identities/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a stored signing identity; later compiles naming it fail with signing_identity_not_found */
+        delete: operations["deleteSigningIdentity"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -1127,6 +1162,23 @@ export interface operations {
                         linearize?: boolean;
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
+                        /** @description PAdES signature (ETSI.CAdES.detached, B-B, or B-T with timestamp), the last step, as an incremental update (the unsigned PDF stays a byte prefix, so a PDF/A claim survives). Exactly one of p12_base64 (with password) and identity. Not with encrypt or linearize. */
+                        sign?: {
+                            /** @description A PKCS#12 (.p12/.pfx) file, base64 (at most 32768 bytes decoded): the private key and its certificate (and chain) */
+                            p12_base64?: string;
+                            /** @description Password of the PKCS#12. Never logged, stored in a job or replayed. */
+                            password?: string;
+                            /** @description Instead of p12_base64: the name of a stored signing identity (POST /api/v1/signing-identities; paid plans) */
+                            identity?: string;
+                            /** @description Reason for signing (/Reason) */
+                            reason?: string;
+                            /** @description Where it was signed (/Location) */
+                            location?: string;
+                            /** @description How to reach the signer (/ContactInfo) */
+                            contact_info?: string;
+                            /** @description RFC 3161 timestamp from the server's timestamp authority (PAdES B-T); 422 timestamp_not_configured when it has none */
+                            timestamp?: boolean;
+                        };
                     };
                     /**
                      * @description Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC's 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf's "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.
@@ -1299,6 +1351,24 @@ export interface operations {
                     };
                 };
             };
+            /** @description signing_identity_not_found: `error`, `message` and the fields the code names */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "signing_identity_not_found";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
             /** @description request_timeout: `error`, `message` and the fields the code names */
             408: {
                 headers: {
@@ -1393,7 +1463,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_idempotency_key, invalid_pkcs12, invalid_project_zip, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, pkcs12_password_incorrect, signing_certificate_not_valid, texlive_not_available, timestamp_failed, timestamp_not_configured, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -1406,7 +1476,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "texlive_not_available" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_idempotency_key" | "invalid_pkcs12" | "invalid_project_zip" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "pkcs12_password_incorrect" | "signing_certificate_not_valid" | "texlive_not_available" | "timestamp_failed" | "timestamp_not_configured" | "too_many_assets" | "validation_failed";
                         message: string;
                         /** @description End of the compiler transcript (at most 64 KiB) */
                         log?: string;
@@ -5960,6 +6030,23 @@ export interface operations {
                         linearize?: boolean;
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
+                        /** @description PAdES signature (ETSI.CAdES.detached, B-B, or B-T with timestamp), the last step, as an incremental update (the unsigned PDF stays a byte prefix, so a PDF/A claim survives). Exactly one of p12_base64 (with password) and identity. Not with encrypt or linearize. */
+                        sign?: {
+                            /** @description A PKCS#12 (.p12/.pfx) file, base64 (at most 32768 bytes decoded): the private key and its certificate (and chain) */
+                            p12_base64?: string;
+                            /** @description Password of the PKCS#12. Never logged, stored in a job or replayed. */
+                            password?: string;
+                            /** @description Instead of p12_base64: the name of a stored signing identity (POST /api/v1/signing-identities; paid plans) */
+                            identity?: string;
+                            /** @description Reason for signing (/Reason) */
+                            reason?: string;
+                            /** @description Where it was signed (/Location) */
+                            location?: string;
+                            /** @description How to reach the signer (/ContactInfo) */
+                            contact_info?: string;
+                            /** @description RFC 3161 timestamp from the server's timestamp authority (PAdES B-T); 422 timestamp_not_configured when it has none */
+                            timestamp?: boolean;
+                        };
                     };
                     /**
                      * @description Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the template's stored `texlive`, else the newest)
@@ -6143,7 +6230,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description template_not_found: `error`, `message` and the fields the code names */
+            /** @description signing_identity_not_found, template_not_found: `error`, `message` and the fields the code names */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -6154,7 +6241,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "template_not_found";
+                        error: "signing_identity_not_found" | "template_not_found";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -6255,7 +6342,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_asset_not_found, render_failed, render_parse_failed, schema_validation_failed, template_engine_mismatch, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_data_shape, invalid_idempotency_key, invalid_pkcs12, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, pkcs12_password_incorrect, render_asset_not_found, render_failed, render_parse_failed, schema_validation_failed, signing_certificate_not_valid, template_engine_mismatch, texlive_not_available, timestamp_failed, timestamp_not_configured, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -6268,7 +6355,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "template_engine_mismatch" | "texlive_not_available" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_pkcs12" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "pkcs12_password_incorrect" | "render_asset_not_found" | "render_failed" | "render_parse_failed" | "schema_validation_failed" | "signing_certificate_not_valid" | "template_engine_mismatch" | "texlive_not_available" | "timestamp_failed" | "timestamp_not_configured" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -7255,6 +7342,23 @@ export interface operations {
                         linearize?: boolean;
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
+                        /** @description PAdES signature (ETSI.CAdES.detached, B-B, or B-T with timestamp), the last step, as an incremental update (the unsigned PDF stays a byte prefix, so a PDF/A claim survives). Exactly one of p12_base64 (with password) and identity. Not with encrypt or linearize. */
+                        sign?: {
+                            /** @description A PKCS#12 (.p12/.pfx) file, base64 (at most 32768 bytes decoded): the private key and its certificate (and chain) */
+                            p12_base64?: string;
+                            /** @description Password of the PKCS#12. Never logged, stored in a job or replayed. */
+                            password?: string;
+                            /** @description Instead of p12_base64: the name of a stored signing identity (POST /api/v1/signing-identities; paid plans) */
+                            identity?: string;
+                            /** @description Reason for signing (/Reason) */
+                            reason?: string;
+                            /** @description Where it was signed (/Location) */
+                            location?: string;
+                            /** @description How to reach the signer (/ContactInfo) */
+                            contact_info?: string;
+                            /** @description RFC 3161 timestamp from the server's timestamp authority (PAdES B-T); 422 timestamp_not_configured when it has none */
+                            timestamp?: boolean;
+                        };
                     };
                     /**
                      * @description Extension of SPEC 1.5.0. "stop" (default): a TeX error is SPEC's 422 compilation_failed with a diagnosis. "continue": TeX goes on past errors (Overleaf's "try to compile despite errors"); a PDF it still writes is delivered (200, charged) with the errors in `errors`; no PDF is the same 422. See docs/projects-and-warnings.md.
@@ -8335,6 +8439,23 @@ export interface operations {
                         linearize?: boolean;
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
+                        /** @description PAdES signature (ETSI.CAdES.detached, B-B, or B-T with timestamp), the last step, as an incremental update (the unsigned PDF stays a byte prefix, so a PDF/A claim survives). Exactly one of p12_base64 (with password) and identity. Not with encrypt or linearize. */
+                        sign?: {
+                            /** @description A PKCS#12 (.p12/.pfx) file, base64 (at most 32768 bytes decoded): the private key and its certificate (and chain) */
+                            p12_base64?: string;
+                            /** @description Password of the PKCS#12. Never logged, stored in a job or replayed. */
+                            password?: string;
+                            /** @description Instead of p12_base64: the name of a stored signing identity (POST /api/v1/signing-identities; paid plans) */
+                            identity?: string;
+                            /** @description Reason for signing (/Reason) */
+                            reason?: string;
+                            /** @description Where it was signed (/Location) */
+                            location?: string;
+                            /** @description How to reach the signer (/ContactInfo) */
+                            contact_info?: string;
+                            /** @description RFC 3161 timestamp from the server's timestamp authority (PAdES B-T); 422 timestamp_not_configured when it has none */
+                            timestamp?: boolean;
+                        };
                     };
                     /**
                      * @description Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the newest)
@@ -8519,7 +8640,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description not_found: `error`, `message` and the fields the code names */
+            /** @description not_found, signing_identity_not_found: `error`, `message` and the fields the code names */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8530,7 +8651,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "not_found";
+                        error: "not_found" | "signing_identity_not_found";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -8631,7 +8752,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_color, invalid_data, invalid_data_shape, invalid_idempotency_key, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, render_failed, schema_validation_failed, texlive_not_available, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
+            /** @description asset_name_collision, asset_not_found, assets_not_available_anonymously, async_not_available_anonymously, compilation_failed, compilation_timeout, idempotency_key_reused, invalid_asset_encoding, invalid_asset_filename, invalid_asset_format, invalid_callback_url, invalid_color, invalid_data, invalid_data_shape, invalid_idempotency_key, invalid_pkcs12, invalid_stored_assets_shape, not_latex_source, output_failed, page_limit_exceeded, pdf_active_content, pdf_size_unknown, pdf_standard_failed, pdf_too_large, pkcs12_password_incorrect, render_failed, schema_validation_failed, signing_certificate_not_valid, texlive_not_available, timestamp_failed, timestamp_not_configured, too_many_assets, validation_failed: `error`, `message` and the fields the code names */
             422: {
                 headers: {
                     /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
@@ -8644,7 +8765,7 @@ export interface operations {
                          * @description Machine-readable error code (docs/errors.md)
                          * @enum {string}
                          */
-                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "render_failed" | "schema_validation_failed" | "texlive_not_available" | "too_many_assets" | "validation_failed";
+                        error: "asset_name_collision" | "asset_not_found" | "assets_not_available_anonymously" | "async_not_available_anonymously" | "compilation_failed" | "compilation_timeout" | "idempotency_key_reused" | "invalid_asset_encoding" | "invalid_asset_filename" | "invalid_asset_format" | "invalid_callback_url" | "invalid_color" | "invalid_data" | "invalid_data_shape" | "invalid_idempotency_key" | "invalid_pkcs12" | "invalid_stored_assets_shape" | "not_latex_source" | "output_failed" | "page_limit_exceeded" | "pdf_active_content" | "pdf_size_unknown" | "pdf_standard_failed" | "pdf_too_large" | "pkcs12_password_incorrect" | "render_failed" | "schema_validation_failed" | "signing_certificate_not_valid" | "texlive_not_available" | "timestamp_failed" | "timestamp_not_configured" | "too_many_assets" | "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;
@@ -9330,6 +9451,23 @@ export interface operations {
                         linearize?: boolean;
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
+                        /** @description PAdES signature (ETSI.CAdES.detached, B-B, or B-T with timestamp), the last step, as an incremental update (the unsigned PDF stays a byte prefix, so a PDF/A claim survives). Exactly one of p12_base64 (with password) and identity. Not with encrypt or linearize. */
+                        sign?: {
+                            /** @description A PKCS#12 (.p12/.pfx) file, base64 (at most 32768 bytes decoded): the private key and its certificate (and chain) */
+                            p12_base64?: string;
+                            /** @description Password of the PKCS#12. Never logged, stored in a job or replayed. */
+                            password?: string;
+                            /** @description Instead of p12_base64: the name of a stored signing identity (POST /api/v1/signing-identities; paid plans) */
+                            identity?: string;
+                            /** @description Reason for signing (/Reason) */
+                            reason?: string;
+                            /** @description Where it was signed (/Location) */
+                            location?: string;
+                            /** @description How to reach the signer (/ContactInfo) */
+                            contact_info?: string;
+                            /** @description RFC 3161 timestamp from the server's timestamp authority (PAdES B-T); 422 timestamp_not_configured when it has none */
+                            timestamp?: boolean;
+                        };
                     };
                     /** @description Per item, by position: that item's `output` fields, each replacing the batch's field of the same name ({}: the batch's `output` as it is) */
                     outputs?: {
@@ -9435,6 +9573,23 @@ export interface operations {
                         linearize?: boolean;
                         /** @description Recompress streams and pack objects into object streams (not for a-1b) */
                         compress?: boolean;
+                        /** @description PAdES signature (ETSI.CAdES.detached, B-B, or B-T with timestamp), the last step, as an incremental update (the unsigned PDF stays a byte prefix, so a PDF/A claim survives). Exactly one of p12_base64 (with password) and identity. Not with encrypt or linearize. */
+                        sign?: {
+                            /** @description A PKCS#12 (.p12/.pfx) file, base64 (at most 32768 bytes decoded): the private key and its certificate (and chain) */
+                            p12_base64?: string;
+                            /** @description Password of the PKCS#12. Never logged, stored in a job or replayed. */
+                            password?: string;
+                            /** @description Instead of p12_base64: the name of a stored signing identity (POST /api/v1/signing-identities; paid plans) */
+                            identity?: string;
+                            /** @description Reason for signing (/Reason) */
+                            reason?: string;
+                            /** @description Where it was signed (/Location) */
+                            location?: string;
+                            /** @description How to reach the signer (/ContactInfo) */
+                            contact_info?: string;
+                            /** @description RFC 3161 timestamp from the server's timestamp authority (PAdES B-T); 422 timestamp_not_configured when it has none */
+                            timestamp?: boolean;
+                        };
                     }[];
                     /**
                      * @description Extension of SPEC 1.5.0. TeX Live year, as installed on this server (default: the template's stored `texlive`, else the newest; every item runs with it)
@@ -9952,6 +10107,666 @@ export interface operations {
                          * @enum {string}
                          */
                         error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    listSigningIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        identities: {
+                            name: string;
+                            /** @description Distinguished name of the signing certificate */
+                            subject: string;
+                            issuer: string;
+                            /** Format: date-time */
+                            not_before: string;
+                            /** Format: date-time */
+                            not_after: string;
+                            /** @description SHA-256 of the certificate (DER), hex with colons */
+                            fingerprint_sha256: string;
+                            /** @description RSA or EC */
+                            key_type: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description bad_request: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key, missing_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key" | "missing_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description plan_required: `error`, `message` and the fields the code names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "plan_required";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    createSigningIdentity: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Runs an account's POST once: the same key and request within 24 h replays the stored answer (docs/async-and-webhooks.md) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Letters, digits, _ . -; at most 64 characters; unique in the account (case-insensitive) */
+                    name: string;
+                    /** @description A PKCS#12 (.p12/.pfx) file, base64 (at most 32768 bytes decoded): the private key and its certificate (and chain) */
+                    p12_base64: string;
+                    /** @description Password of the PKCS#12. Never logged, stored in a job or replayed. */
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description Distinguished name of the signing certificate */
+                        subject: string;
+                        issuer: string;
+                        /** Format: date-time */
+                        not_before: string;
+                        /** Format: date-time */
+                        not_after: string;
+                        /** @description SHA-256 of the certificate (DER), hex with colons */
+                        fingerprint_sha256: string;
+                        /** @description RSA or EC */
+                        key_type: string;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description bad_request, invalid_json, json_too_deep: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request" | "invalid_json" | "json_too_deep";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key, missing_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key" | "missing_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description plan_required: `error`, `message` and the fields the code names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "plan_required";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_in_progress, signing_identity_exists: `error`, `message` and the fields the code names */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_in_progress" | "signing_identity_exists";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description payload_too_large: `error`, `message` and the fields the code names */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "payload_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description unsupported_media_type: `error`, `message` and the fields the code names */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "unsupported_media_type";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_reused, invalid_idempotency_key, invalid_pkcs12, pkcs12_password_incorrect, signing_certificate_not_valid, validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_reused" | "invalid_idempotency_key" | "invalid_pkcs12" | "pkcs12_password_incorrect" | "signing_certificate_not_valid" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    deleteSigningIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description bad_request: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key, missing_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key" | "missing_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description plan_required: `error`, `message` and the fields the code names */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "plan_required";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description signing_identity_not_found: `error`, `message` and the fields the code names */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "signing_identity_not_found";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "validation_failed";
                         message: string;
                     } & {
                         [key: string]: unknown;

@@ -8,6 +8,7 @@ import * as asyncJobs from './0003_async_jobs.js';
 import * as templateVersions from './0004_template_versions.js';
 import * as leaseNodes from './0005_lease_nodes.js';
 import * as templateTexlive from './0006_template_texlive.js';
+import * as signingIdentities from './0007_signing_identities.js';
 
 export interface Migration {
   name: string;
@@ -21,4 +22,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { name: '0004_template_versions', up: templateVersions.up },
   { name: '0005_lease_nodes', up: leaseNodes.up },
   { name: '0006_template_texlive', up: templateTexlive.up },
+  { name: '0007_signing_identities', up: signingIdentities.up },
 ];
