@@ -160,7 +160,8 @@ type Exec = (argv: string[], onStatus?: (line: string) => void) => Promise<void>
  */
 async function addTexFontsToFontconfig(root: string, exec: Exec) {
   const dirs = ['opentype', 'truetype'].map((kind) => `  <dir>/usr/share/texlive/texmf-dist/fonts/${kind}</dir>`).join('\n');
-  const reject = ['*.woff', '*.woff2', '/usr/share/fonts/woff/*'].map((glob) => `    <glob>${glob}</glob>`).join('\n');
+  // Cantarell-VF.otf (CFF2 variable): xdvipdfmx cannot embed it; the static instances made from it (fonts.ts) serve the family.
+  const reject = ['*.woff', '*.woff2', '/usr/share/fonts/woff/*', '/usr/share/fonts/opentype/cantarell/Cantarell-VF.otf'].map((glob) => `    <glob>${glob}</glob>`).join('\n');
   const conf = `${dirs}\n  <selectfont>\n   <rejectfont>\n${reject}\n   </rejectfont>\n  </selectfont>`;
   await writeFile(join(root, 'etc/fonts/conf.d/09-quire-texlive-fonts.conf'), `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n${conf}\n</fontconfig>\n`);
   await exec(['fc-cache', '-s', '-f']);

@@ -19,12 +19,39 @@ export const TEX_TREES = ['usr/share/texlive', 'usr/share/texmf', 'usr/local/sha
  * pdflatex side of these packages (Type 1 fonts, .map lines) is complete and checked.
  */
 export const DEBIAN_LACKS: ReadonlyArray<{ pattern: RegExp; why: string }> = [
+  // Made again from the variable font right after (FROM_VARIABLE).
   { pattern: /\/cantarell\/Cantarell-(Regular|Bold|ExtraBold|Light|Thin)\.otf$/, why: 'Debian ships Cantarell only as Cantarell-VF.otf (variable)' },
   { pattern: /\/cabin\/Cabin-(Medium|MediumItalic|SemiBold|SemiBoldItalic)\.otf$/, why: 'Debian’s fonts-cabin has no Medium or SemiBold weight' },
   { pattern: /\/stix\/STIX(Math)?-(Regular|Bold|Italic|BoldItalic)\.otf$/, why: 'Debian’s fonts-stix is STIX Two; STIX 1 OpenType is not packaged' },
   // Not a font: pdfx's colour profile, in Debian's non-free icc-profiles (the image is main only).
   { pattern: /\/pdfx\/sRGB_IEC61966-2-1_black_scaled\.icc$/, why: 'in Debian’s non-free icc-profiles only' },
 ];
+
+/**
+ * Static fonts made from a variable font Debian ships in their place (fontTools' instancer, in
+ * the image: python3-fonttools), where TeX Live has static files: xdvipdfmx cannot embed a CFF2
+ * variable font, so xelatex needs the static ones (Cantarell's package and `\setmainfont{Cantarell}`).
+ */
+export const FROM_VARIABLE: ReadonlyArray<{ source: string; dir: string; axis: string; instances: Readonly<Record<string, number>> }> = [
+  {
+    source: '/usr/share/fonts/opentype/cantarell/Cantarell-VF.otf',
+    dir: '/usr/share/texlive/texmf-dist/fonts/opentype/gnome/cantarell',
+    axis: 'wght',
+    instances: { 'Cantarell-Thin.otf': 100, 'Cantarell-Light.otf': 300, 'Cantarell-Regular.otf': 400, 'Cantarell-Bold.otf': 700, 'Cantarell-ExtraBold.otf': 800 },
+  },
+];
+
+/** Python run in the image: one static instance, CFF2 downgraded to CFF, named as TeX Live's file (PostScript name = file stem). */
+const INSTANCE_PY = `import sys
+from fontTools.ttLib import TTFont
+from fontTools.varLib.instancer import instantiateVariableFont
+src, out, axis, value = sys.argv[1:5]
+font = instantiateVariableFont(TTFont(src), {axis: float(value)}, static=True, updateFontNames=True, downgradeCFF2=True)
+name = out.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+font["name"].setName(name, 6, 3, 1, 0x409)
+font["CFF "].cff.fontNames = [name]
+font.save(out)
+`;
 
 export interface DanglingLink {
   /** Path of the link inside the image ("/usr/share/…"). */
@@ -188,6 +215,17 @@ export async function repairFonts(root: string, run: (script: string) => Promise
   const links = await repairLinks(root);
   for (const d of links.relinked) note(`font link ${d.link} now points to ${d.target}`);
   for (const d of links.removed) note(`font link ${d.link} removed: ${DEBIAN_LACKS.find((lack) => lack.pattern.test(d.link))?.why ?? ''}`);
+  for (const variable of FROM_VARIABLE) {
+    if (!(await existsInside(root, variable.source))) continue;
+    for (const [file, value] of Object.entries(variable.instances)) {
+      const out = join(variable.dir, file);
+      if (await existsInside(root, out)) continue;
+      await run(`python3 -c '${INSTANCE_PY}' ${variable.source} ${out} ${variable.axis} ${value}`);
+      note(`${out} made from ${variable.source} (${variable.axis}=${value})`);
+    }
+  }
+  // ls-R lists what the links were: TeX's file search must see what is there now.
+  await run('mktexlsr >/dev/null 2>&1');
   const list = 'var/tmp/quire-map-names.txt';
   const missing = await unfound((await pdftexMapFiles(root)) ?? [], join(root, list), `/${list}`, run);
   await unlink(join(root, list)).catch(() => undefined);
@@ -202,8 +240,10 @@ export async function repairFonts(root: string, run: (script: string) => Promise
   for (const map of maps) {
     const local = join(root, 'usr/local/share/texmf', map.slice(dist.length));
     await mkdir(dirname(local), { recursive: true });
-    await writeFile(local, withTwins(await readFile(join(root, map), 'utf8'), twins));
-    note(`${map.slice(map.lastIndexOf('/') + 1)}: ${[...twins].map(([from, to]) => `${from} → ${to}`).join(', ')} (TEXMFLOCAL copy)`);
+    const text = await readFile(join(root, map), 'utf8');
+    await writeFile(local, withTwins(text, twins));
+    const named = new Set(mapFontFiles(text));
+    note(`${map.slice(map.lastIndexOf('/') + 1)}: ${[...twins].filter(([from]) => named.has(from)).map(([from, to]) => `${from} → ${to}`).join(', ')} (TEXMFLOCAL copy)`);
   }
   await run('mktexlsr /usr/local/share/texmf >/dev/null 2>&1 && updmap-sys --quiet >/dev/null 2>&1');
 }

@@ -68,6 +68,8 @@ export const EXTRA_PACKAGES = [
   'fonts-texgyre-math',
   // texlive-fonts-extra-links points EBGaramond-Initials.otf here (fonts.ts checks every such link).
   'fonts-ebgaramond-initials',
+  // fontTools' instancer: static Cantarell from Debian's variable font, as TeX Live ships it (fonts.ts).
+  'python3-fonttools',
   // A JDK, not only a JRE: the PDF/A-1b checker's small driver is compiled in the image (preflight-java.ts).
   'default-jdk-headless',
   'libpdfbox2-java',
