@@ -1,4 +1,5 @@
-// `npm run bench:diagnosis`: real documents from the TeX image's own tree, each broken in
+// `npm run bench:diagnosis`: real documents from the TeX image's own tree, the real-project
+// corpus and the gallery (diagnosis-docs.ts; BENCH_EXTRA=0 leaves those out), each broken in
 // one known way (a \usepackage deleted, a package/class/environment misspelt, a brace or $…$
 // dropped, \begin{document} deleted, a missing image, an undefined command, a character the
 // font lacks), compiled in the sandbox and diagnosed as the service does (with probe
@@ -26,7 +27,13 @@ import { parseErrors, primaryError } from '../src/tex/diagnosis/log.js';
 import { servedImages, type TexImage } from '../src/tex/image/store.js';
 import type { TexResult } from '../src/tex/job.js';
 import type { TexRunner } from '../src/tex/runner.js';
-import { applyFix, compile, corpusRunner, pool } from '../test/diagnosis/corpus.js';
+import { applyFix, compile as compileSource, corpusRunner, pool } from '../test/diagnosis/corpus.js';
+import { galleryDocs, projectDocs, type BenchDoc } from './diagnosis-docs.js';
+
+/** A compile of `source` in place of the document's main file, with the document's other files. */
+function compile(runner: TexRunner, source: string, engine: Compiler, doc?: Doc): Promise<TexResult> {
+  return compileSource(runner, source, engine, doc?.files);
+}
 
 /**
  * Where the documents are: a folder inside each image (default its TeX Live tree; the images
@@ -34,8 +41,10 @@ import { applyFix, compile, corpusRunner, pool } from '../test/diagnosis/corpus.
  * fetched apart), whose documents then run on every image.
  */
 const DOC_DIR = process.env.BENCH_DOC_DIR ?? 'usr/share/texlive/texmf-dist';
-const MAX_DOCS = Number(process.env.BENCH_DOCS ?? 70);
-const PER_DOC = Number(process.env.BENCH_MUTANTS_PER_DOC ?? 4);
+// 40 documents with 3 mutants each: 120 mutants (issue 39 asks for at least 60) in about 20
+// minutes on a loaded 2-core machine, less on a quiet one.
+const MAX_DOCS = Number(process.env.BENCH_DOCS ?? 40);
+const PER_DOC = Number(process.env.BENCH_MUTANTS_PER_DOC ?? 3);
 const LANES = Number(process.env.BENCH_LANES ?? 2);
 const FIX_ROUNDS = 3;
 const PER_DIR = Number(process.env.BENCH_PER_DIR ?? 6);
@@ -47,13 +56,25 @@ const JSON_OUT = process.argv.includes('--json') ? process.argv[process.argv.ind
 const BURN_MAX_MS = 45 * 60 * 1000;
 const CACHE_DIR = texIndexDir();
 
-interface Doc {
-  path: string;
-  source: string;
-  engine: Compiler;
-}
+/** BENCH_EXTRA=0: only the image's own documents (as before issue 39). */
+const EXTRA = process.env.BENCH_EXTRA !== '0';
 
-type Kind = 'delete_usepackage' | 'misspell_package' | 'misspell_class' | 'misspell_environment' | 'drop_brace' | 'drop_math' | 'delete_begin_document' | 'missing_image' | 'undefined_command' | 'unicode_char';
+type Doc = BenchDoc;
+
+type Kind =
+  | 'delete_usepackage'
+  | 'misspell_package'
+  | 'misspell_class'
+  | 'misspell_environment'
+  | 'drop_brace'
+  | 'drop_math'
+  | 'delete_begin_document'
+  | 'missing_image'
+  | 'undefined_command'
+  | 'unicode_char'
+  | 'extra_brace'
+  | 'missing_input'
+  | 'misspell_command';
 
 interface Mutant {
   doc: Doc;
@@ -232,6 +253,16 @@ function mutations(doc: Doc, cat: TexCatalog): Array<() => Mutant | undefined> {
     out.push(() => mk('missing_image', source.replace('\\begin{document}', '\\begin{document}\n\\includegraphics{missing-figure}\n'), { class: 'missing_asset', symbol: 'missing-figure', package: null }));
   }
   out.push(() => mk('undefined_command', source.replace('\\begin{document}', '\\begin{document}\n\\qzxundefinedmacro\n'), { class: 'undefined_command', symbol: '\\qzxundefinedmacro', package: null }));
+  out.push(() => mk('extra_brace', source.replace('\\begin{document}', '\\begin{document}\n}\n'), { class: 'unbalanced_braces', symbol: '}', package: null }));
+  out.push(() => mk('missing_input', source.replace('\\begin{document}', '\\begin{document}\n\\input{missing-chapter}\n'), { class: 'missing_asset', symbol: 'missing-chapter.tex', package: null }));
+  const command = /\\(textbf|emph|textit|section|subsection|footnote)\{/.exec(source.slice(bodyStart(source)));
+  if (command?.[1]) {
+    const bad = `\\${command[1]}${command[1].at(-1)}`;
+    out.push(() => {
+      const at = bodyStart(source) + command.index;
+      return mk('misspell_command', source.slice(0, at) + bad + source.slice(at + command[0].length - 1), { class: 'undefined_command', symbol: bad, package: null });
+    });
+  }
   out.push(() => mk('unicode_char', source.replace('\\begin{document}', '\\begin{document}\nSnow \u2603 here.\n'), { class: 'unsupported_unicode', symbol: 'U+2603', package: null }));
   return out;
 }
@@ -298,7 +329,7 @@ async function fixLoop(runner: TexRunner, m: Mutant, d: Diagnosis): Promise<{ fi
   for (let round = 1; round <= FIX_ROUNDS; round++) {
     if (!diagnosis?.suggested_package) return { fixed: false, rounds: round - 1 };
     ({ source, engine } = applyFix(source, engine, diagnosis));
-    const result = await compile(runner, source, engine);
+    const result = await compile(runner, source, engine, m.doc);
     if (result.outcome === 'ok') return { fixed: true, rounds: round };
     diagnosis = (await analyse(runner, m, source, engine, result))?.diagnosis;
   }
@@ -344,7 +375,7 @@ async function measure(image: TexImage): Promise<void> {
   console.log(`index: ${cat.size} packages and classes (built in ${cat.buildMs} ms)`);
   const runner = await corpusRunner(image);
   try {
-    const pool1 = candidates(docRoot);
+    const pool1 = [...candidates(docRoot), ...(EXTRA ? [...projectDocs(), ...(await galleryDocs())] : [])];
     if (process.env.BENCH_LIST === '1') {
       for (const d of pool1) console.log(d.engine, d.path);
       return;
@@ -360,11 +391,11 @@ async function measure(image: TexImage): Promise<void> {
         return {};
       }
     })();
-    const key = (doc: Doc) => createHash('sha1').update(`${image.year}\n${image.builtAt}\n${doc.engine}\n${doc.source}`).digest('hex');
+    const key = (doc: Doc) => createHash('sha1').update(`${image.year}\n${image.builtAt}\n${doc.engine}\n${doc.path}\n${doc.source}`).digest('hex');
     for (let i = 0; i < pool1.length && clean.length < MAX_DOCS; i += LANES * 4) {
       const batch = pool1.slice(i, i + LANES * 4);
       const ok = await pool(batch, LANES, async (doc) => {
-        memo[key(doc)] ??= (await compile(runner, doc.source, doc.engine)).outcome === 'ok';
+        memo[key(doc)] ??= (await compile(runner, doc.source, doc.engine, doc)).outcome === 'ok';
         return memo[key(doc)] ? doc : undefined;
       });
       mkdirSync(CACHE_DIR, { recursive: true });
@@ -389,7 +420,7 @@ async function measure(image: TexImage): Promise<void> {
       for (const m of ordered) {
         if (made >= PER_DOC) break;
         if (m.kind === 'delete_usepackage' && deletes >= DELETES_PER_DOC) continue;
-        const result = await compile(runner, m.source, m.doc.engine);
+        const result = await compile(runner, m.source, m.doc.engine, m.doc);
         if (m.kind === 'delete_usepackage') {
           const truth = result.outcome === 'failed' ? failingName(result.log) : undefined;
           if (!truth) {
@@ -456,10 +487,12 @@ async function measure(image: TexImage): Promise<void> {
     console.log(`probes   ${probeTimes.length} diagnoses probed (${probeCount} probe compiles, ${refused.caller} refused by the per-caller cap, ${refused.node} by the node reserve); time per diagnosis median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`);
     if (JSON_OUT) writeFileSync(JSON_OUT.replace(/(\.json)?$/, `-${image.year}$1`), JSON.stringify({ texlive: image.year, load: LOAD, mutants: n, ...headline, probes: probeCount, refused }, null, 2));
     console.log(`time     ${((performance.now() - started) / 1000).toFixed(0)} s (TeX Live ${image.year})`);
-    const misses = scored.filter((s) => s.d?.error_class !== s.m.truth.class || (s.d?.symbol ?? null) !== s.m.truth.symbol || (s.m.truth.package !== null && (s.d?.suggested_package !== s.m.truth.package || !s.fixed)));
+    const misses = scored.filter((s) => s.d?.error_class !== s.m.truth.class || (s.d?.symbol ?? null) !== s.m.truth.symbol || (s.m.truth.package !== null && (s.d?.suggested_package !== s.m.truth.package || !s.fixed)) || (s.m.kind === 'misspell_class' && !namedMisspelling(s)));
     if (process.env.BENCH_VERBOSE !== '0') {
       for (const s of misses) {
-        console.log(`  miss ${s.m.kind} ${s.m.doc.path.slice(docRoot.length + 1)}: expected ${JSON.stringify(s.m.truth)} got ${JSON.stringify({ class: s.d?.error_class, symbol: s.d?.symbol, package: s.d?.suggested_package, fixed: s.fixed })}`);
+        const where = s.m.doc.path.startsWith(docRoot) ? s.m.doc.path.slice(docRoot.length + 1) : s.m.doc.path;
+        const fix = s.m.kind === 'misspell_class' ? { fix: s.d?.suggested_fix } : {};
+        console.log(`  miss ${s.m.kind} ${where}: expected ${JSON.stringify(s.m.truth)} got ${JSON.stringify({ class: s.d?.error_class, symbol: s.d?.symbol, package: s.d?.suggested_package, fixed: s.fixed, ...fix })}`);
       }
     }
   } finally {

@@ -46,8 +46,9 @@ export async function corpusRunner(image?: { root: string; year: string }): Prom
   });
 }
 
-export function compile(runner: TexRunner, source: string, compiler: Compiler): Promise<TexResult> {
-  return runner.run({ source, compiler, timeoutMs: 60_000, maxFileBytes: 64 * 1024 * 1024 });
+/** `files`: the project's other files, as a caller sends them (the diagnosis bench's real projects). */
+export function compile(runner: TexRunner, source: string, compiler: Compiler, files?: ReadonlyArray<{ name: string; data: Buffer }>): Promise<TexResult> {
+  return runner.run({ source, compiler, timeoutMs: 60_000, maxFileBytes: 64 * 1024 * 1024, ...(files ? { files } : {}) });
 }
 
 /** Runs `work` over `items` with at most `limit` at a time, keeping order. */

@@ -52,6 +52,22 @@ describe('repairs that do not flake (real TeX)', () => {
     assert.equal(probes, 0);
   });
 
+  it('issue 39: \\pagestyle{fancy} without fancyhdr (LaTeX reports \\undefinedpagestyle) names fancyhdr, and adding it repairs the document', async () => {
+    const source = '\\documentclass{article}\n\\pagestyle{fancy}\n\\fancyhf{}\n\\begin{document}\nText.\n\\end{document}\n';
+    const a = await diagnosed(source);
+    assert.deepEqual([a.diagnosis?.error_class, a.diagnosis?.symbol, a.diagnosis?.suggested_package, a.diagnosis?.line], ['undefined_command', '\\undefinedpagestyle', 'fancyhdr', 2]);
+    await repairs(source, 'pdflatex', a);
+  });
+
+  it('issue 39: a KOMA-Script class without scrlayer-scrpage (which the class only loads on request): \\clearpairofpagestyles names it, verified by a probe', async () => {
+    probes = 0;
+    const source = '\\documentclass{scrartcl}\n\\clearpairofpagestyles\n\\begin{document}\nText.\n\\end{document}\n';
+    const a = await diagnosed(source);
+    assert.deepEqual([a.diagnosis?.error_class, a.diagnosis?.symbol, a.diagnosis?.suggested_package, a.diagnosis?.confidence, a.diagnosis?.line], ['undefined_command', '\\clearpairofpagestyles', 'scrlayer-scrpage', 'verified', 2]);
+    assert.equal(probes, 1);
+    await repairs(source, 'pdflatex', a);
+  });
+
   it('\\makeindex without makeidx: \\printindex names makeidx, and adding it repairs the document', async () => {
     const source = '\\documentclass{article}\n\\makeindex\n\\begin{document}\nWord\\index{word}.\n\\printindex\n\\end{document}\n';
     const a = await diagnosed(source);

@@ -115,7 +115,7 @@ export function primaryError(blocks: ErrorBlock[]): ErrorBlock | undefined {
 
 /** The token TeX had just read at a context level: a control sequence or a single character. */
 export function lastToken(read: string): string | undefined {
-  const text = read.replace(/^l\.\d+ /, '').replace(/^\\\S+ *\S*->/, '').replace(/ $/, '');
+  const text = read.replace(/^l\.\d+ /, '').replace(/^\\\S+ *\S*->/, '').replace(/ +$/, '');
   const cs = /(\\(?:[A-Za-z@]+|.))$/.exec(text);
   if (cs) return cs[1];
   const ch = /(\S)$/u.exec(text);

@@ -1,7 +1,8 @@
 // Builds one TeX image: a Debian root made by debootstrap (minbase) plus that release's TeX
-// Live, verified, then renamed into place. Each finished step leaves a stamp in the build
-// folder and downloaded .debs stay in a cache, so a build cut short resumes where it stopped;
-// a lock keeps two setups from building the same image at once.
+// Live, its fonts repaired (fonts.ts), verified, then renamed into place. An image of a recent
+// recipe (UPGRADE_FROM) is copied and brought up to date instead of debootstrapped anew. Each
+// finished step leaves a stamp in the build folder and downloaded .debs stay in a cache, so a
+// build cut short resumes where it stopped; a lock keeps two setups from building one image.
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -9,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireLock } from './lock.js';
 import { Progress, type ProgressSink } from './progress.js';
-import { EXTRA_PACKAGES, parsePackageRecords, RECIPE, RELEASES, texlivePackages, type TexliveYear } from './releases.js';
+import { repairFonts } from './fonts.js';
+import { EXTRA_PACKAGES, parsePackageRecords, RECIPE, RELEASES, texlivePackages, UPGRADE_FROM, type TexliveYear } from './releases.js';
 import { buildDir, debCache, imageRoot, lockPath, MARKER, readImage, type ImageInfo, type TexImage } from './store.js';
 import { ENGINE_BINARIES, packageVersion, verifyImage } from './verify.js';
 
@@ -105,12 +107,19 @@ async function build(dir: string, year: TexliveYear, mirror: string, progress: P
       if (step === 'debootstrap') {
         // A half-made root is not worth repairing: debootstrap again, from the cached .debs.
         await rm(root, { recursive: true, force: true });
-        await runLogged(['debootstrap', '--variant=minbase', `--cache-dir=${debs}`, suite, root, mirror, `/usr/share/debootstrap/scripts/${script}`], log);
+        const old = readImage(dir, year);
+        if (old && (old.recipe ?? 1) >= UPGRADE_FROM) {
+          // An image of a recent recipe is the start: the steps after this one install only what is new.
+          await runLogged(['cp', '-a', '--reflink=auto', old.root, root], log);
+        } else {
+          await runLogged(['debootstrap', '--variant=minbase', `--cache-dir=${debs}`, suite, root, mirror, `/usr/share/debootstrap/scripts/${script}`], log);
+        }
       } else if (step === 'configure') {
         await configureRoot(root, mirror, suite, inRoot, (argv) => capture(chrootArgs(root, debs, argv)), packagesFile);
       } else if (step === 'download' || step === 'install') {
         await installPackages(step, inRoot, packagesFile, progress);
       } else if (step === 'fonts') {
+        await repairFonts(root, (text) => capture(chrootArgs(root, debs, ['sh', '-c', text])), (line) => log.write(`fonts: ${line}\n`));
         await addTexFontsToFontconfig(root, inRoot);
       } else {
         info = await verifyImage(root, year, suite);
@@ -151,7 +160,8 @@ type Exec = (argv: string[], onStatus?: (line: string) => void) => Promise<void>
  */
 async function addTexFontsToFontconfig(root: string, exec: Exec) {
   const dirs = ['opentype', 'truetype'].map((kind) => `  <dir>/usr/share/texlive/texmf-dist/fonts/${kind}</dir>`).join('\n');
-  const reject = ['*.woff', '*.woff2', '/usr/share/fonts/woff/*'].map((glob) => `    <glob>${glob}</glob>`).join('\n');
+  // Cantarell-VF.otf (CFF2 variable): xdvipdfmx cannot embed it; the static instances made from it (fonts.ts) serve the family.
+  const reject = ['*.woff', '*.woff2', '/usr/share/fonts/woff/*', '/usr/share/fonts/opentype/cantarell/Cantarell-VF.otf'].map((glob) => `    <glob>${glob}</glob>`).join('\n');
   const conf = `${dirs}\n  <selectfont>\n   <rejectfont>\n${reject}\n   </rejectfont>\n  </selectfont>`;
   await writeFile(join(root, 'etc/fonts/conf.d/09-quire-texlive-fonts.conf'), `<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "fonts.dtd">\n<fontconfig>\n${conf}\n</fontconfig>\n`);
   await exec(['fc-cache', '-s', '-f']);
@@ -204,6 +214,7 @@ export async function installHere(year: TexliveYear, mirror = 'http://deb.debian
     progress.update('configure', overallPercent('configure', 0));
     await configureRoot('/', mirror, RELEASES[year].suite, exec, (argv) => capture(argv), join(work, 'packages.txt'));
     await installPackages('install', exec, join(work, 'packages.txt'), progress);
+    await repairFonts('/', (text) => capture(['sh', '-c', text]), (line) => log.write(`fonts: ${line}\n`));
     await addTexFontsToFontconfig('/', exec);
     await exec(['apt-get', 'clean']);
     await rm('/var/lib/apt/lists', { recursive: true, force: true });

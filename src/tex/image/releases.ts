@@ -7,7 +7,14 @@
  * change, so that setup rebuilds an image an older Quire made (the old one serves until the new
  * one is ready and renamed in its place).
  */
-export const RECIPE = 2;
+export const RECIPE = 3;
+
+/**
+ * The oldest recipe whose image a rebuild may start from (a copy, then apt installs what is new
+ * and the later steps run again) instead of from debootstrap: recipe 3 only added packages and
+ * the font repair and check.
+ */
+export const UPGRADE_FROM = 2;
 
 export const TEXLIVE_YEARS = ['2026', '2024', '2022'] as const;
 export type TexliveYear = (typeof TEXLIVE_YEARS)[number];
@@ -59,6 +66,10 @@ export const EXTRA_PACKAGES = [
   // tex-gyre holds only the Type 1 fonts since trixie; the OpenType ones fontspec finds by name are here.
   'fonts-texgyre',
   'fonts-texgyre-math',
+  // texlive-fonts-extra-links points EBGaramond-Initials.otf here (fonts.ts checks every such link).
+  'fonts-ebgaramond-initials',
+  // fontTools' instancer: static Cantarell from Debian's variable font, as TeX Live ships it (fonts.ts).
+  'python3-fonttools',
   // A JDK, not only a JRE: the PDF/A-1b checker's small driver is compiled in the image (preflight-java.ts).
   'default-jdk-headless',
   'libpdfbox2-java',

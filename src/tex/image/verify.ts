@@ -1,11 +1,15 @@
 // What a new image must do before it is marked ready: each engine compiles hello, xelatex and
-// lualatex load a system font through fontspec, and a biblatex document goes through biber.
+// lualatex load a system font through fontspec, a biblatex document goes through biber, and
+// the fonts are as TeX Live ships them (no dangling font link, every file pdftex.map names
+// found but TeX Live's own gaps, ClearSans with pdflatex); otherwise the build fails, naming them.
 // Everything runs in the same sandbox compiles use, with the image as its root.
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sandboxed } from '../sandbox.js';
+import { danglingLinks, judgeFonts, pdftexMapFiles, unfound, type FontCheck } from './fonts.js';
+import { knownGap } from './map-gaps.js';
 import type { TexliveYear } from './releases.js';
 import type { ImageInfo } from './store.js';
 
@@ -18,6 +22,7 @@ const BIBER = `\\documentclass{article}
 \\addbibresource{refs.bib}
 \\begin{document}Cited \\cite{knuth}.\\printbibliography\\end{document}
 `;
+const CLEARSANS = '\\documentclass{article}\\usepackage[T1]{fontenc}\\usepackage{ClearSans}\\begin{document}Clear Sans, \\textbf{bold}.\\end{document}\n';
 const BIB = '@book{knuth, author={Donald E. Knuth}, title={The {\\TeX}book}, year={1984}, publisher={Addison-Wesley}}\n';
 
 /** Runs a shell command in the image's sandbox with `workspace` as /job; resolves to stdout. */
@@ -58,6 +63,18 @@ export async function engineVersions(root: string, workspace: string): Promise<R
   return out;
 }
 
+/**
+ * The font check (issue 39): links under the TeX trees that point nowhere in the image, and the
+ * files pdftex.map names that kpsewhich does not find, less TeX Live's own gaps (map-gaps.ts).
+ * `workspace` is a folder the image's sandbox sees as /job.
+ */
+export async function checkFonts(root: string, workspace: string): Promise<FontCheck> {
+  const dangling = await danglingLinks(root);
+  const names = (await pdftexMapFiles(root)) ?? [];
+  const missing = await unfound(names, join(workspace, 'map-names.txt'), '/job/map-names.txt', (script) => runInImage(root, workspace, script));
+  return judgeFonts(dangling, names.length, missing.filter((name) => !knownGap(name)));
+}
+
 export async function verifyImage(root: string, year: TexliveYear, suite: string): Promise<Omit<ImageInfo, 'builtAt' | 'buildSeconds' | 'bytes'>> {
   const workspace = await mkdtemp(join(tmpdir(), `quire-verify-${year}-`));
   try {
@@ -70,6 +87,10 @@ export async function verifyImage(root: string, year: TexliveYear, suite: string
     for (const engine of Object.keys(ENGINE_BINARIES)) await runInImage(root, workspace, `${tex(engine, 'hello')} && test -s hello-${engine}.pdf`);
     for (const engine of ['xelatex', 'lualatex']) await runInImage(root, workspace, `${tex(engine, 'fontspec')} && test -s fontspec-${engine}.pdf`);
     await runInImage(root, workspace, `${tex('pdflatex', 'cite')} && biber --quiet cite-pdflatex && ${tex('pdflatex', 'cite')} && grep -q Knuth cite-pdflatex.bbl`);
+    const fonts = await checkFonts(root, workspace);
+    if (fonts.problems.length > 0) throw new Error(`the TeX Live ${year} image's fonts are not as TeX Live ships them:\n${fonts.problems.join('\n')}`);
+    await writeFile(join(workspace, 'clearsans.tex'), CLEARSANS);
+    await runInImage(root, workspace, `${tex('pdflatex', 'clearsans')} && test -s clearsans-pdflatex.pdf`);
     return { year, suite, texliveVersion: await packageVersion(root, 'texlive-base'), engines: await engineVersions(root, workspace) };
   } finally {
     await rm(workspace, { recursive: true, force: true });

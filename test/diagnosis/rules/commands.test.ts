@@ -21,6 +21,24 @@ describe('undefined commands', () => {
     });
   });
 
+  it('issue 39: an unknown package page style (\\undefinedpagestyle since LaTeX 2025) names the package that defines the style', () => {
+    const src = '\\documentclass{article}\n\\thispagestyle{scrheadings}\n\\begin{document}\nText.\n\\end{document}\n';
+    const log = './main.tex:2: Undefined control sequence.\n<argument> \\undefinedpagestyle \n                            \nl.2 \\thispagestyle{scrheadings}\n';
+    const a = analyzeLog(log, 'pdflatex', { source: src, catalog: null });
+    assert.deepEqual([a.diagnosis?.error_class, a.diagnosis?.symbol, a.diagnosis?.suggested_package, a.diagnosis?.line], ['undefined_command', '\\undefinedpagestyle', 'scrlayer-scrpage', 2]);
+    assert.equal(a.diagnosis?.suggested_fix, 'Add \\usepackage{scrlayer-scrpage} to the preamble above line 2: it defines the page style "scrheadings" used on line 2.');
+    // A style no package table knows stays a plain undefined command, with no package.
+    const other = analyzeLog(log.replace('scrheadings', 'mystyle'), 'pdflatex', { source: src.replace('scrheadings', 'mystyle'), catalog: null });
+    assert.equal(other.diagnosis?.suggested_package, undefined);
+  });
+
+  it('issue 39: a context line that ends in two spaces (<recently read> \\name) still names the command', () => {
+    const src = '\\documentclass{article}\n\\clearpairofpagestyles\n\\begin{document}\nText.\n\\end{document}\n';
+    const log = './main.tex:2: Undefined control sequence.\n<recently read> \\clearpairofpagestyles  \n                                        \nl.2 \\clearpairofpagestyles\n';
+    const a = analyzeLog(log, 'pdflatex', { source: src, catalog: null });
+    assert.deepEqual([a.diagnosis?.error_class, a.diagnosis?.symbol, a.diagnosis?.line], ['undefined_command', '\\clearpairofpagestyles', 2]);
+  });
+
   it('"Not loaded." from the stub LaTeX defines until a language package loads is an undefined \\selectlanguage', () => {
     const log = './main.tex:3: Not loaded.\n\\selectlanguage ->\\errhelp {Selecting a language requires a package supporting it}\\errmessage {Not loaded}\n                                                                                                          \nl.3 \\selectlanguage\n                   {ngerman}Hallo.\n';
     const a = analyzeLog(log, 'pdflatex', { source: '\\documentclass{article}\n\\begin{document}\n\\selectlanguage{ngerman}Hallo.\n\\end{document}\n', catalog: null });

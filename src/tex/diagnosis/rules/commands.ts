@@ -18,6 +18,16 @@ const ONLY_INSIDE: Record<string, string> = {
 
 const STUB_MESSAGE = /^(Not loaded|No multilingual package has been loaded)\.?$/;
 
+/** Page styles of packages: LaTeX (since 2025) reports \pagestyle{fancy} without fancyhdr as an undefined \undefinedpagestyle. */
+const PAGE_STYLES: Readonly<Record<string, string>> = { fancy: 'fancyhdr', fancyplain: 'fancyhdr', scrheadings: 'scrlayer-scrpage', 'plain.scrheadings': 'scrlayer-scrpage' };
+
+/** The package page style a \pagestyle or \thispagestyle on `text` names, when one of PAGE_STYLES. */
+export function pageStyle(text: string): { name: string; package: string } | undefined {
+  const name = /\\(?:this)?pagestyle\s*\{\s*([^}\s]+)\s*\}/.exec(text)?.[1];
+  const pkg = name ? PAGE_STYLES[name] : undefined;
+  return name && pkg ? { name, package: pkg } : undefined;
+}
+
 export const undefinedCommand: Rule = (ctx) => {
   const { block, engine, source, line } = ctx;
   const top = block.context[0];
@@ -32,6 +42,13 @@ export const undefinedCommand: Rule = (ctx) => {
   // Inside a macro expansion the name is written somewhere else: point at where it is written.
   const written = new RegExp(`\\\\${escape(name)}(?![A-Za-z@])`);
   const at = line !== undefined && source && !written.test(source.line(line)) ? (source.find(written) ?? line) : line;
+  const style = symbol === '\\undefinedpagestyle' ? pageStyle(source?.line(at ?? 0) ?? '') : undefined;
+  if (style && !source?.loads(style.package)) {
+    // Set in the preamble itself: the package must come above that line.
+    const above = at !== undefined && source?.beginDocument !== undefined && at < source.beginDocument ? ` above line ${at}` : '';
+    const fix = `Add ${usepackage(style.package)} to the preamble${above}: it defines the page style "${style.name}" used${onLine(at)}.`;
+    return { error_class: 'undefined_command', summary: `The page style "${style.name}"${onLine(at)} is not defined (TeX reports ${symbol}).`, suggested_fix: fix, suggested_package: style.package, symbol, line: at, hint: `Add ${usepackage(style.package)} to the preamble and compile again.` };
+  }
   const provider = COMMAND_PACKAGES.get(name) ?? (name in ONLY_INSIDE ? { package: ONLY_INSIDE[name] === 'axis' ? 'pgfplots' : ONLY_INSIDE[name] === 'algorithmic' ? 'algpseudocode' : ONLY_INSIDE[name] === 'tikzpicture' ? 'tikz' : 'tcolorbox' } : undefined);
   const summary = `The command ${symbol}${onLine(at)} is not defined.`;
 

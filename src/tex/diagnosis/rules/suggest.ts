@@ -58,7 +58,18 @@ export function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: nu
   // The index says a loaded package defines it, yet TeX says it does not (an option, a condition):
   // only a probe compile can tell whether another package helps.
   const provided = source !== undefined && documentProvides(cat, source.text, name, kind);
-  if (provided && !ctx.probing) return 'loaded';
+  if (provided) {
+    // The index counts what a loaded class or package may load on request (KOMA-Script's
+    // classes and scrlayer-scrpage): a name's one sure definer that the document does not load
+    // itself is the suggestion, once a probe compile has shown it helps.
+    const own = cat.definers(name, kind).filter((d) => d.sure && !d.package.endsWith('.cls') && !source.loads(d.package));
+    const verdict = verdicts?.get(verdictKey(kind, name));
+    if (own.length === 1 && own[0] && verdict === own[0].package) return { provider: { package: verdict, engines: cat.engines(verdict) }, confidence: 'verified' };
+    if (own.length === 1 && own[0] && verdict === undefined && ctx.probing) {
+      return { provider: { package: own[0].package, engines: cat.engines(own[0].package) }, confidence: 'unverified', verify: { kind, name, candidates: [own[0].package], needed: true, ...(at !== undefined ? { line: at } : {}) } };
+    }
+    if (!ctx.probing) return 'loaded';
+  }
   const loads = source ? readDocument(cat, source.text).loads : undefined;
   const ranked = rankCandidates(cat, name, kind, { engine, source: source?.text, ...(preferred ? { preferred } : {}) }).filter((c) => !loads?.has(c.package));
   const verdict = verdicts?.get(verdictKey(kind, name));
