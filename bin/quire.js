@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cli = join(root, 'dist', 'src', 'cli', 'quire.js');
-// When this launcher last built (tsc's incremental build leaves unchanged outputs' times alone).
-const stamp = join(root, 'dist', '.quire-built');
+// When the last build finished (setup.sh touches it too; tsc's incremental build leaves unchanged outputs' times alone).
+const stamp = join(root, 'dist', '.built');
 
 /** True when a TypeScript file under src/ changed after `built` (milliseconds); a few ms for the whole tree. */
 function sourceNewerThan(built) {
