@@ -15,6 +15,7 @@ export const DOMAIN = [
   'src/jobs',
   'src/queue',
   'src/quota',
+  'src/signing',
   'src/storage',
   'src/templates',
   'src/tex',
