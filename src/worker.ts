@@ -9,7 +9,7 @@ import { watchValidators } from './metrics.js';
 import { domainQueue } from './queue/domain.js';
 import { blobStore, localCompilePool } from './services.js';
 import { configOrExit, requireSandbox } from './startup.js';
-import { probeEngines } from './tex/engines.js';
+import { probeEngines } from './tex/image/engines.js';
 import { validatorStats } from './tex/output/warm-validator.js';
 import { WorkerStatus } from './worker-status.js';
 

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errors, type ServiceError } from '../errors.js';
 import { hostPath, imageTool } from '../tex/image/tools.js';
-import type { ProcessLimits } from '../tex/sandbox.js';
-import { runSandboxed, sandboxUid } from '../tex/sandboxed.js';
+import type { ProcessLimits } from '../tex/sandbox/sandbox.js';
+import { runSandboxed, sandboxUid } from '../tex/sandbox/sandboxed.js';
 import { quoteName } from './validate.js';
 
 /** Wall clock of one conversion. */

@@ -8,9 +8,9 @@ import { QueueFullError } from '../tex/errors.js';
 import type { JobFairness, JobRunner, TexJob, TexResult } from '../tex/job.js';
 import { DrainEstimate } from './drain.js';
 import { FairWaitList } from './fair-wait.js';
-import { mergePdfs } from '../tex/merge.js';
+import { mergePdfs } from '../tex/pdf/merge.js';
 import { VALIDATOR_UIDS } from '../tex/output/warm-validator.js';
-import { sandboxUid } from '../tex/sandboxed.js';
+import { sandboxUid } from '../tex/sandbox/sandboxed.js';
 import type { MergeJob, MergeResult, TexQueue } from './queue.js';
 
 /**

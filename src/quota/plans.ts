@@ -1,6 +1,6 @@
 // The plan table: every limit of SPEC §8 in one place. Every check in the code reads it.
 import { COMPILERS, type Compiler } from '../tex/compilers.js';
-import { GRAPHICS_EXTENSIONS } from '../tex/graphics.js';
+import { GRAPHICS_EXTENSIONS } from '../tex/project/graphics.js';
 
 export { COMPILERS, isCompiler, type Compiler } from '../tex/compilers.js';
 

@@ -4,9 +4,9 @@
 // none of it depends on runner.ts.
 import type { JobRunner } from './job.js';
 import { WarmValidators, type WarmValidatorOptions } from './output/warm-validator.js';
-import { PausedPreambles, type PausedOptions } from './paused-cache.js';
-import { PreambleCache, type PreambleCacheOptions } from './preamble-cache.js';
-import { PrimedFormats, type PrimedOptions } from './primed-formats.js';
+import { PausedPreambles, type PausedOptions } from './caches/paused-cache.js';
+import { PreambleCache, type PreambleCacheOptions } from './caches/preamble-cache.js';
+import { PrimedFormats, type PrimedOptions } from './caches/primed-formats.js';
 import { TexRunner, type RunnerOptions } from './runner.js';
 
 export function localRunner(

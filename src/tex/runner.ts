@@ -23,22 +23,22 @@ import {
   type TexStages,
 } from './job.js';
 import type { Compiler } from './compilers.js';
-import { demoteLater } from './demote.js';
+import { demoteLater } from './sandbox/demote.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
-import { goLine, PAUSED_DRIVER, PAUSED_ENGINE, PAUSED_PREAMBLE, pausedDriver, pausedEngineArgs } from './paused.js';
+import { goLine, PAUSED_DRIVER, PAUSED_ENGINE, PAUSED_PREAMBLE, pausedDriver, pausedEngineArgs } from './caches/paused.js';
 import { outputFiles, outputSource } from './output/source.js';
 import { runOutputStep } from './output/steps.js';
 import type { WarmValidators } from './output/warm-validator.js';
-import type { FontMaps } from './font-map.js';
-import type { FormatEntry } from './format-cache.js';
-import { activeContent, SCAN_PATTERN } from './pdfcheck.js';
-import { inspectPdf, type PdfInspection } from './pdfread.js';
-import { SandboxPool, type PoolOptions } from './pool.js';
-import type { ProcessLimits } from './sandbox.js';
-import type { Exec, Session } from './session.js';
+import type { FontMaps } from './caches/font-map.js';
+import type { FormatEntry } from './caches/format-cache.js';
+import { activeContent, SCAN_PATTERN } from './pdf/pdfcheck.js';
+import { inspectPdf, type PdfInspection } from './pdf/pdfread.js';
+import { SandboxPool, type PoolOptions } from './sandbox/pool.js';
+import type { ProcessLimits } from './sandbox/sandbox.js';
+import type { Exec, Session } from './sandbox/session.js';
 import { collectErrors, collectWarnings, type BibliographyProblem } from './warnings.js';
 import { isJobOwnPath, pathProblem } from './project/paths.js';
-import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, MAIN, WALK_ENTRIES, Workspace, WorkspaceViolation } from './workspace.js';
+import { LOG_HEAD_BYTES, LOG_TAIL_BYTES, MAIN, WALK_ENTRIES, Workspace, WorkspaceViolation } from './sandbox/workspace.js';
 
 const MAX_PASSES = 5;
 /** What LaTeX and its packages print when another pass would change the document. */

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { validatorUid } from '../../src/queue/local-pool.js';
 import { preflightSample } from '../../src/tex/output/preflight-sample.js';
 import { WarmValidators } from '../../src/tex/output/warm-validator.js';
-import { sandboxUid } from '../../src/tex/sandboxed.js';
+import { sandboxUid } from '../../src/tex/sandbox/sandboxed.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 
 const TRANSPARENT = (n: number) =>

@@ -5,10 +5,10 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Compiler } from '../../src/quota/plans.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexResult } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
-import { probeSandbox } from '../../src/tex/sandbox.js';
+import { probeSandbox } from '../../src/tex/sandbox/sandbox.js';
 import type { Diagnosis } from '../../src/tex/diagnosis/index.js';
 
 export const CORPUS_DIR = new URL('../fixtures/broken/', import.meta.url).pathname;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { runSandboxed } from '../../src/tex/sandboxed.js';
+import { runSandboxed } from '../../src/tex/sandbox/sandboxed.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { afterRun, assertNoLeak, capturedLog, luaDocument, makeCanary, type Canary } from './attack.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Compiler } from '../../src/tex/compilers.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { text } from '../tex/support.js';

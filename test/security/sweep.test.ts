@@ -9,7 +9,7 @@ import { chmod, chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { claimWorkRoot, ownerFolder, startTime, sweepWorkRoot, WorkRootRefused } from '../../src/tex/sweep.js';
+import { claimWorkRoot, ownerFolder, startTime, sweepWorkRoot, WorkRootRefused } from '../../src/tex/sandbox/sweep.js';
 import { TexRunner } from '../../src/tex/runner.js';
 
 describe('sweeping job workspaces left by dead services', () => {

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { LocalTexPool, slotUid } from '../../src/queue/local-pool.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
@@ -207,7 +207,7 @@ describe('Workspace reader on real file system objects', () => {
   after(() => rm(dir, { recursive: true, force: true }));
 
   test('a device node, a FIFO, a foreign owner, a nested link and an oversized file are refused or capped', async () => {
-    const { Workspace, WorkspaceViolation } = await import('../../src/tex/workspace.js');
+    const { Workspace, WorkspaceViolation } = await import('../../src/tex/sandbox/workspace.js');
     const uid = process.getuid!();
     const ws = new Workspace(dir, uid);
     const violation = (pattern: RegExp) => (err: unknown) => {

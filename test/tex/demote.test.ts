@@ -11,7 +11,7 @@ import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { demoteLater, DEMOTED_NICE } from '../../src/tex/demote.js';
+import { demoteLater, DEMOTED_NICE } from '../../src/tex/sandbox/demote.js';
 import { TexRunner } from '../../src/tex/runner.js';
 
 // Its own uid (see runner.test.ts): the processes listed are this test's only. The suite runs as root.

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stable } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { CORE_MAP, CORE_MAP_FILES, FontMaps } from '../../src/tex/font-map.js';
-import { prepareFormats, type Formats } from '../../src/tex/formats.js';
+import { CORE_MAP, CORE_MAP_FILES, FontMaps } from '../../src/tex/caches/font-map.js';
+import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
 import { hostPath, imageTool } from '../../src/tex/image/tools.js';
-import { buildFormat, FORMAT_CAP } from '../../src/tex/format-build.js';
+import { buildFormat, FORMAT_CAP } from '../../src/tex/caches/format-build.js';
 import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
-import { splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
+import { splitPreamble, texliveIdentity } from '../../src/tex/caches/preamble.js';
 import { TexRunner, type JobFormat } from '../../src/tex/runner.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 4 : undefined;

@@ -10,8 +10,8 @@ import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { stable } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { prepareFormats, type Formats } from '../../src/tex/formats.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
 

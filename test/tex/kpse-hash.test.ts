@@ -13,10 +13,10 @@ import { after, before, describe, test } from 'node:test';
 import { stable, text } from './support.js';
 import { HELLO } from '../helpers.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { prepareFormats, type Formats } from '../../src/tex/formats.js';
+import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
 import type { TexJob } from '../../src/tex/job.js';
-import { builtLibrary, checkNames, KPSE_HASH, libraryAgrees, preloadPath, symbolClashes } from '../../src/tex/kpse-hash.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { builtLibrary, checkNames, KPSE_HASH, libraryAgrees, preloadPath, symbolClashes } from '../../src/tex/sandbox/kpse-hash.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { currentImageRoot, imageToolOutput } from '../../src/tex/image/tools.js';
 import { TexRunner } from '../../src/tex/runner.js';
 

@@ -11,11 +11,11 @@ import { after, before, describe, test } from 'node:test';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
 import type { Compiler } from '../../src/tex/compilers.js';
 import type { TexJob } from '../../src/tex/job.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { PausedPreambles, pausedStats, type PausedStats } from '../../src/tex/paused-cache.js';
-import { PreambleCache } from '../../src/tex/preamble-cache.js';
-import { FormatCache } from '../../src/tex/format-cache.js';
-import { treeUsage } from '../../src/tex/proctree.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
+import { PausedPreambles, pausedStats, type PausedStats } from '../../src/tex/caches/paused-cache.js';
+import { PreambleCache } from '../../src/tex/caches/preamble-cache.js';
+import { FormatCache } from '../../src/tex/caches/format-cache.js';
+import { treeUsage } from '../../src/tex/sandbox/proctree.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { settledLeftovers, text } from './support.js';
 

@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { activeContent, SCAN_PATTERN } from '../../src/tex/pdfcheck.js';
+import { activeContent, SCAN_PATTERN } from '../../src/tex/pdf/pdfcheck.js';
 import { bareCommand } from '../../src/tex/image/tools.js';
-import { inspectPdf } from '../../src/tex/pdfread.js';
+import { inspectPdf } from '../../src/tex/pdf/pdfread.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'quire-pdfread-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

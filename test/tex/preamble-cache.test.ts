@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { describe, test } from 'node:test';
-import type { BuildOutcome } from '../../src/tex/format-build.js';
-import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
+import type { BuildOutcome } from '../../src/tex/caches/format-build.js';
+import { FormatCache, type FormatEntry } from '../../src/tex/caches/format-cache.js';
 import type { JobFormat } from '../../src/tex/runner.js';
 import type { TexJob, TexResult } from '../../src/tex/job.js';
-import { preambleKey, texliveIdentity } from '../../src/tex/preamble.js';
-import { PreambleCache, type FormatRunner } from '../../src/tex/preamble-cache.js';
+import { preambleKey, texliveIdentity } from '../../src/tex/caches/preamble.js';
+import { PreambleCache, type FormatRunner } from '../../src/tex/caches/preamble-cache.js';
 
 const UID = 4242;
 const PREAMBLE = '\\documentclass{article}\n\\usepackage{amsmath}\n';

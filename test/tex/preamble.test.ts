@@ -15,14 +15,14 @@ import { CONVERTER_UID } from '../../src/assets/convert.js';
 import { loadCatalog } from '../../src/gallery/catalog.js';
 import { normaliseData } from '../../src/gallery/validate.js';
 import { renderInThread } from '../../src/templates/liquid.js';
-import { buildFormat, FORMAT_CAP, INFLATED_CAP, inflateFormat } from '../../src/tex/format-build.js';
-import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
-import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
+import { buildFormat, FORMAT_CAP, INFLATED_CAP, inflateFormat } from '../../src/tex/caches/format-build.js';
+import { FormatCache, type FormatEntry } from '../../src/tex/caches/format-cache.js';
+import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/caches/preamble.js';
 import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
-import { PreambleCache } from '../../src/tex/preamble-cache.js';
-import { PrimedFormats } from '../../src/tex/primed-formats.js';
+import { PreambleCache } from '../../src/tex/caches/preamble-cache.js';
+import { PrimedFormats } from '../../src/tex/caches/primed-formats.js';
 import { TexRunner } from '../../src/tex/runner.js';
-import type { Workspace } from '../../src/tex/workspace.js';
+import type { Workspace } from '../../src/tex/sandbox/workspace.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;

@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { leftovers, text } from './support.js';
 import { JobFileNameError } from '../../src/tex/errors.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { probeSandbox } from '../../src/tex/sandbox.js';
+import { probeSandbox } from '../../src/tex/sandbox/sandbox.js';
 
 // Below the slot uid range, so no compile slot of another test process shares it.
 // Not CONVERTER_UID either: SVG conversions of tests running in parallel would count as leftovers.

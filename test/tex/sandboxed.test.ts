@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { settledLeftovers } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import type { SandboxSpec } from '../../src/tex/sandbox.js';
-import { runSandboxed, sandboxUid } from '../../src/tex/sandboxed.js';
+import type { SandboxSpec } from '../../src/tex/sandbox/sandbox.js';
+import { runSandboxed, sandboxUid } from '../../src/tex/sandbox/sandboxed.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = sandboxUid(CONVERTER_UID - 5);

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { settledLeftovers, text } from './support.js';
 import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { XDV_DRIVER, type TexJob } from '../../src/tex/job.js';
 import { rerunLikely, setsFontMap, TexRunner } from '../../src/tex/runner.js';
-import { Session } from '../../src/tex/session.js';
+import { Session } from '../../src/tex/sandbox/session.js';
 
 // Below the slot uid range and the runner test's uid.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 2 : undefined;

@@ -6,9 +6,9 @@ import { chmodSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, posix } from 'node:path';
 import { promisify } from 'node:util';
-import { currentImageRoot, sandboxed } from '../sandbox.js';
+import { currentImageRoot, sandboxed } from '../sandbox/sandbox.js';
 
-export { currentImageRoot, useImageRoot } from '../sandbox.js';
+export { currentImageRoot, useImageRoot } from '../sandbox/sandbox.js';
 
 const LIMITS = { cpuSeconds: 60, fileBytes: 64 * 1024 * 1024, memoryBytes: 2 * 1024 ** 3, processes: 16 };
 

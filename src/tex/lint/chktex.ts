@@ -3,8 +3,8 @@
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProcessLimits } from '../sandbox.js';
-import { runSandboxed, sandboxUid } from '../sandboxed.js';
+import type { ProcessLimits } from '../sandbox/sandbox.js';
+import { runSandboxed, sandboxUid } from '../sandbox/sandboxed.js';
 
 export interface ChktexWarning {
   line: number;

@@ -6,7 +6,7 @@ import { basename } from 'node:path';
 import { catalog, type TexCatalog } from '../diagnosis/catalog.js';
 import { stripComments } from '../diagnosis/extract.js';
 import { boundedEditDistance, MAX_SUGGESTED_NAME } from '../diagnosis/names.js';
-import { GRAPHICS_EXTENSIONS } from '../graphics.js';
+import { GRAPHICS_EXTENSIONS } from '../project/graphics.js';
 import { imageTool } from '../image/tools.js';
 
 export interface Load {

@@ -7,10 +7,10 @@
 // (warm-validator.ts), else cold, java in the job's sandbox.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Exec } from '../session.js';
-import type { Workspace } from '../workspace.js';
+import type { Exec } from '../sandbox/session.js';
+import type { Workspace } from '../sandbox/workspace.js';
 import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
-import type { PdfaFacts } from '../pdfread.js';
+import type { PdfaFacts } from '../pdf/pdfread.js';
 import type { PdfStandard } from './spec.js';
 import { JVM, VALIDATOR_MAX_BYTES, type WarmValidators } from './warm-validator.js';
 

@@ -9,7 +9,7 @@ import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { currentImageRoot, sandboxed } from '../sandbox.js';
+import { currentImageRoot, sandboxed } from '../sandbox/sandbox.js';
 
 /** Debian's PDFBox 2 jars (libpdfbox2-java), on the sandbox's read-only /usr. */
 export const PDFBOX_CLASSPATH = ['preflight', 'pdfbox2', 'xmpbox', 'fontbox2', 'commons-logging'].map((jar) => `/usr/share/java/${jar}.jar`);

@@ -5,8 +5,8 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSandboxed, sandboxUid } from '../sandboxed.js';
-import { Workspace } from '../workspace.js';
+import { runSandboxed, sandboxUid } from '../sandbox/sandboxed.js';
+import { Workspace } from '../sandbox/workspace.js';
 import { outputSource, xmpdata } from './source.js';
 
 const NOBODY = 65534;

@@ -15,11 +15,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MEMORY_BYTES, PROCESSES } from '../job.js';
-import type { SandboxProcess } from '../launcher.js';
-import { gone, killSandboxed, launchSandboxed } from '../sandboxed.js';
-import type { Exec } from '../session.js';
-import { leaveOwnerFolder, ownerFolder } from '../sweep.js';
-import { removeWorkspace } from '../workspace.js';
+import type { SandboxProcess } from '../sandbox/launcher.js';
+import { gone, killSandboxed, launchSandboxed } from '../sandbox/sandboxed.js';
+import type { Exec } from '../sandbox/session.js';
+import { leaveOwnerFolder, ownerFolder } from '../sandbox/sweep.js';
+import { removeWorkspace } from '../sandbox/workspace.js';
 import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
 import { preflightSample } from './preflight-sample.js';
 

@@ -4,7 +4,7 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSandboxed, sandboxUid } from './sandboxed.js';
+import { runSandboxed, sandboxUid } from '../sandbox/sandboxed.js';
 
 const NOBODY = 65534;
 const TIMEOUT_MS = 30_000;

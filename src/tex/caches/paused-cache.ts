@@ -9,16 +9,16 @@
 // cold, silently (counted in `fallbacks`). Bounded in count, memory (resident bytes of the
 // waiting processes) and age.
 import { availableParallelism } from 'node:os';
-import type { Compiler } from './compilers.js';
-import type { JobRunner, TexJob, TexResult } from './job.js';
-import { outputFiles, outputSource } from './output/source.js';
+import type { Compiler } from '../compilers.js';
+import type { JobRunner, TexJob, TexResult } from '../job.js';
+import { outputFiles, outputSource } from '../output/source.js';
 import { bodyFilesOnly, pausedRefusal } from './paused.js';
-import { pdfTexts } from './pdftext.js';
+import { pdfTexts } from '../pdf/pdftext.js';
 import { preambleKey, splitPreamble, texliveIdentity } from './preamble.js';
-import { treeUsage } from './proctree.js';
-import type { TexRunner } from './runner.js';
-import type { Session } from './session.js';
-import { MAIN } from './workspace.js';
+import { treeUsage } from '../sandbox/proctree.js';
+import type { TexRunner } from '../runner.js';
+import type { Session } from '../sandbox/session.js';
+import { MAIN } from '../sandbox/workspace.js';
 
 /** What the layer needs of the runner: runs (with a paused sandbox), and paused sandboxes. */
 export type PausedRunner = Pick<TexRunner, 'run' | 'pause' | 'discard'>;

@@ -1,7 +1,7 @@
 // Which TeX engines this machine can run (in the default TeX image, or the host's TeX Live
 // without one), probed once at start for /health.
-import { COMPILERS, type Compiler } from './compilers.js';
-import { imageTool } from './image/tools.js';
+import { COMPILERS, type Compiler } from '../compilers.js';
+import { imageTool } from './tools.js';
 
 export interface EngineStatus {
   available: boolean;

@@ -10,10 +10,10 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { COMPILERS, type Compiler } from './compilers.js';
+import { COMPILERS, type Compiler } from '../compilers.js';
 import { CORE_MAP, FontMaps } from './font-map.js';
-import { currentImageRoot, hostPath, imageTool } from './image/tools.js';
-import { builtLibrary, KPSE_HASH, libraryAgrees } from './kpse-hash.js';
+import { currentImageRoot, hostPath, imageTool } from '../image/tools.js';
+import { builtLibrary, KPSE_HASH, libraryAgrees } from '../sandbox/kpse-hash.js';
 
 /** The engine kpathsea looks formats up for (TeX Live 2022: lualatex runs on luahbtex). */
 const ENGINE: Record<Compiler, string> = { pdflatex: 'pdftex', xelatex: 'xetex', lualatex: 'luahbtex' };

@@ -13,11 +13,11 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { FontMaps } from './font-map.js';
 import { sha256, type FormatEntry } from './format-cache.js';
-import { FORMAT_FIRST_LINE, SHELL_ESCAPE } from './job.js';
-import { SANDBOX_WORKDIR } from './sandbox.js';
-import type { Exec } from './session.js';
-import { collectWarnings } from './warnings.js';
-import type { Workspace } from './workspace.js';
+import { FORMAT_FIRST_LINE, SHELL_ESCAPE } from '../job.js';
+import { SANDBOX_WORKDIR } from '../sandbox/sandbox.js';
+import type { Exec } from '../sandbox/session.js';
+import { collectWarnings } from '../warnings.js';
+import type { Workspace } from '../sandbox/workspace.js';
 
 /** The dump's job name in the build sandbox (jobs see the format under another name). */
 const BUILD = 'quirepre';

@@ -5,9 +5,9 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SandboxSpec } from './sandbox.js';
-import { runSandboxed, sandboxUid } from './sandboxed.js';
-import { Workspace } from './workspace.js';
+import type { SandboxSpec } from '../sandbox/sandbox.js';
+import { runSandboxed, sandboxUid } from '../sandbox/sandboxed.js';
+import { Workspace } from '../sandbox/workspace.js';
 
 const NOBODY = 65534;
 const TIMEOUT_MS = 60_000;

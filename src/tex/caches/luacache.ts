@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { systemClock, type Clock } from '../clock.js';
-import { currentImageRoot, SANDBOX_WORKDIR, sandboxed } from './sandbox.js';
+import { systemClock, type Clock } from '../../clock.js';
+import { currentImageRoot, SANDBOX_WORKDIR, sandboxed } from '../sandbox/sandbox.js';
 
 const WARM = String.raw`\documentclass{article}
 \usepackage{fontspec}

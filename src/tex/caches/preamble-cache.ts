@@ -7,11 +7,11 @@ import { availableParallelism } from 'node:os';
 import { buildFormat, FORMAT_CAP, type BuildOutcome } from './format-build.js';
 import type { FontMaps } from './font-map.js';
 import type { FormatCache } from './format-cache.js';
-import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from './job.js';
-import { changesSource } from './output/spec.js';
+import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from '../job.js';
+import { changesSource } from '../output/spec.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from './preamble.js';
 import type { PrimedFormats } from './primed-formats.js';
-import type { JobFormat, TexRunner } from './runner.js';
+import type { JobFormat, TexRunner } from '../runner.js';
 
 /** A format build's wall clock, CPU per command, and the workspace it may fill. */
 const BUILD_MS = 60_000;

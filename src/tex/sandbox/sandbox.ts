@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { texliveSettings } from '../config.js';
-import { installedImages } from './image/store.js';
+import { texliveSettings } from '../../config.js';
+import { installedImages } from '../image/store.js';
 
 /** Where the job's workspace appears inside the sandbox. */
 export const SANDBOX_WORKDIR = '/job';

@@ -3,10 +3,10 @@
 // engine loading its format ahead of time (see session.ts). The pool also holds what every
 // sandbox of this process mounts or copies: its folder under the work root (swept once),
 // the inflated formats and the lualatex font cache.
-import type { Compiler } from './compilers.js';
-import { CORE_MAP, type FontMaps } from './font-map.js';
-import type { Formats } from './formats.js';
-import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from './job.js';
+import type { Compiler } from '../compilers.js';
+import { CORE_MAP, type FontMaps } from '../caches/font-map.js';
+import type { Formats } from '../caches/formats.js';
+import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from '../job.js';
 import { KPATHSEA_USERS, preloadPath } from './kpse-hash.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session } from './session.js';

@@ -5,9 +5,9 @@
 // Preambles whose effect a dumped format might not reproduce are refused before any build.
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { fingerprint, texmfRoots } from './diagnosis/texlive.js';
-import { currentImageRoot, hostPath, imageTool } from './image/tools.js';
-import type { PreambleScope } from './job.js';
+import { fingerprint, texmfRoots } from '../diagnosis/texlive.js';
+import { currentImageRoot, hostPath, imageTool } from '../image/tools.js';
+import type { PreambleScope } from '../job.js';
 
 export interface PreambleSplit {
   /** Bytes before the \begin{document} line. */

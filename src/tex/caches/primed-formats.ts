@@ -8,8 +8,8 @@
 // that used one, off the request's path. When that job took two passes or more (a contents page,
 // LastPage) the sandbox starts the second pass's engine too, beside the first (Session.startNext):
 // a second engine that finishes loading while the first pass runs, instead of one started then.
-import type { JobFormat, TexRunner } from './runner.js';
-import type { Session } from './session.js';
+import type { JobFormat, TexRunner } from '../runner.js';
+import type { Session } from '../sandbox/session.js';
 
 /** What priming needs of the runner: a sandbox with a format engine, and an end for unused ones. */
 export type PrimingRunner = Pick<TexRunner, 'prime' | 'discard'>;

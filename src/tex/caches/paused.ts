@@ -3,11 +3,11 @@
 // job (main.tex and its files) before that line is written. What the process reads, how it
 // skips the preamble of main.tex afterwards, and which documents and files may use one.
 // The layer that keeps and hands them out is paused-cache.ts.
-import type { Compiler } from './compilers.js';
-import { LUA_AHEAD, outputDriverArgs, SHELL_ESCAPE } from './job.js';
-import { LUA_INIT } from './luainit.js';
+import type { Compiler } from '../compilers.js';
+import { LUA_AHEAD, outputDriverArgs, SHELL_ESCAPE } from '../job.js';
+import { LUA_INIT } from '../sandbox/luainit.js';
 import { refusal } from './preamble.js';
-import { MAIN } from './workspace.js';
+import { MAIN } from '../sandbox/workspace.js';
 
 /** The preamble's bytes, and the driver TeX reads first (ours: reserved for the job, project/paths.ts). */
 export const PAUSED_PREAMBLE = `${MAIN}.pre.tex`;
