@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { errors, type ServiceError } from '../errors.js';
 import { hostPath, imageTool } from '../tex/image/tools.js';
 import type { ProcessLimits } from '../tex/sandbox/sandbox.js';
-import { runSandboxed, sandboxUid } from '../tex/sandbox/sandboxed.js';
+import { runSandboxed } from '../tex/sandbox/sandboxed.js';
+import { CONVERTER_UID, sandboxUid } from '../tex/sandbox/uids.js';
 import { quoteName } from './validate.js';
 
 /** Wall clock of one conversion. */
@@ -19,8 +20,6 @@ export const SVG_CONVERT_TIMEOUT_MS = 15_000;
 /** Largest PDF a conversion may produce. */
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 const LIMITS: ProcessLimits = { cpuSeconds: 15, fileBytes: 1024 * 1024, memoryBytes: 1024 * 1024 * 1024, processes: 256 };
-/** When the service runs as root, conversions run as this unprivileged uid (below the TeX slots' ids). */
-export const CONVERTER_UID = 199_999;
 
 /** The file name the converted PDF gets in the job: two dots, so no asset name can clash. */
 export function convertedName(svgName: string): string {

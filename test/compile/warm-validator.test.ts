@@ -8,10 +8,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { validatorUid } from '../../src/queue/local-pool.js';
 import { preflightSample } from '../../src/tex/output/preflight-sample.js';
 import { WarmValidators } from '../../src/tex/output/warm-validator.js';
-import { sandboxUid } from '../../src/tex/sandbox/sandboxed.js';
+import { sandboxUid, validatorUid } from '../../src/tex/sandbox/uids.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 
 const TRANSPARENT = (n: number) =>

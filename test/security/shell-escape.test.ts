@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Compiler } from '../../src/tex/compilers.js';
 import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { TexRunner } from '../../src/tex/runner.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { text } from '../tex/support.js';
 
 // Below the slot uid range and CONVERTER_UID, as in test/tex/runner.test.ts.

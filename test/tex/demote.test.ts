@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { demoteLater, DEMOTED_NICE } from '../../src/tex/sandbox/demote.js';
 import { TexRunner } from '../../src/tex/runner.js';
 

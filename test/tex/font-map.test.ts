@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stable } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { CORE_MAP, CORE_MAP_FILES, FontMaps } from '../../src/tex/caches/font-map.js';
 import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
 import { hostPath, imageTool } from '../../src/tex/image/tools.js';

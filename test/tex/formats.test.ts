@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { stable } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
 import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexJob } from '../../src/tex/job.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stable, text } from './support.js';
 import { HELLO } from '../helpers.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { builtLibrary, checkNames, KPSE_HASH, libraryAgrees, preloadPath, symbolClashes } from '../../src/tex/sandbox/kpse-hash.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { Launcher, LauncherExited, type SandboxProcess } from '../../src/tex/sandbox/launcher.js';
 
 const UID = CONVERTER_UID - 8;

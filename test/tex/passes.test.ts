@@ -14,7 +14,7 @@ import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
 

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import type { Compiler } from '../../src/tex/compilers.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { prepareLuaCache } from '../../src/tex/caches/luacache.js';

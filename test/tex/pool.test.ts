@@ -9,11 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { leftovers } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { MEMORY_BYTES, PROCESSES } from '../../src/tex/job.js';
 import { SandboxPool, type PoolOptions } from '../../src/tex/sandbox/pool.js';
 import { SANDBOX_FORMATS, SANDBOX_LUA_CACHE } from '../../src/tex/sandbox/sandbox.js';
-import { sandboxUid } from '../../src/tex/sandbox/sandboxed.js';
+import { sandboxUid } from '../../src/tex/sandbox/uids.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = sandboxUid(CONVERTER_UID - 4);

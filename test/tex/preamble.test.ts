@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { loadCatalog } from '../../src/gallery/catalog.js';
 import { normaliseData } from '../../src/gallery/validate.js';
 import { renderInThread } from '../../src/templates/liquid.js';

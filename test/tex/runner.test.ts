@@ -13,7 +13,7 @@ import { JobFileNameError } from '../../src/tex/errors.js';
 import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { probeSandbox } from '../../src/tex/sandbox/sandbox.js';
 
 // Below the slot uid range, so no compile slot of another test process shares it.

@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { settledLeftovers } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import type { SandboxSpec } from '../../src/tex/sandbox/sandbox.js';
-import { runSandboxed, sandboxUid } from '../../src/tex/sandbox/sandboxed.js';
+import { runSandboxed } from '../../src/tex/sandbox/sandboxed.js';
+import { sandboxUid } from '../../src/tex/sandbox/uids.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = sandboxUid(CONVERTER_UID - 5);

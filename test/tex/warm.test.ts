@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { settledLeftovers, text } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { XDV_DRIVER, type TexJob } from '../../src/tex/job.js';
 import { rerunLikely, setsFontMap, TexRunner } from '../../src/tex/runner.js';

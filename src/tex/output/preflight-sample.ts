@@ -5,11 +5,11 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSandboxed, sandboxUid } from '../sandbox/sandboxed.js';
+import { runSandboxed } from '../sandbox/sandboxed.js';
+import { NOBODY_UID, sandboxUid } from '../sandbox/uids.js';
 import { Workspace } from '../sandbox/workspace.js';
 import { outputSource, xmpdata } from './source.js';
 
-const NOBODY = 65534;
 const SOURCE = '\\documentclass{article}\n\\begin{document}\nHello, Preflight. $x^2 + \\alpha$ \\textbf{bold} \\textit{italic}.\n\\end{document}\n';
 const CAP = 1024 * 1024;
 
@@ -28,7 +28,7 @@ async function make(isolate: boolean): Promise<Buffer> {
   const root = join(tmpdir(), 'quire-preflight-sample');
   await mkdir(root, { recursive: true });
   const dir = await mkdtemp(join(root, 'job-'));
-  const uid = sandboxUid(NOBODY);
+  const uid = sandboxUid(NOBODY_UID);
   try {
     await writeFile(join(dir, 'sample.tex'), outputSource(SOURCE, { pdfStandard: 'a-1b' }, 'pdflatex')!);
     await writeFile(join(dir, 'sample.xmpdata'), xmpdata({ title: 'Quire Preflight sample' }));

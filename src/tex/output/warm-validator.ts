@@ -19,14 +19,13 @@ import type { SandboxProcess } from '../sandbox/launcher.js';
 import { gone, killSandboxed, launchSandboxed } from '../sandbox/sandboxed.js';
 import type { Exec } from '../sandbox/session.js';
 import { leaveOwnerFolder, ownerFolder } from '../sandbox/sweep.js';
+import { VALIDATOR_UIDS } from '../sandbox/uids.js';
 import { removeWorkspace } from '../sandbox/workspace.js';
 import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
 import { preflightSample } from './preflight-sample.js';
 
 /** The JVM's bounds (heap, class space, code cache; one compiler thread), cold or warm. */
 export const JVM = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-XX:CICompilerCount=1', '-Xss1m', '-Xmx512m', '-XX:ReservedCodeCacheSize=32m', '-XX:CompressedClassSpaceSize=64m', '-XX:MaxMetaspaceSize=128m', '-Djava.awt.headless=true'];
-/** Uids a process's validators may run as (see validatorUid in queue/local-pool.ts); at most this many alive at once. */
-export const VALIDATOR_UIDS = 64;
 /** Largest PDF a warm validator takes (its copy goes into its own workspace); larger ones run cold. */
 export const VALIDATOR_MAX_BYTES = 128 * 1024 * 1024;
 /** Preflight's answer kept, as the cold path's session keeps (session.ts). */

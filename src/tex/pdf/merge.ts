@@ -6,10 +6,10 @@ import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxSpec } from '../sandbox/sandbox.js';
-import { runSandboxed, sandboxUid } from '../sandbox/sandboxed.js';
+import { runSandboxed } from '../sandbox/sandboxed.js';
+import { NOBODY_UID, sandboxUid } from '../sandbox/uids.js';
 import { Workspace } from '../sandbox/workspace.js';
 
-const NOBODY = 65534;
 const TIMEOUT_MS = 60_000;
 /** qpdf's own output (a page count, warnings); it writes the PDF to a file. */
 const OUTPUT_CAP = 64 * 1024;
@@ -18,7 +18,7 @@ export async function mergePdfs(pdfs: Buffer[], options: { isolate: boolean; max
   const root = join(tmpdir(), 'quire-merge');
   await mkdir(root, { recursive: true });
   const dir = await mkdtemp(join(root, 'job-'));
-  const uid = sandboxUid(NOBODY);
+  const uid = sandboxUid(NOBODY_UID);
   try {
     const names = pdfs.map((_, i) => `in-${String(i).padStart(3, '0')}.pdf`);
     await Promise.all(pdfs.map((pdf, i) => writeFile(join(dir, names[i]!), pdf)));

@@ -4,9 +4,9 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSandboxed, sandboxUid } from '../sandbox/sandboxed.js';
+import { runSandboxed } from '../sandbox/sandboxed.js';
+import { NOBODY_UID, sandboxUid } from '../sandbox/uids.js';
 
-const NOBODY = 65534;
 const TIMEOUT_MS = 30_000;
 const TEXT_CAP = 16 * 1024 * 1024;
 
@@ -15,7 +15,7 @@ export async function pdfTexts(pdfs: Buffer[], isolate: boolean): Promise<string
   const root = join(tmpdir(), 'quire-pdftext');
   await mkdir(root, { recursive: true });
   const dir = await mkdtemp(join(root, 'job-'));
-  const uid = sandboxUid(NOBODY);
+  const uid = sandboxUid(NOBODY_UID);
   try {
     const names = pdfs.map((_, i) => `in-${i}.pdf`);
     await Promise.all(pdfs.map((pdf, i) => writeFile(join(dir, names[i]!), pdf)));

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { texliveSettings } from '../../config.js';
 import { installedImages } from '../image/store.js';
+import { INSIDE_UID } from './uids.js';
 
 /** Where the job's workspace appears inside the sandbox. */
 export const SANDBOX_WORKDIR = '/job';
@@ -137,9 +138,9 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
     '--cap-drop',
     'ALL',
     '--uid',
-    '65534',
+    String(INSIDE_UID),
     '--gid',
-    '65534',
+    String(INSIDE_UID),
     '--hostname',
     'quire',
   ];
