@@ -160,7 +160,7 @@ export interface FairUse {
   concurrentCompiles: number;
   /** Seconds of TeX that failed or timed-out compiles (their probes and reruns included) may use per window. */
   failureSeconds: number;
-  /** Its TeX jobs yield the CPU once they run long (tex/demote.ts): free capacity is best effort. */
+  /** Its TeX jobs yield the CPU once they run long (tex/sandbox/demote.ts): free capacity is best effort. */
   yieldsCpu: boolean;
 }
 

@@ -11,12 +11,14 @@ import { TexRunner, type RunnerOptions } from './runner.js';
 
 export function localRunner(
   options: RunnerOptions,
-  preambles: Omit<PreambleCacheOptions, 'primed'> & { primed?: PrimedOptions },
-  paused?: Omit<PausedOptions, 'isolate'>,
-  validators: Omit<WarmValidatorOptions, 'workRoot' | 'isolate'> = { count: 0 },
+  preambles: Omit<PreambleCacheOptions, 'primed' | 'root'> & { primed?: PrimedOptions },
+  paused?: Omit<PausedOptions, 'isolate' | 'root'>,
+  validators: Omit<WarmValidatorOptions, 'workRoot' | 'isolate' | 'root'> = { count: 0 },
 ): JobRunner {
-  const runner = new TexRunner(options, new WarmValidators({ ...validators, workRoot: options.workRoot, isolate: options.isolate }));
+  // Every layer gets the runner's TeX image: its sandboxes, its cache keys, its validators.
+  const { root, isolate, workRoot } = options;
+  const runner = new TexRunner(options, new WarmValidators({ ...validators, workRoot, isolate, root }));
   const { primed, ...formats } = preambles;
-  const cache = new PreambleCache(runner, { ...formats, ...(primed && primed.maxCount > 0 ? { primed: new PrimedFormats(runner, primed) } : {}) });
-  return paused && paused.maxCount > 0 ? new PausedPreambles(cache, runner, { ...paused, isolate: options.isolate }) : cache;
+  const cache = new PreambleCache(runner, { ...formats, root, ...(primed && primed.maxCount > 0 ? { primed: new PrimedFormats(runner, primed) } : {}) });
+  return paused && paused.maxCount > 0 ? new PausedPreambles(cache, runner, { ...paused, isolate, root }) : cache;
 }

@@ -12,6 +12,7 @@ import { preflightSample } from '../../src/tex/output/preflight-sample.js';
 import { WarmValidators } from '../../src/tex/output/warm-validator.js';
 import { sandboxUid, validatorUid } from '../../src/tex/sandbox/uids.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const TRANSPARENT = (n: number) =>
   `\\documentclass{article}\n\\begin{document}\nSee through ${n}.\\pdfpageresources{/ExtGState << /T << /ca 0.5 >> >>}\\pdfliteral{/T gs}\n\\end{document}\n`;
@@ -149,7 +150,7 @@ describe('warm PDF/A-1b validators', () => {
   });
 
   test('a JVM serves one scope only: kept for its next job, never handed to another scope', async () => {
-    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, uid: (i) => sandboxUid(validatorUid(i)) });
+    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, root: defaultImageRoot(), uid: (i) => sandboxUid(validatorUid(i)) });
     try {
       const sample = await preflightSample(true);
       const serve = (scope?: string) => validators.serve(async () => sample, performance.now() + 30_000, undefined, scope);
@@ -175,7 +176,7 @@ describe('warm PDF/A-1b validators', () => {
   });
 
   test('a validator that dies while it holds the PDF gives no verdict: the caller runs Preflight cold', async () => {
-    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, uid: (i) => sandboxUid(validatorUid(i)) });
+    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, root: defaultImageRoot(), uid: (i) => sandboxUid(validatorUid(i)) });
     try {
       const sample = await preflightSample(true);
       validators.refill();

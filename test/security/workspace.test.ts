@@ -17,6 +17,7 @@ import { slotUid } from '../../src/tex/sandbox/uids.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { afterRun, assertNoLeak, capturedLog, luaDocument, makeCanary, type Canary } from './attack.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const MB = 1024 * 1024;
 
@@ -31,7 +32,7 @@ describe('hostile workspace outputs (host-side reads on their own)', () => {
     canary = makeCanary();
     workRoot = await mkdtemp(join(tmpdir(), 'quire-sec-jobs-'));
     const shared = join(tmpdir(), 'quire-jobs');
-    const runner = new TexRunner({ workRoot, isolate: true, hardenLua: false, luaCache: () => prepareLuaCache(shared) });
+    const runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), hardenLua: false, luaCache: () => prepareLuaCache(shared, defaultImageRoot()) });
     t = await testApp({ log: logged.log, overrides: { texQueue: new LocalTexPool(runner, 1, 8) } });
     account = await createAccount(t.services, 'business');
   });

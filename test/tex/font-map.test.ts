@@ -17,6 +17,7 @@ import { buildFormat, FORMAT_CAP } from '../../src/tex/caches/format-build.js';
 import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
 import { splitPreamble, texliveIdentity } from '../../src/tex/caches/preamble.js';
 import { TexRunner, type JobFormat } from '../../src/tex/runner.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 4 : undefined;
 const MB = 1024 * 1024;
@@ -73,11 +74,11 @@ describe('core font map', () => {
     before(async () => {
       root = await mkdtemp(join(tmpdir(), 'quire-fontmap-'));
       await chmod(root, 0o711);
-      formats = await prepareFormats(root);
-      core = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, formats: async () => formats });
+      formats = await prepareFormats(root, defaultImageRoot());
+      core = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), formats: async () => formats });
       // The same inflated formats without the core map: every pass reads pdftex.map.
       const { fontMaps: _, ...withoutCore } = formats;
-      whole = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, formats: async () => withoutCore });
+      whole = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), formats: async () => withoutCore });
     });
     after(async () => {
       await Promise.all([core.close(), whole.close()]);
@@ -88,7 +89,7 @@ describe('core font map', () => {
       assert.ok(formats.fontMaps, 'TeX Live has a pdftex.map');
       const text = await readFile(join(formats.dir, CORE_MAP), 'utf8');
       assert.equal(text, formats.fontMaps.core);
-      const wholeText = await readFile(hostPath((await imageTool(['kpsewhich', 'pdftex.map'])).trim()), 'utf8');
+      const wholeText = await readFile(hostPath((await imageTool(['kpsewhich', 'pdftex.map'], defaultImageRoot())).trim(), defaultImageRoot()), 'utf8');
       assert.ok(text.length * 5 <= wholeText.length, `core ${text.length} of ${wholeText.length} bytes`);
       for (const file of ['cm.map', 'lm.map', 'ps2pk35.map', 'fontawesome5.map']) assert.ok(CORE_MAP_FILES.includes(file));
       for (const font of ['cmr10', 'ecrm1000', 'rm-lmr10', 'ptmr8r', 'msbm10', 'ec-qplr', 'fa5free0solid']) {
@@ -139,7 +140,7 @@ describe('core font map', () => {
     /** A preamble format of `source`, built and verified in a sandbox as the preamble cache does. */
     const format = async (source: string): Promise<JobFormat> => {
       const limits = { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
-      const { baseBytes } = await texliveIdentity();
+      const { baseBytes } = await texliveIdentity(defaultImageRoot());
       const built = await core.isolated(job(source), UID, limits, 512 * MB, new AbortController().signal, (exec, workspace) =>
         buildFormat(exec, workspace, { source, files: [], day: '2026-11-28', baseBytes, preambleLines: splitPreamble(source)!.lines, fontMaps: core.fontMaps }),
       );

@@ -1,4 +1,4 @@
-// The sandbox launcher (tex/launcher.ts) with real processes: what a sandbox's driver relies
+// The sandbox launcher (tex/sandbox/launcher.ts) with real processes: what a sandbox's driver relies
 // on (its stdin and stdout, its exit code or signal, a session and process group of its own,
 // the unprivileged uid, an empty environment), FIFOs that nothing else can open once the
 // child runs, and many launches at once, each with its own pipes.

@@ -13,6 +13,7 @@ import type { JobFormat } from '../../src/tex/runner.js';
 import type { TexJob, TexResult } from '../../src/tex/job.js';
 import { preambleKey, texliveIdentity } from '../../src/tex/caches/preamble.js';
 import { PreambleCache, type FormatRunner } from '../../src/tex/caches/preamble-cache.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const UID = 4242;
 const PREAMBLE = '\\documentclass{article}\n\\usepackage{amsmath}\n';
@@ -71,7 +72,7 @@ function setup(maxBytes = 1 << 30) {
   const runner = new ScriptedRunner();
   const formats = new FormatCache(maxBytes);
   const reports: Array<{ admitted: boolean; reason?: string }> = [];
-  const cache = new PreambleCache(runner, { formats, onFormatBuild: (report) => reports.push(report) });
+  const cache = new PreambleCache(runner, { root: defaultImageRoot(), formats, onFormatBuild: (report) => reports.push(report) });
   /** Runs the job, then waits for a build it may have started. */
   const run = async (j: TexJob) => {
     const result = await cache.run(j, UID);
@@ -202,7 +203,7 @@ describe('preamble cache', () => {
     assert.deepEqual(reports, [{ admitted: false, reason: 'killed' }]);
     assert.equal(formats.size, 0);
     // A shutdown's kill is no verdict on the preamble: it may be built again after a restart.
-    const key = preambleKey({ scope: 'account:1', day: '2026-11-23', engine: 'pdflatex', preamble: PREAMBLE, texlive: (await texliveIdentity()).id });
+    const key = preambleKey({ scope: 'account:1', day: '2026-11-23', engine: 'pdflatex', preamble: PREAMBLE, texlive: (await texliveIdentity(defaultImageRoot())).id });
     assert.equal(formats.isRefused(key), false);
   });
 });

@@ -23,6 +23,7 @@ import { PreambleCache } from '../../src/tex/caches/preamble-cache.js';
 import { PrimedFormats } from '../../src/tex/caches/primed-formats.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import type { Workspace } from '../../src/tex/sandbox/workspace.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
@@ -81,8 +82,8 @@ describe('preamble cache', () => {
   before(async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-preamble-'));
     formats = new FormatCache(512 * MB);
-    cold = new TexRunner({ workRoot, isolate: true });
-    cached = new PreambleCache(new TexRunner({ workRoot, isolate: true }), { formats, onFormatBuild: (outcome) => builds.push(outcome) });
+    cold = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
+    cached = new PreambleCache(new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() }), { root: defaultImageRoot(), formats, onFormatBuild: (outcome) => builds.push(outcome) });
   });
   after(async () => {
     await Promise.all([cold.close(), cached.close()]);
@@ -202,7 +203,7 @@ describe('preamble cache', () => {
   /** buildFormat in a fresh sandbox holding the job, `workspace` seen through `view`. */
   const build = (source: string, files: TexJob['files'] = [], view: (workspace: Workspace) => Workspace = (w) => w) =>
     cold.isolated(job(source, 'account:8', { files }), UID, { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES }, 512 * MB, new AbortController().signal, async (exec, workspace) => {
-      const texlive = await texliveIdentity();
+      const texlive = await texliveIdentity(defaultImageRoot());
       return buildFormat(exec, view(workspace), { source, files: files ?? [], day: DAY, baseBytes: texlive.baseBytes, preambleLines: splitPreamble(source)!.lines });
     });
 
@@ -233,7 +234,7 @@ describe('preamble cache', () => {
 
   test('a format that fails where a cold run would not: the job runs cold and the format goes', async () => {
     const source = heavy('Broken format.');
-    const { id } = await texliveIdentity();
+    const { id } = await texliveIdentity(defaultImageRoot());
     const key = preambleKey({ scope: 'account:5', day: DAY, engine: 'pdflatex', preamble: splitPreamble(source)!.preamble, texlive: id });
     formats.admit(key, { fmt: Buffer.from('not a format'), present: new Set() });
     const rejections = formats.stats.rejections;
@@ -296,10 +297,10 @@ describe('primed preamble formats', () => {
 
   before(async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-primed-'));
-    cold = new TexRunner({ workRoot, isolate: true });
-    runner = new TexRunner({ workRoot, isolate: true });
+    cold = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
+    runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
     primed = new PrimedFormats(runner, { maxCount: 2 });
-    cached = new PreambleCache(runner, { formats: new FormatCache(512 * MB), primed });
+    cached = new PreambleCache(runner, { root: defaultImageRoot(), formats: new FormatCache(512 * MB), primed });
   });
   after(async () => {
     await Promise.all([cold.close(), cached.close()]);

@@ -12,6 +12,7 @@ import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import type { SandboxSpec } from '../../src/tex/sandbox/sandbox.js';
 import { runSandboxed } from '../../src/tex/sandbox/sandboxed.js';
 import { sandboxUid } from '../../src/tex/sandbox/uids.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = sandboxUid(CONVERTER_UID - 5);
@@ -25,7 +26,7 @@ describe('runSandboxed', () => {
   before(async () => {
     workspace = await mkdtemp(join(tmpdir(), 'quire-sandboxed-'));
     if (UID !== undefined) await chown(workspace, UID, UID);
-    spec = { workspace, env: {}, isolate: true, limits: LIMITS, uid: UID };
+    spec = { workspace, env: {}, isolate: true, root: defaultImageRoot(), limits: LIMITS, uid: UID };
   });
   after(async () => {
     await rm(workspace, { recursive: true, force: true });
@@ -90,7 +91,7 @@ describe('runSandboxed', () => {
   });
 
   test('a command that cannot start rejects', async () => {
-    const unlimited = { workspace, env: {}, isolate: false, uid: UID };
+    const unlimited = { workspace, env: {}, isolate: false, uid: UID, root: undefined };
     await assert.rejects(runSandboxed(unlimited, ['/nonexistent/quire-command'], { timeoutMs: 10_000, maxOutput: MB }), /ENOENT/);
   });
 });

@@ -54,6 +54,8 @@ export interface PausedOptions {
   maxAgeMs?: number;
   /** Run pdftotext (the verification) in bubblewrap. */
   isolate: boolean;
+  /** The TeX image the runner's jobs run in (its identity is in every key); none: the host's. */
+  root: string | undefined;
   stats?: PausedStats;
   /** How often waiting processes are measured (default 2 s). */
   sweepMs?: number;
@@ -204,7 +206,7 @@ export class PausedPreambles implements JobRunner {
     const session = await this.runner.pause(uid, job.compiler, look.preamble, look.lines, look.files);
     const again = await this.runner.run(job, uid, undefined, session);
     if (again.outcome !== 'ok' || again.warm !== 'paused' || again.totalPages !== cold.totalPages || !again.pdf || !cold.pdf) return false;
-    const texts = await pdfTexts([again.pdf, cold.pdf], this.options.isolate);
+    const texts = await pdfTexts([again.pdf, cold.pdf], this.options.isolate, this.options.root);
     return texts !== null && texts[0] === texts[1];
   }
 
@@ -309,7 +311,7 @@ export class PausedPreambles implements JobRunner {
 
   private texlive(): Promise<string | null> {
     if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
-      this.texliveId = { at: performance.now(), id: texliveIdentity().then((t) => t.id).catch(() => null) };
+      this.texliveId = { at: performance.now(), id: texliveIdentity(this.options.root).then((t) => t.id).catch(() => null) };
     }
     return this.texliveId.id;
   }

@@ -26,8 +26,8 @@ export type FormatRunner = Pick<TexRunner, 'run' | 'isolated' | 'start' | 'close
 export interface PreambleCacheOptions {
   /** The store; with no bytes to spend (maxBytes 0) every job passes straight through. */
   formats: FormatCache;
-  /** The TeX image whose identity goes into every key (default: the default year's). */
-  root?: string;
+  /** The TeX image whose identity goes into every key; none: the host's TeX Live. */
+  root: string | undefined;
   /** Told how each format build ended (tests, logs). */
   onFormatBuild?: (outcome: { admitted: boolean; reason?: string }) => void;
   /** Sandboxes started ahead with a format's engine (primed-formats.ts); none: each job starts its own. */

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { ProcessLimits } from '../sandbox/sandbox.js';
 import { runSandboxed } from '../sandbox/sandboxed.js';
 import { CHKTEX_UID, sandboxUid } from '../sandbox/uids.js';
+import { defaultImageRoot } from '../image/default.js';
 
 export interface ChktexWarning {
   line: number;
@@ -71,7 +72,7 @@ async function chktex(source: string, options: { isolate: boolean; timeoutMs?: n
   const timeoutMs = options.timeoutMs ?? CHKTEX_TIMEOUT_MS;
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
-    const spec = { workspace, env: {}, limits: LIMITS, isolate: options.isolate, uid };
+    const spec = { workspace, env: {}, limits: LIMITS, isolate: options.isolate, uid, root: defaultImageRoot() };
     const result = await runSandboxed(spec, ['chktex', '-q', '-I0', '-f', FORMAT], { stdin: source, timeoutMs, maxOutput: MAX_OUTPUT_BYTES });
     if (result.killed === 'timeout') throw new Error(`chktex took longer than ${timeoutMs / 1000} s`);
     // chktex exits 0 (nothing found), 2 (warnings) or 3 (errors); 1 is a failure to run. Output

@@ -72,6 +72,8 @@ export interface WarmValidatorOptions {
   /** The work root; validators' workspaces go into this process's folder there (sweep.ts). */
   workRoot: string;
   isolate: boolean;
+  /** The TeX image (its JDK and PDFBox) the validators run in; none: the host's. */
+  root: string | undefined;
   /** The uid of validator uid index n (0 ≤ n < VALIDATOR_UIDS); none: the service's own. */
   uid?: (n: number) => number | undefined;
   /** A validator waiting longer is ended (default 10 minutes). */
@@ -326,7 +328,7 @@ export class WarmValidators {
       const limits = { cpuSeconds: CPU_SECONDS, fileBytes: VALIDATOR_MAX_BYTES, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
       const nonce = randomBytes(16).toString('hex');
       const argv = ['java', ...JVM, '-cp', [JAR, ...PDFBOX_CLASSPATH].join(':'), 'PreflightServer', SAMPLE, INPUT, nonce];
-      const child = await launchSandboxed({ workspace: dir, env: {}, isolate: this.options.isolate, limits, uid }, argv);
+      const child = await launchSandboxed({ workspace: dir, env: {}, isolate: this.options.isolate, limits, uid, root: this.options.root }, argv);
       // A waiting validator must not keep the process alive.
       child.unref();
       validator = new Validator(child, dir, uid, index, nonce);

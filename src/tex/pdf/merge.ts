@@ -9,6 +9,7 @@ import type { SandboxSpec } from '../sandbox/sandbox.js';
 import { runSandboxed } from '../sandbox/sandboxed.js';
 import { NOBODY_UID, sandboxUid } from '../sandbox/uids.js';
 import { Workspace } from '../sandbox/workspace.js';
+import { defaultImageRoot } from '../image/default.js';
 
 const TIMEOUT_MS = 60_000;
 /** qpdf's own output (a page count, warnings); it writes the PDF to a file. */
@@ -27,7 +28,7 @@ export async function mergePdfs(pdfs: Buffer[], options: { isolate: boolean; max
       for (const name of names) await chown(join(dir, name), uid, uid);
     }
     const limits = { cpuSeconds: 60, fileBytes: options.maxBytes, memoryBytes: 2 * 1024 ** 3, processes: 8 };
-    const spec = { workspace: dir, env: {}, isolate: options.isolate, limits, uid };
+    const spec = { workspace: dir, env: {}, isolate: options.isolate, limits, uid, root: defaultImageRoot() };
     await qpdf(spec, ['--empty', '--pages', ...names, '--', 'merged.pdf']);
     const counted = await qpdf(spec, ['--show-npages', 'merged.pdf']);
     // Read back like any job output: no link followed, owned by the sandbox's user, capped.

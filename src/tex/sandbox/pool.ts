@@ -16,8 +16,8 @@ export interface PoolOptions {
   /** Parent of the per-job workspaces; job uids must be able to traverse it. */
   workRoot: string;
   isolate: boolean;
-  /** The TeX image the sandboxes get as their root (default: the default year's, sandbox.ts). */
-  root?: string;
+  /** The TeX image the sandboxes get as their root; none: the host's TeX Live. */
+  root: string | undefined;
   /** Inflates (once, when the pool starts) the engines' formats; see formats.ts. */
   formats?: () => Promise<Formats>;
   /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
@@ -177,7 +177,7 @@ export class SandboxPool {
       await this.hold();
       const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
-        ...(this.options.root !== undefined ? { root: this.options.root } : {}),
+        root: this.options.root,
         env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
         ...(this.formats ? { formats: this.formats.dir } : {}),
