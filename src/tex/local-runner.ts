@@ -19,6 +19,6 @@ export function localRunner(
   const { root, isolate, workRoot } = options;
   const runner = new TexRunner(options, new WarmValidators({ ...validators, workRoot, isolate, root }));
   const { primed, ...formats } = preambles;
-  const cache = new PreambleCache(runner, { ...formats, root, ...(primed && primed.maxCount > 0 ? { primed: new PrimedFormats(runner, primed) } : {}) });
+  const cache = new PreambleCache(runner, { ...formats, root, ...(primed && primed.maxCount > 0 ? { primed: new PrimedFormats(runner.pool, primed) } : {}) });
   return paused && paused.maxCount > 0 ? new PausedPreambles(cache, runner, { ...paused, isolate, root }) : cache;
 }

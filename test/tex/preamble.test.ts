@@ -15,7 +15,7 @@ import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { loadCatalog } from '../../src/gallery/catalog.js';
 import { normaliseData } from '../../src/gallery/validate.js';
 import { renderInThread } from '../../src/templates/liquid.js';
-import { buildFormat, FORMAT_CAP, INFLATED_CAP, inflateFormat } from '../../src/tex/caches/format-build.js';
+import { buildFormat, FORMAT_CAP, inBuildSandbox, INFLATED_CAP, inflateFormat } from '../../src/tex/caches/format-build.js';
 import { FormatCache, type FormatEntry } from '../../src/tex/caches/format-cache.js';
 import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/caches/preamble.js';
 import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
@@ -202,7 +202,7 @@ describe('preamble cache', () => {
 
   /** buildFormat in a fresh sandbox holding the job, `workspace` seen through `view`. */
   const build = (source: string, files: TexJob['files'] = [], view: (workspace: Workspace) => Workspace = (w) => w) =>
-    cold.isolated(job(source, 'account:8', { files }), UID, { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES }, 512 * MB, new AbortController().signal, async (exec, workspace) => {
+    inBuildSandbox(cold.pool, job(source, 'account:8', { files }), UID, { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES }, 512 * MB, new AbortController().signal, async (exec, workspace) => {
       const texlive = await texliveIdentity(defaultImageRoot());
       return buildFormat(exec, view(workspace), { source, files: files ?? [], day: DAY, baseBytes: texlive.baseBytes, preambleLines: splitPreamble(source)!.lines });
     });
@@ -299,7 +299,7 @@ describe('primed preamble formats', () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-primed-'));
     cold = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
     runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
-    primed = new PrimedFormats(runner, { maxCount: 2 });
+    primed = new PrimedFormats(runner.pool, { maxCount: 2 });
     cached = new PreambleCache(runner, { root: defaultImageRoot(), formats: new FormatCache(512 * MB), primed });
   });
   after(async () => {

@@ -10,7 +10,8 @@ import { settledLeftovers, text } from './support.js';
 import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { XDV_DRIVER, type TexJob } from '../../src/tex/job.js';
-import { rerunLikely, setsFontMap, TexRunner } from '../../src/tex/runner.js';
+import { rerunLikely, setsFontMap } from '../../src/tex/pass-loop.js';
+import { TexRunner } from '../../src/tex/runner.js';
 import { Session } from '../../src/tex/sandbox/session.js';
 import { defaultImageRoot } from '../../src/tex/image/default.js';
 
