@@ -45,7 +45,7 @@ import { localRunner } from './tex/local-runner.js';
 import { pausedStats, type PausedStats } from './tex/caches/paused-cache.js';
 import { validatorStats, type ValidatorStats } from './tex/output/warm-validator.js';
 import { servedImages, type TexImage } from './tex/image/store.js';
-import { useDefaultImage } from './tex/image/default.js';
+import { defaultImageRoot, useDefaultImage } from './tex/image/default.js';
 import { claimWorkRoot } from './tex/sandbox/sweep.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
@@ -121,7 +121,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const cleanups: Array<() => Promise<void> | void> = [];
   const blobs = options.overrides?.blobs ?? (await blobStore(config, cleanups));
   const counters = options.overrides?.counters ?? sharedCounters(config, db, clock, log, cleanups);
-  const engines = options.overrides?.engines ?? (await probeEngines(servedImages(config)[0]?.root));
+  // Probed in the default image as it stands before the pool names it (QUIRE_TEXLIVE's newest ready one), as before the image was handed in.
+  const engines = options.overrides?.engines ?? (await probeEngines(defaultImageRoot()));
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
   const usage = new UsageService(db.kysely, counters, clock, config);
   const metrics = new Metrics();
