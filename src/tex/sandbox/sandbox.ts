@@ -1,5 +1,6 @@
 // How every TeX-side process starts: inside bubblewrap with no network, its own PID
-// namespace, a TeX image (tex/image/) bound read-only as its root, a read-only /dev, only the
+// namespace, the TeX image its caller names (tex/image/; none: the host's TeX Live) bound
+// read-only as its root, a read-only /dev, only the
 // job's workspace and a capped /tmp writable, and nothing of the host visible; then prlimit
 // caps CPU, memory, file size and processes.
 import { spawnSync } from 'node:child_process';
