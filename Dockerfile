@@ -51,7 +51,7 @@ ENV NODE_ENV=production HOST=0.0.0.0 PORT=8080 QUIRE_DATA_DIR=/data QUIRE_TEXLIV
 # RUN steps as a default `docker run` is). Bake them with a run and a commit, as scripts/container.sh does (docs/scaling.md):
 #   docker run --name quire-warm <the --security-opt flags above> quire node dist/src/cli/texlive-images.js --warm
 #   docker commit --change 'CMD ["node", "dist/src/server.js"]' quire-warm quire && docker rm -v quire-warm
-# Root in the container: each TeX job then runs as its own unprivileged uid (see src/tex/queue.ts).
+# Root in the container: each TeX job then runs as its own unprivileged uid (see src/tex/sandbox/uids.ts).
 VOLUME /data
 EXPOSE 8080
 CMD ["node", "dist/src/server.js"]

@@ -6,13 +6,14 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { bareCommand } from '../src/tex/image/tools.js';
+import { defaultImageRoot } from '../src/tex/image/default.js';
 
 const HOME = join(tmpdir(), 'quire-bench-home');
 
 /** Runs `cmd args…` bare in `dir`; resolves on exit 0 (or one of `ok`). */
 export function bare(dir: string, cmd: string, args: string[], ok: number[] = [0]): Promise<void> {
   mkdirSync(HOME, { recursive: true });
-  const { file, args: argv } = bareCommand(dir, [cmd, ...args], HOME);
+  const { file, args: argv } = bareCommand(dir, [cmd, ...args], HOME, defaultImageRoot());
   return new Promise<void>((resolve, reject) => {
     const child = spawn(file, argv, { cwd: dir, stdio: 'ignore' });
     child.on('error', reject);

@@ -12,7 +12,7 @@
    the first lookup it lays the elements out bucket by bucket, in the order kpathsea would have
    chained them, and links each bucket's run: every lookup then answers as before, node for
    node. The service checks that on each TeX Live before it uses the library
-   (src/tex/kpse-hash.ts), and loads it with LD_PRELOAD: libkpathsea calls these functions
+   (src/tex/sandbox/kpse-hash.ts), and loads it with LD_PRELOAD: libkpathsea calls these functions
    through its PLT. An executable's own functions of these names (bash has a hash_insert)
    still win, since the executable comes first in the lookup order.
 

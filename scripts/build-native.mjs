@@ -1,5 +1,5 @@
 // Compiles native/kpse-hash.c, the library that fills kpathsea's file database in linear
-// time (src/tex/kpse-hash.ts), into dist/native/. Without a C compiler the service runs as
+// time (src/tex/sandbox/kpse-hash.ts), into dist/native/. Without a C compiler the service runs as
 // well, only each TeX process reads ls-R at kpathsea's own speed: a warning, not a failure.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';

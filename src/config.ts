@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { availableParallelism, homedir, hostname, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { isTexliveYear, TEXLIVE_YEARS, type TexliveYear } from './tex/image/releases.js';
+import { imageSettings, ImageSettingsError, type TexliveSettings } from './tex/image/settings.js';
 
 export interface Config {
   port: number;
@@ -57,16 +57,16 @@ export interface Config {
   /** Result cache bounds (see compile/result-cache.ts); 0 entries turns it off. */
   resultCacheEntries: number;
   resultCacheBytes: number;
-  /** Preamble cache budget in bytes of dumped formats (see tex/format-cache.ts); 0 turns it off. */
+  /** Preamble cache budget in bytes of dumped formats (see tex/caches/format-cache.ts); 0 turns it off. */
   preambleCacheBytes: number;
-  /** Paused preambles for xelatex and lualatex (see tex/paused-cache.ts): most waiting processes (0 turns them off), and their resident bytes. */
+  /** Paused preambles for xelatex and lualatex (see tex/caches/paused-cache.ts): most waiting processes (0 turns them off), and their resident bytes. */
   pausedPreambles: number;
-  /** Sandboxes started ahead with a cached preamble format's engine (see tex/primed-formats.ts); 0 turns them off. */
+  /** Sandboxes started ahead with a cached preamble format's engine (see tex/caches/primed-formats.ts); 0 turns them off. */
   primedFormats: number;
   pausedPreambleBytes: number;
   /** Warm PDF/A-1b validators kept ready (see tex/output/warm-validator.ts); 0 turns them off. */
   warmValidators: number;
-  /** A keyless or Free caller's job still running after this many ms drops to the lowest CPU priority (see tex/demote.ts); 0 (the default) never. */
+  /** A keyless or Free caller's job still running after this many ms drops to the lowest CPU priority (see tex/sandbox/demote.ts); 0 (the default) never. */
   demoteAfterMs: number;
   /** Where the TeX Live index behind package suggestions is cached (see tex/diagnosis/catalog.ts). */
   texIndexDir: string;
@@ -89,26 +89,15 @@ export interface Config {
 
 export class ConfigError extends Error {}
 
-export interface TexliveSettings {
-  /** QUIRE_TEXLIVE: the TeX Live years to build and serve, newest first. */
-  years: TexliveYear[];
-  /** QUIRE_TEXLIVE_DIR: one folder per year holds that year's image. */
-  dir: string;
-}
+export type { TexliveSettings };
 
-/**
- * QUIRE_TEXLIVE (comma-separated years, default 2026) and QUIRE_TEXLIVE_DIR (default
- * /var/lib/quire/texlive for root, ~/.local/share/quire/texlive otherwise). Read by setup's
- * image builder too, which needs nothing else of the configuration.
- */
+/** QUIRE_TEXLIVE and QUIRE_TEXLIVE_DIR (tex/image/settings.ts), a bad year as a ConfigError. */
 export function texliveSettings(env: Env = process.env): TexliveSettings {
-  const raw = (env.QUIRE_TEXLIVE || '2026').split(',').map((year) => year.trim()).filter(Boolean);
-  for (const year of raw) {
-    if (!isTexliveYear(year)) throw new ConfigError(`QUIRE_TEXLIVE lists TeX Live years out of ${TEXLIVE_YEARS.join(', ')}, got "${year}"`);
+  try {
+    return imageSettings(env);
+  } catch (err) {
+    throw err instanceof ImageSettingsError ? new ConfigError(err.message) : err;
   }
-  const years = TEXLIVE_YEARS.filter((year) => raw.includes(year));
-  const fallback = process.getuid?.() === 0 ? '/var/lib/quire/texlive' : join(homedir(), '.local/share/quire/texlive');
-  return { years, dir: resolve(env.QUIRE_TEXLIVE_DIR || fallback) };
 }
 
 type Env = Record<string, string | undefined>;

@@ -120,7 +120,7 @@ export class Metrics {
     for (const [stage, ms] of Object.entries(stages)) if (ms !== undefined) this.jobStages.observe({ stage }, ms / 1000);
   }
 
-  /** The paused preambles' counters and size (tex/paused-cache.ts), read at scrape time. */
+  /** The paused preambles' counters and size (tex/caches/paused-cache.ts), read at scrape time. */
   watchPausedPreambles(stats: Readonly<Record<'hits' | 'misses' | 'builds' | 'rejections' | 'fallbacks' | 'evictions' | 'waiting' | 'bytes', number>>): void {
     scrapedCounters(this.registry, 'quire_paused_preambles', stats, [
       ['hits', 'Jobs whose first pass a paused preamble ran (xelatex, lualatex, and pdflatex PDF/A)'],
@@ -158,7 +158,7 @@ export class Metrics {
     ]);
   }
 
-  /** The preamble cache's counters and size (tex/format-cache.ts), read at scrape time. */
+  /** The preamble cache's counters and size (tex/caches/format-cache.ts), read at scrape time. */
   watchPreambleCache(cache: { readonly stats: Readonly<Record<'hits' | 'primed' | 'misses' | 'builds' | 'rejections' | 'evictions', number>>; readonly bytes: number }): void {
     scrapedCounters(this.registry, 'quire_preamble_cache', cache.stats, [
       ['hits', 'pdflatex jobs that ran with a cached preamble format'],

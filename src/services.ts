@@ -35,19 +35,19 @@ import { TemplateValidateService } from './templates/validate-service.js';
 import { ValidateService } from './compile/validate.js';
 import { loadCatalog } from './gallery/catalog.js';
 import { GalleryService } from './gallery/service.js';
-import { probeEngines, type EngineReport } from './tex/engines.js';
-import { prepareFormats, type Formats } from './tex/formats.js';
-import { prepareLuaCache } from './tex/luacache.js';
-import { sandboxUid } from './tex/sandboxed.js';
-import { LocalTexPool, validatorUid } from './queue/local-pool.js';
+import { probeEngines, type EngineReport } from './tex/image/engines.js';
+import { prepareFormats, type Formats } from './tex/caches/formats.js';
+import { prepareLuaCache } from './tex/caches/luacache.js';
+import { sandboxUid, validatorUid } from './tex/sandbox/uids.js';
+import { LocalTexPool } from './queue/local-pool.js';
 import type { TexQueue } from './queue/queue.js';
-import { FormatCache } from './tex/format-cache.js';
+import { FormatCache } from './tex/caches/format-cache.js';
 import { localRunner } from './tex/local-runner.js';
-import { pausedStats, type PausedStats } from './tex/paused-cache.js';
+import { pausedStats, type PausedStats } from './tex/caches/paused-cache.js';
 import { validatorStats, type ValidatorStats } from './tex/output/warm-validator.js';
 import { servedImages, type TexImage } from './tex/image/store.js';
-import { useImageRoot } from './tex/sandbox.js';
-import { claimWorkRoot } from './tex/sweep.js';
+import { defaultImageRoot, useDefaultImage } from './tex/image/default.js';
+import { claimWorkRoot } from './tex/sandbox/sweep.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { Deliveries } from './jobs/deliveries.js';
 import { JobService, STALE_MS as JOB_STALE_MS } from './jobs/service.js';
@@ -127,7 +127,8 @@ export async function openServices(config: Config, options: ServiceOptions = {})
   const cleanups: Array<() => Promise<void> | void> = [];
   const blobs = options.overrides?.blobs ?? (await blobStore(config, cleanups));
   const counters = options.overrides?.counters ?? sharedCounters(config, db, clock, log, cleanups);
-  const engines = options.overrides?.engines ?? (await probeEngines());
+  // Probed in the default image as it stands before the pool names it (QUIRE_TEXLIVE's newest ready one), as before the image was handed in.
+  const engines = options.overrides?.engines ?? (await probeEngines(defaultImageRoot()));
   const accounts = new AccountService(db.kysely, clock, config.keyPrefix);
   const usage = new UsageService(db.kysely, counters, clock, config);
   const metrics = new Metrics();
@@ -263,20 +264,20 @@ function sharedCounters(config: Config, db: Db, clock: Clock, log: Logger, clean
 /** This process's pool of sandboxed TeX slots (the API node's with QUIRE_QUEUE=local, a worker's). */
 export function localCompilePool(config: Config, preambles = new FormatCache(config.preambleCacheBytes), paused = pausedStats(), validations = validatorStats()): LocalTexPool {
   const images = servedImages(config);
-  useImageRoot(images[0]?.root);
+  // The lookups that run no job (diagnosis, templates, one-off tools) use the default year's image.
+  useDefaultImage(images[0]?.root);
   const runner = (image: TexImage | undefined, validators: number) => {
-    const root = image ? { root: image.root } : {};
     return localRunner(
       {
         workRoot: workRoot(),
         isolate: config.sandbox,
-        ...root,
+        root: image?.root,
         ...imageCaches(image),
         demoteAfterMs: config.demoteAfterMs,
         // TeX Live 2024 and older: their luaotfload needs an absolute-path read (pool.ts).
         luaReadsByPath: image !== undefined && Number(image.year) < 2026,
       },
-      { formats: preambles, ...root, primed: { maxCount: config.primedFormats } },
+      { formats: preambles, primed: { maxCount: config.primedFormats } },
       { maxCount: config.pausedPreambles, maxBytes: config.pausedPreambleBytes, stats: paused },
       // Warm validators only beside the default image: their uids are this node's, one set.
       { count: validators, uid: (n) => sandboxUid(validatorUid(n)), stats: validations },
@@ -299,7 +300,7 @@ function workRoot(): string {
  */
 function imageCaches(image: TexImage | undefined): { formats: () => Promise<Formats>; luaCache: () => Promise<string> } {
   const own = image ? join(workRoot(), `texlive-${image.year}-${image.builtAt.replace(/\D/g, '').slice(0, 14)}`) : workRoot();
-  return { formats: () => prepareFormats(own, image?.root), luaCache: () => prepareLuaCache(own, systemClock, image?.root) };
+  return { formats: () => prepareFormats(own, image?.root), luaCache: () => prepareLuaCache(own, image?.root, systemClock) };
 }
 
 /**

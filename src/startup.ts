@@ -2,9 +2,9 @@
 // configuration, and a TeX sandbox that works unless the operator explicitly turned it off.
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { SLOT_UID_BASE } from './queue/local-pool.js';
+import { SLOT_UID_BASE } from './tex/sandbox/uids.js';
 import { servedImages } from './tex/image/store.js';
-import { probeSandbox } from './tex/sandbox.js';
+import { probeSandbox } from './tex/sandbox/sandbox.js';
 
 /** The configuration, or exit 2 with the reason. */
 export function configOrExit(): Config {

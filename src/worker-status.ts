@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Clock } from './clock.js';
 import type { WorkerActivity } from './queue/worker.js';
-import type { EngineReport } from './tex/engines.js';
+import type { EngineReport } from './tex/image/engines.js';
 import { API_VERSION } from './version.js';
 
 export interface WorkerProbe {

@@ -9,7 +9,8 @@ import { watchValidators } from './metrics.js';
 import { domainQueue } from './queue/domain.js';
 import { blobStore, localCompilePool } from './services.js';
 import { configOrExit, requireSandbox } from './startup.js';
-import { probeEngines } from './tex/engines.js';
+import { probeEngines } from './tex/image/engines.js';
+import { servedImages } from './tex/image/store.js';
 import { validatorStats } from './tex/output/warm-validator.js';
 import { WorkerStatus } from './worker-status.js';
 
@@ -26,7 +27,7 @@ export async function runWorker(): Promise<number> {
   const validations = validatorStats();
   const pool = domainQueue(localCompilePool(config, undefined, undefined, validations));
   const cleanups: Array<() => Promise<void> | void> = [];
-  const engines = await probeEngines();
+  const engines = await probeEngines(servedImages(config)[0]?.root);
   // The worker is started just below; health is asked only once it listens.
   const status: WorkerStatus = new WorkerStatus(
     { engines, connection: () => worker.connection(), concurrency: config.compileConcurrency, sandbox: config.sandbox },

@@ -10,17 +10,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errors, type ServiceError } from '../errors.js';
 import { hostPath, imageTool } from '../tex/image/tools.js';
-import type { ProcessLimits } from '../tex/sandbox.js';
-import { runSandboxed, sandboxUid } from '../tex/sandboxed.js';
+import type { ProcessLimits } from '../tex/sandbox/sandbox.js';
+import { runSandboxed } from '../tex/sandbox/sandboxed.js';
+import { CONVERTER_UID, sandboxUid } from '../tex/sandbox/uids.js';
 import { quoteName } from './validate.js';
+import { defaultImageRoot } from '../tex/image/default.js';
 
 /** Wall clock of one conversion. */
 export const SVG_CONVERT_TIMEOUT_MS = 15_000;
 /** Largest PDF a conversion may produce. */
 const MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 const LIMITS: ProcessLimits = { cpuSeconds: 15, fileBytes: 1024 * 1024, memoryBytes: 1024 * 1024 * 1024, processes: 256 };
-/** When the service runs as root, conversions run as this unprivileged uid (below the TeX slots' ids). */
-export const CONVERTER_UID = 199_999;
 
 /** The file name the converted PDF gets in the job: two dots, so no asset name can clash. */
 export function convertedName(svgName: string): string {
@@ -61,7 +61,7 @@ async function convert(name: string, kind: Kind, argv: string[], input: string |
   const timeoutMs = options.timeoutMs ?? SVG_CONVERT_TIMEOUT_MS;
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
-    const spec = { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate, uid };
+    const spec = { workspace, env: { XDG_CACHE_HOME: '/tmp' }, limits: LIMITS, isolate: options.isolate, uid, root: defaultImageRoot() };
     const result = await runSandboxed(spec, argv, { stdin: input, timeoutMs, maxOutput: MAX_OUTPUT_BYTES }).catch((err: Error) => {
       throw errors.internal_error(`The ${kind} converter could not be started: ${err.message}`);
     });
@@ -140,8 +140,9 @@ let graphicsConfig: Promise<string> | null = null;
 
 async function systemGraphicsConfig(): Promise<string> {
   try {
-    const path = (await imageTool(['kpsewhich', 'graphics.cfg'])).trim();
-    if (path) return await readFile(hostPath(path), 'utf8');
+    const image = defaultImageRoot();
+    const path = (await imageTool(['kpsewhich', 'graphics.cfg'], image)).trim();
+    if (path) return await readFile(hostPath(path, image), 'utf8');
   } catch {
     // fall through to the built-in copy
   }

@@ -7,7 +7,7 @@ import { errors, type ServiceError } from '../errors.js';
 import { assetNameProblem } from '../asset-name.js';
 import { ASSET_EXTENSIONS } from '../quota/plans.js';
 import { isJobOwnPath, jobOwnReason, pathProblem } from '../tex/project/paths.js';
-import { MAIN } from '../tex/workspace.js';
+import { MAIN } from '../tex/sandbox/workspace.js';
 import { checkFont, FONT_LABEL } from './font.js';
 import { checkSvg } from './svg.js';
 

@@ -10,7 +10,7 @@ import { crc32, inflateRawSync } from 'node:zlib';
 import { decodeBase64, formatOfName, quoteName } from '../assets/validate.js';
 import { errors, type ServiceError } from '../errors.js';
 import { isJobOwnPath, PATH_FOLDERS_MAX, pathProblem, sameFileKey } from '../tex/project/paths.js';
-import { MAIN } from '../tex/workspace.js';
+import { MAIN } from '../tex/sandbox/workspace.js';
 import { isClutter } from './clutter.js';
 import { chooseMainFile } from './main-file.js';
 

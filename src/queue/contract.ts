@@ -38,7 +38,7 @@ export const ATTEMPTS = 2;
 export const QUEUE_WAIT_MS = 30_000;
 /** Time for inputs and outputs to cross the blob store on top of the TeX run. */
 export const TRANSFER_MS = 5_000;
-/** A merge's two qpdf runs (tex/merge.ts gives each up to 60 s). */
+/** A merge's two qpdf runs (tex/pdf/merge.ts gives each up to 60 s). */
 export const MERGE_MS = 120_000;
 
 export interface RemoteFile {
@@ -63,7 +63,7 @@ export interface RemoteJobData {
   maxPasses?: number;
   /** TeX goes on past errors (TexJob.continueOnError). */
   continueOnError?: true;
-  /** The preamble cache's scope and day (the worker's own cache; see tex/preamble.ts). */
+  /** The preamble cache's scope and day (the worker's own cache; see tex/caches/preamble.ts). */
   preamble?: PreambleScope;
   /** The job yields the CPU once it runs long (see JobFairness). */
   yields?: true;

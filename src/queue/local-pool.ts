@@ -8,21 +8,10 @@ import { QueueFullError } from '../tex/errors.js';
 import type { JobFairness, JobRunner, TexJob, TexResult } from '../tex/job.js';
 import { DrainEstimate } from './drain.js';
 import { FairWaitList } from './fair-wait.js';
-import { mergePdfs } from '../tex/merge.js';
-import { VALIDATOR_UIDS } from '../tex/output/warm-validator.js';
-import { sandboxUid } from '../tex/sandboxed.js';
+import { mergePdfs } from '../tex/pdf/merge.js';
+import { sandboxUid, slotUid } from '../tex/sandbox/uids.js';
 import type { MergeJob, MergeResult, TexQueue } from './queue.js';
 
-/**
- * Each slot runs as its own unprivileged uid when the service is root, so RLIMIT_NPROC is per
- * TeX job. The range is offset by the process id so that two services on one host (or parallel
- * test processes) do not share uids.
- */
-export const SLOT_UID_BASE = 200_000;
-const MAX_SLOTS = 256;
-export const slotUid = (slot: number) => SLOT_UID_BASE + (process.pid % 1000) * MAX_SLOTS + slot;
-/** Warm PDF/A-1b validators (tex/output/warm-validator.ts) run as uids of their own, above every slot's. */
-export const validatorUid = (n: number) => SLOT_UID_BASE + 1000 * MAX_SLOTS + (process.pid % 1000) * VALIDATOR_UIDS + n;
 
 export class LocalTexPool implements TexQueue {
   private readonly free: number[];

@@ -1,6 +1,6 @@
 // The plan table: every limit of SPEC §8 in one place. Every check in the code reads it.
 import { COMPILERS, type Compiler } from '../tex/compilers.js';
-import { GRAPHICS_EXTENSIONS } from '../tex/graphics.js';
+import { GRAPHICS_EXTENSIONS } from '../tex/project/graphics.js';
 
 export { COMPILERS, isCompiler, type Compiler } from '../tex/compilers.js';
 
@@ -159,7 +159,7 @@ export interface FairUse {
   concurrentCompiles: number;
   /** Seconds of TeX that failed or timed-out compiles (their probes and reruns included) may use per window. */
   failureSeconds: number;
-  /** Its TeX jobs yield the CPU once they run long (tex/demote.ts): free capacity is best effort. */
+  /** Its TeX jobs yield the CPU once they run long (tex/sandbox/demote.ts): free capacity is best effort. */
   yieldsCpu: boolean;
 }
 

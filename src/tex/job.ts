@@ -3,10 +3,10 @@
 // and the one seam every layer of job running implements (JobRunner): the runner, the
 // preamble cache around it, and the queues above them.
 import type { Compiler } from './compilers.js';
-import { LUA_INIT } from './luainit.js';
+import { LUA_INIT } from './sandbox/luainit.js';
 import type { OutputSpec, PageImage } from './output/spec.js';
 import type { TexError, TexWarning } from './warnings.js';
-import { MAIN } from './workspace.js';
+import { MAIN } from './sandbox/workspace.js';
 
 /** Where the preamble cache may look: the job's scope and the UTC day, both set by the compile service. */
 export interface PreambleScope {

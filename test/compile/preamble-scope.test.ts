@@ -1,4 +1,4 @@
-// The compile service hands every job its preamble-cache scope and UTC day (tex/preamble.ts):
+// The compile service hands every job its preamble-cache scope and UTC day (tex/caches/preamble.ts):
 // the caller's account for compiles, the shared gallery pool for public gallery renders.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -18,6 +18,7 @@ import { zipSync } from 'fflate';
 import { formatOfName } from '../../src/assets/validate.js';
 import { imageToolSync } from '../../src/tex/image/tools.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const ROOT = join(import.meta.dirname, '..', 'fixtures', 'projects', 'real');
 const corpus = JSON.parse(readFileSync(join(ROOT, 'corpus.json'), 'utf8')) as Record<string, { engine: string; kind: string }>;
@@ -26,7 +27,7 @@ const corpus = JSON.parse(readFileSync(join(ROOT, 'corpus.json'), 'utf8')) as Re
 function texliveYear(): string {
   if (process.env.QUIRE_TEXLIVE) return process.env.QUIRE_TEXLIVE.split(',')[0]!.trim();
   try {
-    return /TeX Live (\d{4})/.exec(imageToolSync(['pdftex', '--version']))?.[1] ?? '2026';
+    return /TeX Live (\d{4})/.exec(imageToolSync(['pdftex', '--version'], defaultImageRoot()))?.[1] ?? '2026';
   } catch {
     return '2026';
   }

@@ -8,11 +8,11 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { validatorUid } from '../../src/queue/local-pool.js';
 import { preflightSample } from '../../src/tex/output/preflight-sample.js';
 import { WarmValidators } from '../../src/tex/output/warm-validator.js';
-import { sandboxUid } from '../../src/tex/sandboxed.js';
+import { sandboxUid, validatorUid } from '../../src/tex/sandbox/uids.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const TRANSPARENT = (n: number) =>
   `\\documentclass{article}\n\\begin{document}\nSee through ${n}.\\pdfpageresources{/ExtGState << /T << /ca 0.5 >> >>}\\pdfliteral{/T gs}\n\\end{document}\n`;
@@ -150,7 +150,7 @@ describe('warm PDF/A-1b validators', () => {
   });
 
   test('a JVM serves one scope only: kept for its next job, never handed to another scope', async () => {
-    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, uid: (i) => sandboxUid(validatorUid(i)) });
+    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, root: defaultImageRoot(), uid: (i) => sandboxUid(validatorUid(i)) });
     try {
       const sample = await preflightSample(true);
       const serve = (scope?: string) => validators.serve(async () => sample, performance.now() + 30_000, undefined, scope);
@@ -176,7 +176,7 @@ describe('warm PDF/A-1b validators', () => {
   });
 
   test('a validator that dies while it holds the PDF gives no verdict: the caller runs Preflight cold', async () => {
-    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, uid: (i) => sandboxUid(validatorUid(i)) });
+    const validators = new WarmValidators({ count: 1, workRoot: join(tmpdir(), 'quire-jobs'), isolate: true, root: defaultImageRoot(), uid: (i) => sandboxUid(validatorUid(i)) });
     try {
       const sample = await preflightSample(true);
       validators.refill();

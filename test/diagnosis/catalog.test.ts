@@ -16,11 +16,12 @@ import { analyzeLog, diagnose } from '../../src/tex/diagnosis/index.js';
 import { probeDocument, verifyCandidates, type ProbeCompile } from '../../src/tex/diagnosis/probe.js';
 import type { TexRunner } from '../../src/tex/runner.js';
 import { compile, corpusRunner } from './corpus.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 /** A probe port whose budget is spent. */
 const refuse: ProbeCompile = () => Promise.reject(new Error('probe budget spent'));
 
-const installed = (file: string) => readFileSync(hostPath(imageToolSync(['kpsewhich', file]).trim()), 'latin1');
+const installed = (file: string) => readFileSync(hostPath(imageToolSync(['kpsewhich', file], defaultImageRoot()).trim(), defaultImageRoot()), 'latin1');
 
 describe('definition extractor on installed packages', () => {
   it('reads \\ams@newcommand, \\newcommand, \\def and \\NewDocumentCommand definitions', () => {

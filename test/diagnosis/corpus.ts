@@ -5,11 +5,12 @@ import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Compiler } from '../../src/quota/plans.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexResult } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
-import { probeSandbox } from '../../src/tex/sandbox.js';
+import { probeSandbox } from '../../src/tex/sandbox/sandbox.js';
 import type { Diagnosis } from '../../src/tex/diagnosis/index.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 export const CORPUS_DIR = new URL('../fixtures/broken/', import.meta.url).pathname;
 
@@ -36,13 +37,14 @@ export function loadCorpus(): Array<Case & { source: string }> {
  */
 export async function corpusRunner(image?: { root: string; year: string }): Promise<TexRunner> {
   const root = join(tmpdir(), 'quire-diagnosis-test', ...(image ? [image.year] : []));
+  const tex = image?.root ?? defaultImageRoot();
   await mkdir(root, { recursive: true });
   return new TexRunner({
     workRoot: join(root, 'jobs'),
-    isolate: probeSandbox(undefined, image?.root) === null,
+    isolate: probeSandbox(undefined, tex) === null,
     warm: false,
-    ...(image ? { root: image.root } : {}),
-    luaCache: () => prepareLuaCache(root, undefined, image?.root),
+    root: tex,
+    luaCache: () => prepareLuaCache(root, tex),
   });
 }
 

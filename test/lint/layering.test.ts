@@ -82,13 +82,15 @@ describe('layering lint rule', () => {
 
   test('tex/ may import inside tex/ and the shared utilities', async () => {
     const code = [
-      "import { sandboxed } from './sandbox.js';",
+      "import { sandboxed } from './sandbox/sandbox.js';",
       "import type { Clock } from '../clock.js';",
-      "import type { Config } from '../config.js';",
-      'export const x: [typeof sandboxed, Clock | null, Config | null] = [sandboxed, null, null];',
+      'export const x: [typeof sandboxed, Clock | null] = [sandboxed, null];',
       '',
     ].join('\n');
     assert.deepEqual(await layering(code, 'src/tex/x.ts'), []);
+    // The configuration is read above tex/ and handed down (its image, its limits): config.ts imports tex/image/settings.ts, not the reverse.
+    const config = "import type { Config } from '../../config.js';\nexport const x: Config | null = null;\n";
+    assert.equal((await layering(config, 'src/tex/sandbox/x.ts')).length, 1);
     // '../errors.js' from tex/diagnosis/ is tex's own errors module, not src/errors.ts.
     const own = "import { TexError } from '../errors.js';\nexport const e = TexError;\n";
     assert.deepEqual(await layering(own, 'src/tex/diagnosis/x.ts'), []);
@@ -96,7 +98,8 @@ describe('layering lint rule', () => {
 
   test('no tex/ file is exempt: the runner and the PDF merge may not throw catalogue errors', async () => {
     const code = "import { ServiceError } from '../errors.js';\nexport const e = ServiceError;\n";
-    assert.equal((await layering(code, 'src/tex/merge.ts')).length, 1);
+    const deeper = "import { ServiceError } from '../../errors.js';\nexport const e = ServiceError;\n";
+    assert.equal((await layering(deeper, 'src/tex/pdf/merge.ts')).length, 1);
     assert.equal((await layering(code, 'src/tex/runner.ts')).length, 1);
   });
 

@@ -23,6 +23,7 @@ import { LocalTexPool } from '../../src/queue/local-pool.js';
 import type { TexQueue } from '../../src/queue/queue.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const REDIS_URL = process.env.QUIRE_TEST_REDIS ?? 'redis://127.0.0.1:6379';
 const MB = 1024 * 1024;
@@ -84,7 +85,7 @@ describe('BullMQ compile queue', () => {
     dir = await mkdtemp(join(tmpdir(), 'quire-bullmq-'));
     blobs = new LocalBlobStore(join(dir, 'blobs'));
     const workRoot = await mkdtemp(join(tmpdir(), 'quire-jobs-'));
-    pool = domainQueue(new LocalTexPool(new TexRunner({ workRoot, isolate: true }), 2, 2));
+    pool = domainQueue(new LocalTexPool(new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() }), 2, 2));
     const counted: TexQueue = { ...pool, merge: (merge) => ((workerMerges += 1), pool.merge(merge)) };
     worker = startCompileWorker({ redisUrl: REDIS_URL, redisPrefix: prefix, concurrency: 2, blobs, pool: counted, log });
     await worker.worker.waitUntilReady();

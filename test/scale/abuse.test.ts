@@ -3,7 +3,7 @@
 // as parallel as the service lets them, while a Pro account compiles a one-pager every second.
 // The attackers get 429s with Retry-After; none of the victim's compiles fails and its p95 stays
 // within three times its quiet p95 measured just before in the same run. The issue asks for
-// twice: with long free jobs demoted (tex/demote.ts, QUIRE_DEMOTE_AFTER_MS=1000, which a public
+// twice: with long free jobs demoted (tex/sandbox/demote.ts, QUIRE_DEMOTE_AFTER_MS=1000, which a public
 // service should set) runs here measured 1.28x to 1.90x, the
 // highest samples being the attack's first second, before the loops are demoted; 3x leaves room
 // for a loaded CI machine (before demotion a CI run measured 3.05x; see docs/fair-use.md).

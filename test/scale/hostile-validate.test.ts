@@ -11,7 +11,7 @@
 // fixes these requests held the event loop for 42-60 s; now, on a quiet 2-core machine, /health
 // answered at p50 120-220 ms and p99 570-860 ms (2026-12-04). What is left is the loop's
 // saturation by 24 looping clients: each sandbox start forks the service (about 25 ms on the
-// loop; validate starts chktex and kpsewhich directly, not through tex/launcher.ts as TeX
+// loop; validate starts chktex and kpsewhich directly, not through tex/sandbox/launcher.ts as TeX
 // does), and validate's reading is on the loop. The bound catches a return of the freeze.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

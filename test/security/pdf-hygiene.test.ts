@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { execFileSync } from 'node:child_process';
-import { activeContent, SCAN_PATTERN } from '../../src/tex/pdfcheck.js';
+import { activeContent, SCAN_PATTERN } from '../../src/tex/pdf/pdfcheck.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 
 const doc = (body: string, preamble = '') => `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`;

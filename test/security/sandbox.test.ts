@@ -8,9 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { runSandboxed } from '../../src/tex/sandboxed.js';
+import { runSandboxed } from '../../src/tex/sandbox/sandboxed.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { afterRun, assertNoLeak, capturedLog, luaDocument, makeCanary, type Canary } from './attack.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const MB = 1024 * 1024;
 
@@ -79,7 +80,7 @@ end`;
     const workspace = mkdtempSync(join(tmpdir(), 'quire-tmpcap-'));
     try {
       const limits = { cpuSeconds: 30, fileBytes: 512 * MB, memoryBytes: 1024 * MB, processes: 16 };
-      const run = await runSandboxed({ workspace, env: {}, limits, isolate: true }, ['sh', '-c', 'head -c 400000000 /dev/zero > /tmp/fill; wc -c < /tmp/fill'], { timeoutMs: 60_000, maxOutput: 4096 });
+      const run = await runSandboxed({ workspace, env: {}, limits, isolate: true, root: defaultImageRoot() }, ['sh', '-c', 'head -c 400000000 /dev/zero > /tmp/fill; wc -c < /tmp/fill'], { timeoutMs: 60_000, maxOutput: 4096 });
       const filled = Number(run.stdout.toString('utf8').trim());
       assert.ok(filled > 128 * MB && filled <= 256 * MB, `/tmp took ${filled} bytes`);
     } finally {

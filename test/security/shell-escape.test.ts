@@ -11,10 +11,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Compiler } from '../../src/tex/compilers.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { TexRunner } from '../../src/tex/runner.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { text } from '../tex/support.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range and CONVERTER_UID, as in test/tex/runner.test.ts.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 2 : undefined;
@@ -37,7 +38,7 @@ describe('restricted shell escape under a hostile document', () => {
 
   before(async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-jobs-'));
-    runner = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
+    runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), luaCache: () => prepareLuaCache(workRoot, defaultImageRoot()) });
   });
   after(async () => {
     await runner.close();

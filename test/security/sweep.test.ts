@@ -9,8 +9,9 @@ import { chmod, chown, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { claimWorkRoot, ownerFolder, startTime, sweepWorkRoot, WorkRootRefused } from '../../src/tex/sweep.js';
+import { claimWorkRoot, ownerFolder, startTime, sweepWorkRoot, WorkRootRefused } from '../../src/tex/sandbox/sweep.js';
 import { TexRunner } from '../../src/tex/runner.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 describe('sweeping job workspaces left by dead services', () => {
   let root: string;
@@ -21,7 +22,7 @@ describe('sweeping job workspaces left by dead services', () => {
 
   test("a killed process's folder is removed; a live one's is kept", async () => {
     // A real second process makes its folder and a workspace with a source in it, then waits.
-    const script = `import { ownerFolder } from ${JSON.stringify(new URL('../../src/tex/sweep.ts', import.meta.url).href)};
+    const script = `import { ownerFolder } from ${JSON.stringify(new URL('../../src/tex/sandbox/sweep.ts', import.meta.url).href)};
 import { mkdirSync, writeFileSync } from 'node:fs';
 const folder = await ownerFolder(process.argv[1]);
 mkdirSync(folder + '/job'); writeFileSync(folder + '/job/main.tex', 'customer source');
@@ -66,7 +67,7 @@ console.log(folder); setInterval(() => {}, 1000);`;
     const dead = join(root, 'p999999998-5');
     mkdirSync(join(dead, 'job'), { recursive: true });
     writeFileSync(join(dead, 'job', 'main.tex'), 'customer source');
-    const runner = new TexRunner({ workRoot: root, isolate: true, warm: false });
+    const runner = new TexRunner({ workRoot: root, isolate: true, root: defaultImageRoot(), warm: false });
     const uid = process.getuid?.() === 0 ? 198800 : undefined;
     const result = await runner.run(
       { source: '\\documentclass{article}\\begin{document}x\\end{document}', compiler: 'pdflatex', timeoutMs: 20_000, maxFileBytes: 1 << 20 },
@@ -80,7 +81,7 @@ console.log(folder); setInterval(() => {}, 1000);`;
   test('start() is the explicit sweep a server runs before serving, once', async () => {
     const dead = join(root, 'p999999997-5');
     mkdirSync(join(dead, 'job'), { recursive: true });
-    const runner = new TexRunner({ workRoot: root, isolate: true, warm: false });
+    const runner = new TexRunner({ workRoot: root, isolate: true, root: defaultImageRoot(), warm: false });
     assert.deepEqual(await runner.start(), ['p999999997-5']);
     assert.equal(existsSync(dead), false);
     assert.equal(runner.start(), runner.start(), 'one sweep per runner');
@@ -96,7 +97,7 @@ console.log(folder); setInterval(() => {}, 1000);`;
     if (process.getuid?.() === 0) {
       await chown(planted, 65534, 65534);
       await assert.rejects(claimWorkRoot(planted), (err: Error) => err instanceof WorkRootRefused && /is owned by uid 65534, not by this service \(uid 0\)/.test(err.message));
-      const runner = new TexRunner({ workRoot: planted, isolate: true, warm: false });
+      const runner = new TexRunner({ workRoot: planted, isolate: true, root: defaultImageRoot(), warm: false });
       await assert.rejects(runner.start(), WorkRootRefused);
       await runner.close().catch(() => {});
       await chown(planted, 0, 0);

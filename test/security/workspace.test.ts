@@ -11,11 +11,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { LocalTexPool, slotUid } from '../../src/queue/local-pool.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
+import { LocalTexPool } from '../../src/queue/local-pool.js';
+import { slotUid } from '../../src/tex/sandbox/uids.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { createAccount, testApp, type TestAccount, type TestApp } from '../helpers.js';
 import { afterRun, assertNoLeak, capturedLog, luaDocument, makeCanary, type Canary } from './attack.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const MB = 1024 * 1024;
 
@@ -30,7 +32,7 @@ describe('hostile workspace outputs (host-side reads on their own)', () => {
     canary = makeCanary();
     workRoot = await mkdtemp(join(tmpdir(), 'quire-sec-jobs-'));
     const shared = join(tmpdir(), 'quire-jobs');
-    const runner = new TexRunner({ workRoot, isolate: true, hardenLua: false, luaCache: () => prepareLuaCache(shared) });
+    const runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), hardenLua: false, luaCache: () => prepareLuaCache(shared, defaultImageRoot()) });
     t = await testApp({ log: logged.log, overrides: { texQueue: new LocalTexPool(runner, 1, 8) } });
     account = await createAccount(t.services, 'business');
   });
@@ -207,7 +209,7 @@ describe('Workspace reader on real file system objects', () => {
   after(() => rm(dir, { recursive: true, force: true }));
 
   test('a device node, a FIFO, a foreign owner, a nested link and an oversized file are refused or capped', async () => {
-    const { Workspace, WorkspaceViolation } = await import('../../src/tex/workspace.js');
+    const { Workspace, WorkspaceViolation } = await import('../../src/tex/sandbox/workspace.js');
     const uid = process.getuid!();
     const ws = new Workspace(dir, uid);
     const violation = (pattern: RegExp) => (err: unknown) => {

@@ -5,7 +5,8 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { currentImageRoot, sandboxed } from '../../src/tex/sandbox.js';
+import { sandboxed } from '../../src/tex/sandbox/sandbox.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 import { PDFBOX_CLASSPATH, preflightJar } from '../../src/tex/output/preflight-java.js';
 import { JVM } from '../../src/tex/output/warm-validator.js';
 
@@ -17,7 +18,7 @@ export async function inImage(argv: string[], files: Record<string, Buffer>): Pr
   try {
     await chmod(dir, 0o755);
     for (const [name, data] of Object.entries(files)) await writeFile(join(dir, name), data, { mode: 0o644 });
-    const root = currentImageRoot();
+    const root = defaultImageRoot();
     const command = sandboxed({ workspace: dir, root, isolate: root !== undefined, env: { LC_ALL: 'C.UTF-8', HOME: '/tmp', TMPDIR: '/tmp' }, limits: LIMITS }, argv);
     try {
       const { stdout, stderr } = await promisify(execFile)(command.file, command.args, { encoding: 'utf8', timeout: 120_000, maxBuffer: 16 * 1024 * 1024, ...(command.cwd ? { cwd: command.cwd } : { cwd: dir }), ...(command.env ? { env: command.env } : {}) });

@@ -1,4 +1,4 @@
-// Long jobs of best-effort callers yield the CPU (tex/demote.ts), against real sandboxes: a
+// Long jobs of best-effort callers yield the CPU (tex/sandbox/demote.ts), against real sandboxes: a
 // looping document still running after the threshold has every process of its sandbox at
 // nice 19 in an autogroup at nice 19, before the threshold it runs at normal priority, a
 // paying plan's job is never demoted, and the service itself (the canary) keeps its own
@@ -10,9 +10,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { demoteLater, DEMOTED_NICE } from '../../src/tex/demote.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
+import { demoteLater, DEMOTED_NICE } from '../../src/tex/sandbox/demote.js';
 import { TexRunner } from '../../src/tex/runner.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Its own uid (see runner.test.ts): the processes listed are this test's only. The suite runs as root.
 const UID = CONVERTER_UID - 7;
@@ -41,7 +42,7 @@ describe('long jobs yield the CPU', () => {
 
   /** A looping job, stopped (as a timeout) once the test has looked at it. */
   const loop = (demoteAfterMs: number, yields = true) => {
-    const runner = new TexRunner({ workRoot, isolate: true, warm: false, demoteAfterMs });
+    const runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), warm: false, demoteAfterMs });
     const stop = new AbortController();
     const fairness = { caller: 'anon:192.0.2.1', background: false, yields };
     const result = runner.run({ source: LOOP, compiler: 'pdflatex', timeoutMs: 30_000, maxFileBytes: 1 << 20, signal: stop.signal, fairness }, UID);

@@ -7,6 +7,7 @@ import { hostPath, imageToolSync } from '../../src/tex/image/tools.js';
 import { facturxFile, facturxLevel, facturxTemplate } from '../../src/tex/output/facturx.js';
 import { outputFiles } from '../../src/tex/output/source.js';
 import type { OutputSpec } from '../../src/tex/output/spec.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const xml = (id: string) =>
   Buffer.from(`<?xml version="1.0"?><rsm:CrossIndustryInvoice xmlns:rsm="x" xmlns:ram="y"><rsm:ExchangedDocumentContext><ram:GuidelineSpecifiedDocumentContextParameter>\n  <ram:ID>${id}</ram:ID></ram:GuidelineSpecifiedDocumentContextParameter></rsm:ExchangedDocumentContext></rsm:CrossIndustryInvoice>`);
@@ -28,7 +29,7 @@ describe('Factur-X XMP', () => {
   });
 
   test('the template is TeX Live\'s pdfa.xmp with the fx schema declared and the fx properties set', () => {
-    const installed = readFileSync(hostPath(imageToolSync(['kpsewhich', 'pdfa.xmp']).trim()), 'utf8');
+    const installed = readFileSync(hostPath(imageToolSync(['kpsewhich', 'pdfa.xmp'], defaultImageRoot()).trim(), defaultImageRoot()), 'utf8');
     const made = facturxTemplate(installed, 'EN 16931');
     assert.ok(made);
     // Only additions: the original before the end of the schema list, and from </rdf:RDF> on.

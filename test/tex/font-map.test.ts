@@ -9,14 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stable } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { CORE_MAP, CORE_MAP_FILES, FontMaps } from '../../src/tex/font-map.js';
-import { prepareFormats, type Formats } from '../../src/tex/formats.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
+import { CORE_MAP, CORE_MAP_FILES, FontMaps } from '../../src/tex/caches/font-map.js';
+import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
 import { hostPath, imageTool } from '../../src/tex/image/tools.js';
-import { buildFormat, FORMAT_CAP } from '../../src/tex/format-build.js';
+import { buildFormat, FORMAT_CAP, inBuildSandbox } from '../../src/tex/caches/format-build.js';
 import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
-import { splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
-import { TexRunner, type JobFormat } from '../../src/tex/runner.js';
+import { splitPreamble, texliveIdentity } from '../../src/tex/caches/preamble.js';
+import { TexRunner } from '../../src/tex/runner.js';
+import type { JobFormat } from '../../src/tex/caches/job-start.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 4 : undefined;
 const MB = 1024 * 1024;
@@ -73,11 +75,11 @@ describe('core font map', () => {
     before(async () => {
       root = await mkdtemp(join(tmpdir(), 'quire-fontmap-'));
       await chmod(root, 0o711);
-      formats = await prepareFormats(root);
-      core = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, formats: async () => formats });
+      formats = await prepareFormats(root, defaultImageRoot());
+      core = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), formats: async () => formats });
       // The same inflated formats without the core map: every pass reads pdftex.map.
       const { fontMaps: _, ...withoutCore } = formats;
-      whole = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, formats: async () => withoutCore });
+      whole = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), formats: async () => withoutCore });
     });
     after(async () => {
       await Promise.all([core.close(), whole.close()]);
@@ -88,7 +90,7 @@ describe('core font map', () => {
       assert.ok(formats.fontMaps, 'TeX Live has a pdftex.map');
       const text = await readFile(join(formats.dir, CORE_MAP), 'utf8');
       assert.equal(text, formats.fontMaps.core);
-      const wholeText = await readFile(hostPath((await imageTool(['kpsewhich', 'pdftex.map'])).trim()), 'utf8');
+      const wholeText = await readFile(hostPath((await imageTool(['kpsewhich', 'pdftex.map'], defaultImageRoot())).trim(), defaultImageRoot()), 'utf8');
       assert.ok(text.length * 5 <= wholeText.length, `core ${text.length} of ${wholeText.length} bytes`);
       for (const file of ['cm.map', 'lm.map', 'ps2pk35.map', 'fontawesome5.map']) assert.ok(CORE_MAP_FILES.includes(file));
       for (const font of ['cmr10', 'ecrm1000', 'rm-lmr10', 'ptmr8r', 'msbm10', 'ec-qplr', 'fa5free0solid']) {
@@ -140,9 +142,9 @@ describe('core font map', () => {
     /** A preamble format of `source`, built and verified in a sandbox as the preamble cache does. */
     const format = async (source: string): Promise<JobFormat> => {
       const limits = { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
-      const { baseBytes } = await texliveIdentity();
-      const built = await core.isolated(job(source), UID, limits, 512 * MB, new AbortController().signal, (exec, workspace) =>
-        buildFormat(exec, workspace, { source, files: [], day: '2026-11-28', baseBytes, preambleLines: splitPreamble(source)!.lines, fontMaps: core.fontMaps }),
+      const { baseBytes } = await texliveIdentity(defaultImageRoot());
+      const built = await inBuildSandbox(core.pool, job(source), UID, limits, 512 * MB, new AbortController().signal, (exec, workspace) =>
+        buildFormat(exec, workspace, { source, files: [], day: '2026-11-28', baseBytes, preambleLines: splitPreamble(source)!.lines, fontMaps: core.pool.fontMaps }),
       );
       assert.ok('entry' in built, JSON.stringify(built));
       return built.entry;
@@ -157,7 +159,7 @@ describe('core font map', () => {
       assert.equal(pagella.coreMap, true);
       const plain = `${preamble('tgpagella')}${body('Pagella again, \\textbf{bold}.')}`;
       await core.run(job('\\documentclass{article}\\begin{document}warm-up\\end{document}'), UID);
-      const hot = await core.run(job(plain), UID, pagella);
+      const hot = await core.run(job(plain), UID, { from: 'format', format: pagella });
       const ref = await whole.run(job(plain), UID);
       assert.equal(hot.outcome, 'ok', hot.log.slice(-800));
       assert.match(hot.log, /preloaded format=quirepre/);
@@ -166,7 +168,7 @@ describe('core font map', () => {
       assert.ok(execFileSync('pdftoppm', ['-r', '50', '-'], { input: hot.pdf }).equals(execFileSync('pdftoppm', ['-r', '50', '-'], { input: ref.pdf })));
       // Its body opens a font only the whole map has: the job runs again with it (without the format).
       const libreBody = `${preamble('tgpagella')}${body('\\fontfamily{LibreBskvl-LF}\\selectfont Libre Baskerville.')}`;
-      const again = await core.run(job(libreBody), UID, pagella);
+      const again = await core.run(job(libreBody), UID, { from: 'format', format: pagella });
       assert.equal(again.outcome, 'ok', again.log.slice(-800));
       assert.ok((again.stages?.fontmap ?? 0) > 0, 'the core attempt was given up');
       assert.match(execFileSync('pdffonts', ['-'], { input: again.pdf }).toString(), /\+LibreBskvl-Regular +Type 1 +Custom +yes +yes/);
@@ -177,7 +179,7 @@ describe('core font map', () => {
       const libre = await format(`${preamble('librebaskerville', 'OT1')}${body('Libre.')}`);
       assert.equal(libre.coreMap, false);
       const source = `${preamble('librebaskerville', 'OT1')}${body('Libre Baskerville, \\textbf{bold}.')}`;
-      const held = await core.run(job(source), UID, libre);
+      const held = await core.run(job(source), UID, { from: 'format', format: libre });
       assert.equal(held.outcome, 'ok', held.log.slice(-800));
       assert.match(held.log, /preloaded format=quirepre/);
       assert.equal(held.stages?.fontmap, undefined);

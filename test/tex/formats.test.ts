@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { stable } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { prepareFormats, type Formats } from '../../src/tex/formats.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
+import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
 const MB = 1024 * 1024;
@@ -38,10 +39,10 @@ describe('inflated formats', () => {
     root = await mkdtemp(join(tmpdir(), 'quire-formats-'));
     // Job uids traverse it to their workspaces and to the formats, as they do the real work root.
     await chmod(root, 0o711);
-    formats = await prepareFormats(root);
-    const luaCache = () => prepareLuaCache(join(tmpdir(), 'quire-jobs'));
-    inflated = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, luaCache, formats: async () => formats });
-    stock = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, luaCache });
+    formats = await prepareFormats(root, defaultImageRoot());
+    const luaCache = () => prepareLuaCache(join(tmpdir(), 'quire-jobs'), defaultImageRoot());
+    inflated = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), luaCache, formats: async () => formats });
+    stock = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), luaCache });
   });
 
   after(async () => {
@@ -60,7 +61,7 @@ describe('inflated formats', () => {
     }
     assert.equal(((await stat(formats.dir)).mode & 0o777).toString(8), '755');
     // Prepared once: a second call reuses the folder, and leaves no build folder behind.
-    assert.deepEqual(await prepareFormats(root), formats);
+    assert.deepEqual(await prepareFormats(root, defaultImageRoot()), formats);
     assert.deepEqual((await readdir(root)).filter((n) => n.startsWith('formats-')), [formats.dir.slice(root.length + 1)]);
   });
 
@@ -69,7 +70,7 @@ describe('inflated formats', () => {
     await mkdir(stale);
     // The current folder gone too: the next call builds it, and then sweeps the stale one.
     await rm(formats.dir, { recursive: true, force: true });
-    formats = await prepareFormats(root);
+    formats = await prepareFormats(root, defaultImageRoot());
     assert.equal(existsSync(stale), false);
     assert.equal(existsSync(join(formats.dir, '.ready')), true);
   });
@@ -78,7 +79,7 @@ describe('inflated formats', () => {
     const broken = join(root, 'broken');
     await mkdir(broken, { mode: 0o755 });
     await writeFile(join(broken, 'pdflatex.fmt'), 'not a format', { mode: 0o644 });
-    const runner = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, formats: async () => ({ dir: broken, compilers: new Set(['pdflatex']), kpseHash: false }) });
+    const runner = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), formats: async () => ({ dir: broken, compilers: new Set(['pdflatex']), kpseHash: false }) });
     try {
       await assert.rejects(runner.run(job('pdflatex', doc('x')), UID), /TeX did not start: [^]*Fatal format file error/);
     } finally {

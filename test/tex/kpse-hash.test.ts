@@ -12,12 +12,13 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { stable, text } from './support.js';
 import { HELLO } from '../helpers.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { prepareFormats, type Formats } from '../../src/tex/formats.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
+import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
 import type { TexJob } from '../../src/tex/job.js';
-import { builtLibrary, checkNames, KPSE_HASH, libraryAgrees, preloadPath, symbolClashes } from '../../src/tex/kpse-hash.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { currentImageRoot, imageToolOutput } from '../../src/tex/image/tools.js';
+import { builtLibrary, checkNames, KPSE_HASH, libraryAgrees, preloadPath, symbolClashes } from '../../src/tex/sandbox/kpse-hash.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
+import { imageToolOutput } from '../../src/tex/image/tools.js';
 import { TexRunner } from '../../src/tex/runner.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 10 : undefined;
@@ -64,10 +65,10 @@ describe('kpathsea file database in linear time', () => {
   before(async () => {
     root = await mkdtemp(join(tmpdir(), 'quire-kpse-hash-'));
     await chmod(root, 0o711);
-    formats = await prepareFormats(root);
-    const luaCache = () => prepareLuaCache(join(tmpdir(), 'quire-jobs'));
-    preloaded = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, luaCache, formats: async () => formats });
-    plain = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, luaCache, formats: async () => ({ ...formats, kpseHash: false }) });
+    formats = await prepareFormats(root, defaultImageRoot());
+    const luaCache = () => prepareLuaCache(join(tmpdir(), 'quire-jobs'), defaultImageRoot());
+    preloaded = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), luaCache, formats: async () => formats });
+    plain = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), luaCache, formats: async () => ({ ...formats, kpseHash: false }) });
   });
   after(async () => {
     await Promise.all([preloaded.close(), plain.close()]);
@@ -143,7 +144,7 @@ describe('kpathsea file database in linear time', () => {
     await writeFile(join(root, 'prepend.c'), PREPENDING);
     execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(dir, 'prepend.so'), join(root, 'prepend.c')]);
     await copyFile(builtLibrary()!, join(dir, KPSE_HASH));
-    const image = currentImageRoot();
+    const image = defaultImageRoot();
     const inside = image !== undefined ? '/texmf-fmt' : dir;
     const run = async (preload?: string) => (await imageToolOutput([`${inside}/probe`], { formats: dir, ...(preload ? { env: { LD_PRELOAD: preload } } : {}) }, image)).stdout;
     const [kpathsea, library, prepending] = await Promise.all([run(), run(preloadPath(dir, image !== undefined)), run(`${inside}/prepend.so`)]);
@@ -164,7 +165,7 @@ describe('kpathsea file database in linear time', () => {
     await writeFile(join(root, 'prepend.c'), PREPENDING);
     execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(wrong, KPSE_HASH), join(root, 'prepend.c')]);
     await copyFile(builtLibrary()!, join(right, KPSE_HASH));
-    const image = currentImageRoot();
+    const image = defaultImageRoot();
     assert.equal(await libraryAgrees(wrong, image), false);
     assert.equal(await libraryAgrees(right, image), true);
     // A folder without the library: nothing to preload, so no.
@@ -174,15 +175,15 @@ describe('kpathsea file database in linear time', () => {
   test('a library planted in a reused formats folder is not loaded (the folder trusted as it was before would have loaded it)', async () => {
     const formatsRoot = join(root, 'reused');
     await mkdir(formatsRoot, { mode: 0o711 });
-    const first = await prepareFormats(formatsRoot);
+    const first = await prepareFormats(formatsRoot, defaultImageRoot());
     assert.equal(first.kpseHash, true);
     await writeFile(join(root, 'planted.c'), PLANTED);
     execFileSync('cc', ['-O2', '-shared', '-fPIC', '-o', join(first.dir, KPSE_HASH), join(root, 'planted.c')]);
-    const again = await prepareFormats(formatsRoot);
+    const again = await prepareFormats(formatsRoot, defaultImageRoot());
     assert.equal(again.dir, first.dir, 'the ready folder is reused');
     assert.equal(again.kpseHash, false, 'its library is not the one built');
-    const reused = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, warm: false, formats: async () => again });
-    const trusting = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, warm: false, formats: async () => ({ ...again, kpseHash: true }) });
+    const reused = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), warm: false, formats: async () => again });
+    const trusting = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), warm: false, formats: async () => ({ ...again, kpseHash: true }) });
     try {
       const result = await reused.run(job('pdflatex', HELLO), UID);
       assert.equal(result.outcome, 'ok', result.log.slice(-800));
@@ -196,7 +197,7 @@ describe('kpathsea file database in linear time', () => {
 
   test('the check sweeps the image: no program or library defines or calls its functions, and one that does fails the check', async () => {
     // xdvi calls kpathsea's hash functions itself: a kpathsea user, it gets kpathsea's answers, no clash.
-    assert.deepEqual(await symbolClashes(STOOD_IN, currentImageRoot()), [], 'the TeX image has no clash');
+    assert.deepEqual(await symbolClashes(STOOD_IN, defaultImageRoot()), [], 'the TeX image has no clash');
     // A small image whose libraries clash: one defines hash_insert, a program calls hash_lookup;
     // a program's own definition (bash's hash_insert) and libkpathsea itself do not count.
     const fake = join(root, 'fake-image');

@@ -1,12 +1,12 @@
-// The sandbox launcher (tex/launcher.ts) with real processes: what a sandbox's driver relies
+// The sandbox launcher (tex/sandbox/launcher.ts) with real processes: what a sandbox's driver relies
 // on (its stdin and stdout, its stderr when kept, its exit code or signal, a session and process group of its own,
 // the unprivileged uid, an empty environment), FIFOs that nothing else can open once the
 // child runs, and many launches at once, each with its own pipes.
 import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { after, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { Launcher, LauncherExited, type SandboxProcess } from '../../src/tex/launcher.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
+import { Launcher, LauncherExited, type SandboxProcess } from '../../src/tex/sandbox/launcher.js';
 
 const UID = CONVERTER_UID - 8;
 

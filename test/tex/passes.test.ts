@@ -14,9 +14,10 @@ import { readdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 2 : undefined;
 const MB = 1024 * 1024;
@@ -61,7 +62,7 @@ describe('pass loop', () => {
 
   before(async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-passes-'));
-    runner = new TexRunner({ workRoot, isolate: true });
+    runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
   });
   after(async () => {
     await runner.close();

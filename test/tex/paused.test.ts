@@ -8,16 +8,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import type { Compiler } from '../../src/tex/compilers.js';
 import type { TexJob } from '../../src/tex/job.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
-import { PausedPreambles, pausedStats, type PausedStats } from '../../src/tex/paused-cache.js';
-import { PreambleCache } from '../../src/tex/preamble-cache.js';
-import { FormatCache } from '../../src/tex/format-cache.js';
-import { treeUsage } from '../../src/tex/proctree.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
+import { PausedPreambles, pausedStats, type PausedStats } from '../../src/tex/caches/paused-cache.js';
+import { PreambleCache } from '../../src/tex/caches/preamble-cache.js';
+import { FormatCache } from '../../src/tex/caches/format-cache.js';
+import { treeUsage } from '../../src/tex/sandbox/proctree.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { settledLeftovers, text } from './support.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 6 : undefined;
@@ -49,14 +50,14 @@ describe('paused preambles', () => {
   };
   const make = (maxCount: number, maxBytes = 4096 * MB, sweepMs = 60_000) => {
     stats = pausedStats();
-    const luaCache = () => prepareLuaCache(workRoot);
-    runner = new TexRunner({ workRoot, isolate: true, luaCache });
-    paused = new PausedPreambles(new PreambleCache(runner, { formats: new FormatCache(0) }), runner, { maxCount, maxBytes, isolate: true, stats, sweepMs });
+    const luaCache = () => prepareLuaCache(workRoot, defaultImageRoot());
+    runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), luaCache });
+    paused = new PausedPreambles(new PreambleCache(runner, { root: defaultImageRoot(), formats: new FormatCache(0) }), runner, { maxCount, maxBytes, isolate: true, root: defaultImageRoot(), stats, sweepMs });
   };
 
   before(async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-paused-'));
-    cold = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
+    cold = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), luaCache: () => prepareLuaCache(workRoot, defaultImageRoot()) });
     make(4);
   });
   after(async () => {
@@ -99,7 +100,7 @@ describe('paused preambles', () => {
         // (job.ts LUA_AHEAD): a cold pass reads it at its first page and names it in its transcript.
         const single = await run(job(doc('One page.'), compiler));
         assert.equal(single.warm, 'paused');
-        const unwarmed = new TexRunner({ workRoot, isolate: true, warm: false, luaCache: () => prepareLuaCache(workRoot) });
+        const unwarmed = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), warm: false, luaCache: () => prepareLuaCache(workRoot, defaultImageRoot()) });
         try {
           const reference = await unwarmed.run(job(doc('One page.'), compiler), UID);
           assert.equal(words(text(single.pdf)), words(text(reference.pdf)));

@@ -1,4 +1,4 @@
-// The in-process PDF reader (tex/pdfread.ts) agrees with qpdf: on real PDFs of the three
+// The in-process PDF reader (tex/pdf/pdfread.ts) agrees with qpdf: on real PDFs of the three
 // engines carrying the hygiene corpus's active content (and ordinary links), on generated PDFs
 // with every spelling of the scanned keys (name escapes, octal, hex and UTF-16 strings, case),
 // plain and rewritten by qpdf into object streams, and on random mutations of them, where it
@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import fc from 'fast-check';
-import { activeContent, SCAN_PATTERN } from '../../src/tex/pdfcheck.js';
+import { activeContent, SCAN_PATTERN } from '../../src/tex/pdf/pdfcheck.js';
 import { bareCommand } from '../../src/tex/image/tools.js';
-import { inspectPdf } from '../../src/tex/pdfread.js';
+import { inspectPdf } from '../../src/tex/pdf/pdfread.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'quire-pdfread-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,7 +48,7 @@ function withObjectStreams(pdf: Buffer): Buffer {
 function tex(engine: string, body: string, preamble = ''): Buffer {
   const work = mkdtempSync(join(dir, 'tex-'));
   writeFileSync(join(work, 'main.tex'), `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`);
-  const bare = bareCommand(work, [engine, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', 'main.tex'], work);
+  const bare = bareCommand(work, [engine, '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', 'main.tex'], work, defaultImageRoot());
   execFileSync(bare.file, bare.args, { cwd: work, stdio: 'ignore' });
   return readFileSync(join(work, 'main.pdf'));
 }

@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { leftovers } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { MEMORY_BYTES, PROCESSES } from '../../src/tex/job.js';
-import { SandboxPool, type PoolOptions } from '../../src/tex/pool.js';
-import { SANDBOX_FORMATS, SANDBOX_LUA_CACHE } from '../../src/tex/sandbox.js';
-import { sandboxUid } from '../../src/tex/sandboxed.js';
+import { SandboxPool, type PoolOptions } from '../../src/tex/sandbox/pool.js';
+import { SANDBOX_FORMATS, SANDBOX_LUA_CACHE } from '../../src/tex/sandbox/sandbox.js';
+import { sandboxUid } from '../../src/tex/sandbox/uids.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = sandboxUid(CONVERTER_UID - 4);
@@ -29,7 +30,7 @@ describe('sandbox pool', () => {
   let root: string;
   const pools: SandboxPool[] = [];
   const pool = (options: Partial<PoolOptions> = {}) => {
-    const made = new SandboxPool({ workRoot: join(root, 'jobs'), isolate: true, ...options });
+    const made = new SandboxPool({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), ...options });
     pools.push(made);
     return made;
   };

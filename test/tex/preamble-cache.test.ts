@@ -5,14 +5,17 @@
 // scripted (a real TeX run and build take seconds); test/tex/preamble.test.ts runs real TeX
 // through the same wrapper.
 import assert from 'node:assert/strict';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { BuildOutcome } from '../../src/tex/format-build.js';
-import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
-import type { JobFormat } from '../../src/tex/runner.js';
+import type { BuildOutcome } from '../../src/tex/caches/format-build.js';
+import { FormatCache, type FormatEntry } from '../../src/tex/caches/format-cache.js';
+import { COLD, type JobStart } from '../../src/tex/caches/job-start.js';
+import { SandboxPool } from '../../src/tex/sandbox/pool.js';
 import type { TexJob, TexResult } from '../../src/tex/job.js';
-import { preambleKey, texliveIdentity } from '../../src/tex/preamble.js';
-import { PreambleCache, type FormatRunner } from '../../src/tex/preamble-cache.js';
+import { preambleKey, texliveIdentity } from '../../src/tex/caches/preamble.js';
+import { PreambleCache, type FormatRunner } from '../../src/tex/caches/preamble-cache.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const UID = 4242;
 const PREAMBLE = '\\documentclass{article}\n\\usepackage{amsmath}\n';
@@ -45,14 +48,17 @@ class ScriptedRunner implements FormatRunner {
   started = 0;
   closed = 0;
 
-  async run(job: TexJob, uid?: number, format?: JobFormat): Promise<TexResult> {
-    this.runs.push({ job, uid, format: format?.fmt });
+  /** A real pool, never started: the scripted build below stands in for its sandboxes. */
+  readonly pool = new SandboxPool({ workRoot: join(tmpdir(), 'quire-scripted'), isolate: false, root: undefined });
+
+  async run(job: TexJob, uid?: number, start: JobStart = COLD): Promise<TexResult> {
+    this.runs.push({ job, uid, format: 'format' in start ? start.format.fmt : undefined });
     const answer = this.answers.length > 1 ? this.answers.shift()! : this.answers[0]!;
     if (answer instanceof Error) throw answer;
     return answer;
   }
 
-  isolated<T>(_job: TexJob, uid: number | undefined, _limits: unknown, _disk: number, signal: AbortSignal): Promise<T> {
+  isolated<T>(_pool: unknown, _job: TexJob, uid: number | undefined, _limits: unknown, _disk: number, signal: AbortSignal, _work: unknown): Promise<T> {
     this.builds.push({ uid, signal });
     return this.build(signal) as Promise<T>;
   }
@@ -71,7 +77,7 @@ function setup(maxBytes = 1 << 30) {
   const runner = new ScriptedRunner();
   const formats = new FormatCache(maxBytes);
   const reports: Array<{ admitted: boolean; reason?: string }> = [];
-  const cache = new PreambleCache(runner, { formats, onFormatBuild: (report) => reports.push(report) });
+  const cache = new PreambleCache(runner, { root: defaultImageRoot(), formats, onFormatBuild: (report) => reports.push(report), buildSandbox: (...args) => runner.isolated(...args) });
   /** Runs the job, then waits for a build it may have started. */
   const run = async (j: TexJob) => {
     const result = await cache.run(j, UID);
@@ -202,7 +208,7 @@ describe('preamble cache', () => {
     assert.deepEqual(reports, [{ admitted: false, reason: 'killed' }]);
     assert.equal(formats.size, 0);
     // A shutdown's kill is no verdict on the preamble: it may be built again after a restart.
-    const key = preambleKey({ scope: 'account:1', day: '2026-11-23', engine: 'pdflatex', preamble: PREAMBLE, texlive: (await texliveIdentity()).id });
+    const key = preambleKey({ scope: 'account:1', day: '2026-11-23', engine: 'pdflatex', preamble: PREAMBLE, texlive: (await texliveIdentity(defaultImageRoot())).id });
     assert.equal(formats.isRefused(key), false);
   });
 });

@@ -11,18 +11,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { loadCatalog } from '../../src/gallery/catalog.js';
 import { normaliseData } from '../../src/gallery/validate.js';
 import { renderInThread } from '../../src/templates/liquid.js';
-import { buildFormat, FORMAT_CAP, INFLATED_CAP, inflateFormat } from '../../src/tex/format-build.js';
-import { FormatCache, type FormatEntry } from '../../src/tex/format-cache.js';
-import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/preamble.js';
+import { buildFormat, FORMAT_CAP, inBuildSandbox, INFLATED_CAP, inflateFormat } from '../../src/tex/caches/format-build.js';
+import { FormatCache, type FormatEntry } from '../../src/tex/caches/format-cache.js';
+import { preambleKey, refusal, splitPreamble, texliveIdentity } from '../../src/tex/caches/preamble.js';
 import { MEMORY_BYTES, PROCESSES, type TexJob, type TexResult } from '../../src/tex/job.js';
-import { PreambleCache } from '../../src/tex/preamble-cache.js';
-import { PrimedFormats } from '../../src/tex/primed-formats.js';
+import { PreambleCache } from '../../src/tex/caches/preamble-cache.js';
+import { PrimedFormats } from '../../src/tex/caches/primed-formats.js';
 import { TexRunner } from '../../src/tex/runner.js';
-import type { Workspace } from '../../src/tex/workspace.js';
+import type { Workspace } from '../../src/tex/sandbox/workspace.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
@@ -81,8 +82,8 @@ describe('preamble cache', () => {
   before(async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-preamble-'));
     formats = new FormatCache(512 * MB);
-    cold = new TexRunner({ workRoot, isolate: true });
-    cached = new PreambleCache(new TexRunner({ workRoot, isolate: true }), { formats, onFormatBuild: (outcome) => builds.push(outcome) });
+    cold = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
+    cached = new PreambleCache(new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() }), { root: defaultImageRoot(), formats, onFormatBuild: (outcome) => builds.push(outcome) });
   });
   after(async () => {
     await Promise.all([cold.close(), cached.close()]);
@@ -201,8 +202,8 @@ describe('preamble cache', () => {
 
   /** buildFormat in a fresh sandbox holding the job, `workspace` seen through `view`. */
   const build = (source: string, files: TexJob['files'] = [], view: (workspace: Workspace) => Workspace = (w) => w) =>
-    cold.isolated(job(source, 'account:8', { files }), UID, { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES }, 512 * MB, new AbortController().signal, async (exec, workspace) => {
-      const texlive = await texliveIdentity();
+    inBuildSandbox(cold.pool, job(source, 'account:8', { files }), UID, { cpuSeconds: 30, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES }, 512 * MB, new AbortController().signal, async (exec, workspace) => {
+      const texlive = await texliveIdentity(defaultImageRoot());
       return buildFormat(exec, view(workspace), { source, files: files ?? [], day: DAY, baseBytes: texlive.baseBytes, preambleLines: splitPreamble(source)!.lines });
     });
 
@@ -233,7 +234,7 @@ describe('preamble cache', () => {
 
   test('a format that fails where a cold run would not: the job runs cold and the format goes', async () => {
     const source = heavy('Broken format.');
-    const { id } = await texliveIdentity();
+    const { id } = await texliveIdentity(defaultImageRoot());
     const key = preambleKey({ scope: 'account:5', day: DAY, engine: 'pdflatex', preamble: splitPreamble(source)!.preamble, texlive: id });
     formats.admit(key, { fmt: Buffer.from('not a format'), present: new Set() });
     const rejections = formats.stats.rejections;
@@ -296,10 +297,10 @@ describe('primed preamble formats', () => {
 
   before(async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-primed-'));
-    cold = new TexRunner({ workRoot, isolate: true });
-    runner = new TexRunner({ workRoot, isolate: true });
-    primed = new PrimedFormats(runner, { maxCount: 2 });
-    cached = new PreambleCache(runner, { formats: new FormatCache(512 * MB), primed });
+    cold = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
+    runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot() });
+    primed = new PrimedFormats(runner.pool, { maxCount: 2 });
+    cached = new PreambleCache(runner, { root: defaultImageRoot(), formats: new FormatCache(512 * MB), primed });
   });
   after(async () => {
     await Promise.all([cold.close(), cached.close()]);

@@ -10,11 +10,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { leftovers, text } from './support.js';
 import { JobFileNameError } from '../../src/tex/errors.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { probeSandbox } from '../../src/tex/sandbox.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
+import { probeSandbox } from '../../src/tex/sandbox/sandbox.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range, so no compile slot of another test process shares it.
 // Not CONVERTER_UID either: SVG conversions of tests running in parallel would count as leftovers.
@@ -37,8 +38,8 @@ describe('TeX runner', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'quire-runner-'));
     // Job uids must reach their workspace: the root lives in the world-traversable tmpdir.
     workRoot = await mkdtemp(join(tmpdir(), 'quire-jobs-'));
-    runner = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
-    cold = new TexRunner({ workRoot, isolate: true, warm: false });
+    runner = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), luaCache: () => prepareLuaCache(workRoot, defaultImageRoot()) });
+    cold = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), warm: false });
   });
   after(async () => {
     await rm(dataDir, { recursive: true, force: true });
@@ -46,7 +47,7 @@ describe('TeX runner', () => {
   });
 
   test('the sandbox probe passes on this machine', () => {
-    assert.equal(probeSandbox(UID), null);
+    assert.equal(probeSandbox(UID, defaultImageRoot()), null);
   });
 
   test('a one-page document takes one pass with every engine', async () => {

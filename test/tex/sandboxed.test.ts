@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { settledLeftovers } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
-import type { SandboxSpec } from '../../src/tex/sandbox.js';
-import { runSandboxed, sandboxUid } from '../../src/tex/sandboxed.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
+import type { SandboxSpec } from '../../src/tex/sandbox/sandbox.js';
+import { runSandboxed } from '../../src/tex/sandbox/sandboxed.js';
+import { sandboxUid } from '../../src/tex/sandbox/uids.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range and the other TeX tests' uids.
 const UID = sandboxUid(CONVERTER_UID - 5);
@@ -24,7 +26,7 @@ describe('runSandboxed', () => {
   before(async () => {
     workspace = await mkdtemp(join(tmpdir(), 'quire-sandboxed-'));
     if (UID !== undefined) await chown(workspace, UID, UID);
-    spec = { workspace, env: {}, isolate: true, limits: LIMITS, uid: UID };
+    spec = { workspace, env: {}, isolate: true, root: defaultImageRoot(), limits: LIMITS, uid: UID };
   });
   after(async () => {
     await rm(workspace, { recursive: true, force: true });
@@ -113,7 +115,7 @@ describe('runSandboxed', () => {
   });
 
   test('a command that cannot start rejects', async () => {
-    const unlimited = { workspace, env: {}, isolate: false, uid: UID };
+    const unlimited = { workspace, env: {}, isolate: false, uid: UID, root: undefined };
     await assert.rejects(runSandboxed(unlimited, ['/nonexistent/quire-command'], { timeoutMs: 10_000, maxOutput: MB }), /ENOENT/);
   });
 });

@@ -7,11 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { settledLeftovers, text } from './support.js';
-import { CONVERTER_UID } from '../../src/assets/convert.js';
-import { prepareLuaCache } from '../../src/tex/luacache.js';
+import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
+import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import { XDV_DRIVER, type TexJob } from '../../src/tex/job.js';
-import { rerunLikely, setsFontMap, TexRunner } from '../../src/tex/runner.js';
-import { Session } from '../../src/tex/session.js';
+import { rerunLikely, setsFontMap } from '../../src/tex/pass-loop.js';
+import { TexRunner } from '../../src/tex/runner.js';
+import { Session } from '../../src/tex/sandbox/session.js';
+import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 // Below the slot uid range and the runner test's uid.
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 2 : undefined;
@@ -39,8 +41,8 @@ describe('warm engines', () => {
 
   before(async () => {
     workRoot = await mkdtemp(join(tmpdir(), 'quire-warm-'));
-    warm = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
-    cold = new TexRunner({ workRoot, isolate: true, warm: false, luaCache: () => prepareLuaCache(workRoot) });
+    warm = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), luaCache: () => prepareLuaCache(workRoot, defaultImageRoot()) });
+    cold = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), warm: false, luaCache: () => prepareLuaCache(workRoot, defaultImageRoot()) });
   });
   after(async () => {
     await Promise.all([warm.close(), cold.close()]);
@@ -136,7 +138,7 @@ describe('warm engines', () => {
     assert.doesNotMatch(first.log, /SAW-SECOND/);
     await warm.close();
     assert.equal(await settledLeftovers(UID), '', 'no process of either job is left');
-    warm = new TexRunner({ workRoot, isolate: true, luaCache: () => prepareLuaCache(workRoot) });
+    warm = new TexRunner({ workRoot, isolate: true, root: defaultImageRoot(), luaCache: () => prepareLuaCache(workRoot, defaultImageRoot()) });
   });
 
   test('a document that sets its own font maps runs cold (a warm pdflatex or lualatex has read pdftex.map)', async () => {
@@ -166,7 +168,7 @@ describe('warm engines', () => {
     const root = await mkdtemp(join(workRoot, 'session-'));
     await chmod(workRoot, 0o711);
     await chmod(root, 0o711);
-    const session = await Session.open(root, UID, { isolate: true, env: {} });
+    const session = await Session.open(root, UID, { isolate: true, root: defaultImageRoot(), env: {} });
     try {
       // A stand-in engine: prints its file size limit once it got its line.
       await session.startEngine('probe', ['sh', '-c', 'read line; echo "warm:$line:$(ulimit -f)"']);

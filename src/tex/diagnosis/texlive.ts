@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { currentImageRoot, hostPath, imageToolSync } from '../image/tools.js';
+import { defaultImageRoot } from '../image/default.js';
+import { hostPath, imageToolSync } from '../image/tools.js';
 
 /** Subtrees of tex/ whose files LaTeX can load (latex-dev is the pre-release kernel: not used). */
 const LATEX_TREES = /^tex\/(latex|generic|lualatex|xelatex|luatex|xetex)(\/|$)/;
@@ -21,7 +22,7 @@ export interface TexFile {
  * The texmf trees of this installation, main distribution first, as host paths: inside the
  * TeX image (image/tools.ts) when there is one, else the host's.
  */
-export function texmfRoots(image = currentImageRoot()): string[] {
+export function texmfRoots(image = defaultImageRoot()): string[] {
   let roots: string[];
   try {
     // The trees that have an ls-R database, in kpathsea's search order.
@@ -38,7 +39,7 @@ export function texmfRoots(image = currentImageRoot()): string[] {
  * A tree's ls-R database on the host. Debian links it to /var/lib/texmf/ls-R-*, an absolute
  * link that means the image's file, never the host's file of that name.
  */
-export function lsR(root: string, image = currentImageRoot()): string {
+export function lsR(root: string, image = defaultImageRoot()): string {
   if (image === undefined || !root.startsWith(`${image}/`)) return join(root, 'ls-R');
   return hostPath(join(root.slice(image.length), 'ls-R'), image);
 }

@@ -2,6 +2,7 @@
 // fonts have a character xelatex/lualatex could not find. Both are facts, never guesses:
 // the table is ours, the fonts come from fontconfig on this machine.
 import { imageToolSync } from '../image/tools.js';
+import { defaultImageRoot } from '../image/default.js';
 
 /** Math symbols: write the command inside math, or wrap it as $...$ in text. */
 const MATH: Record<string, string> = {
@@ -82,7 +83,7 @@ export function fontsWithChar(codepoint: number): string[] {
   if (cached) return cached;
   let families: string[] = [];
   try {
-    const out = imageToolSync(['fc-list', `:charset=${codepoint.toString(16)}`, 'family'], undefined, 5000);
+    const out = imageToolSync(['fc-list', `:charset=${codepoint.toString(16)}`, 'family'], defaultImageRoot(), 5000);
     families = [...new Set(out.split('\n').map((l) => l.split(',')[0]?.trim() ?? '').filter(Boolean))];
   } catch {
     families = [];
@@ -102,7 +103,7 @@ let installed: string[] | undefined;
 export function installedFonts(): string[] {
   if (installed) return installed;
   try {
-    const out = imageToolSync(['fc-list', ':', 'family'], undefined, 5000);
+    const out = imageToolSync(['fc-list', ':', 'family'], defaultImageRoot(), 5000);
     installed = [...new Set(out.split('\n').flatMap((l) => l.split(',').map((f) => f.trim())).filter(Boolean))].sort();
   } catch {
     installed = [];

@@ -61,7 +61,7 @@ APT::Install-Suggests "false";
 Acquire::Check-Valid-Until "false";
 Acquire::Languages "none";
 `;
-/** Mount points the sandbox binds (tex/sandbox.ts); the image's root is read-only there. */
+/** Mount points the sandbox binds (tex/sandbox/sandbox.ts); the image's root is read-only there. */
 const MOUNT_POINTS = ['job', 'texmf-ro', 'texmf-fmt'];
 
 /** Returns the ready image for `year`, building it first when there is none. Needs root. */

@@ -6,10 +6,8 @@ import { chmodSync, mkdtempSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, posix } from 'node:path';
 import { promisify } from 'node:util';
-import { currentImageRoot, sandboxed, type SandboxSpec } from '../sandbox.js';
-import { runSandboxed } from '../sandboxed.js';
-
-export { currentImageRoot, useImageRoot } from '../sandbox.js';
+import { sandboxed, type SandboxSpec } from '../sandbox/sandbox.js';
+import { runSandboxed } from '../sandbox/sandboxed.js';
 
 const LIMITS = { cpuSeconds: 60, fileBytes: 64 * 1024 * 1024, memoryBytes: 2 * 1024 ** 3, processes: 16 };
 
@@ -40,7 +38,7 @@ function command(root: string | undefined, argv: string[], options: ToolOptions 
 }
 
 /** stdout of `argv` run in the image (or on the host); throws on a non-zero exit. */
-export async function imageTool(argv: string[], root = currentImageRoot(), timeoutMs = 10_000): Promise<string> {
+export async function imageTool(argv: string[], root: string | undefined, timeoutMs = 10_000): Promise<string> {
   return (await imageToolOutput(argv, {}, root, timeoutMs)).stdout;
 }
 
@@ -63,7 +61,7 @@ export class ToolFailed extends Error {
  * ToolFailed on a non-zero exit. In the image it starts through the launcher like every
  * sandbox (sandboxed.ts): a kpsewhich of a validate call forks no service (issue 37).
  */
-export async function imageToolOutput(argv: string[], options: ToolOptions, root = currentImageRoot(), timeoutMs = 30_000): Promise<{ stdout: string; stderr: string }> {
+export async function imageToolOutput(argv: string[], options: ToolOptions, root: string | undefined, timeoutMs = 30_000): Promise<{ stdout: string; stderr: string }> {
   if (root === undefined) {
     const env = options.env ? { env: { ...process.env, ...options.env } } : {};
     return await promisify(execFile)(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: timeoutMs, maxBuffer: TOOL_OUTPUT_MAX, ...env });
@@ -79,7 +77,7 @@ export async function imageToolOutput(argv: string[], options: ToolOptions, root
   }
 }
 
-export function imageToolSync(argv: string[], root = currentImageRoot(), timeoutMs = 10_000): string {
+export function imageToolSync(argv: string[], root: string | undefined, timeoutMs = 10_000): string {
   const { file, args, workspace } = command(root, argv);
   try {
     if (workspace === undefined) return execFileSync(file, args, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
@@ -95,7 +93,7 @@ export function imageToolSync(argv: string[], root = currentImageRoot(), timeout
  * The host path of `path` as the image sees it, following symbolic links inside the image (an
  * absolute link in the image points into the image, never at the host's file of that name).
  */
-export function hostPath(path: string, root = currentImageRoot()): string {
+export function hostPath(path: string, root: string | undefined): string {
   if (root === undefined) return path;
   const pending = path.split('/').filter((part) => part !== '' && part !== '.');
   let resolved = '/';
@@ -130,7 +128,7 @@ export function hostPath(path: string, root = currentImageRoot()): string {
  * one): the image bound as the root and `dir` at its own path, with no sandbox limits, uid
  * switch or copies. Bare TeX for the bench's comparisons and the tests' reference runs.
  */
-export function bareCommand(dir: string, argv: string[], home: string, root = currentImageRoot()): { file: string; args: string[] } {
+export function bareCommand(dir: string, argv: string[], home: string, root: string | undefined): { file: string; args: string[] } {
   if (root === undefined) return { file: argv[0]!, args: argv.slice(1) };
   const bind = ['--ro-bind', root, '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--bind', home, '/root', '--bind', dir, dir, '--chdir', dir];
   const env = ['--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--setenv', 'HOME', '/root', '--setenv', 'LC_ALL', 'C.UTF-8'];

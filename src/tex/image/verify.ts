@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sandboxed } from '../sandbox.js';
+import { sandboxed } from '../sandbox/sandbox.js';
 import { danglingLinks, judgeFonts, pdftexMapFiles, unfound, type FontCheck } from './fonts.js';
 import { knownGap } from './map-gaps.js';
 import type { TexliveYear } from './releases.js';

@@ -3,8 +3,10 @@
 import { chown, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ProcessLimits } from '../sandbox.js';
-import { runSandboxed, sandboxUid } from '../sandboxed.js';
+import type { ProcessLimits } from '../sandbox/sandbox.js';
+import { runSandboxed } from '../sandbox/sandboxed.js';
+import { CHKTEX_UID, sandboxUid } from '../sandbox/uids.js';
+import { defaultImageRoot } from '../image/default.js';
 
 export interface ChktexWarning {
   line: number;
@@ -20,8 +22,6 @@ export const CHKTEX_TIMEOUT_MS = 10_000;
 export const CHKTEX_MAX_WARNINGS = 200;
 const MAX_OUTPUT_BYTES = 1024 * 1024;
 const LIMITS: ProcessLimits = { cpuSeconds: 10, fileBytes: 1024 * 1024, memoryBytes: 512 * 1024 * 1024, processes: 16 };
-/** When the service runs as root, chktex runs as this unprivileged uid (next to the SVG converter's). */
-export const CHKTEX_UID = 199_998;
 
 // One warning per line; the message last, so a colon in it is kept. -I0: \input files are
 // not followed (they are not in the sandbox); -q: no banner; -f sets the format itself (no
@@ -72,7 +72,7 @@ async function chktex(source: string, options: { isolate: boolean; timeoutMs?: n
   const timeoutMs = options.timeoutMs ?? CHKTEX_TIMEOUT_MS;
   try {
     if (uid !== undefined) await chown(workspace, uid, uid);
-    const spec = { workspace, env: {}, limits: LIMITS, isolate: options.isolate, uid };
+    const spec = { workspace, env: {}, limits: LIMITS, isolate: options.isolate, uid, root: defaultImageRoot() };
     const result = await runSandboxed(spec, ['chktex', '-q', '-I0', '-f', FORMAT], { stdin: source, timeoutMs, maxOutput: MAX_OUTPUT_BYTES });
     if (result.killed === 'timeout') throw new Error(`chktex took longer than ${timeoutMs / 1000} s`);
     // chktex exits 0 (nothing found), 2 (warnings) or 3 (errors); 1 is a failure to run. Output

@@ -6,8 +6,9 @@ import { basename } from 'node:path';
 import { catalog, type TexCatalog } from '../diagnosis/catalog.js';
 import { stripComments } from '../diagnosis/extract.js';
 import { boundedEditDistance, MAX_SUGGESTED_NAME } from '../diagnosis/names.js';
-import { GRAPHICS_EXTENSIONS } from '../graphics.js';
+import { GRAPHICS_EXTENSIONS } from '../project/graphics.js';
 import { imageTool } from '../image/tools.js';
+import { defaultImageRoot } from '../image/default.js';
 
 export interface Load {
   kind: 'class' | 'package';
@@ -204,7 +205,7 @@ export async function installedFiles(names: readonly string[]): Promise<Set<stri
     let stdout: string;
     let answered = true;
     try {
-      stdout = await imageTool(['kpsewhich', ...ask]);
+      stdout = await imageTool(['kpsewhich', ...ask], defaultImageRoot());
     } catch (err) {
       // kpsewhich exits with the count of names it did not find (1, 2, …; not only 1), and still
       // prints the ones it found. Anything else (killed at the timeout, not started) is no answer.

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { hostPath, imageToolSync } from '../image/tools.js';
 import type { OutputSpec } from './spec.js';
+import { defaultImageRoot } from '../image/default.js';
 
 export const FACTURX_XML = 'factur-x.xml';
 /** pdfx's template for every PDF/A level; a copy in the job's folder comes first in the search. */
@@ -84,7 +85,8 @@ let installed: string | null | undefined;
 function installedTemplate(): string | null {
   if (installed === undefined) {
     try {
-      installed = readFileSync(hostPath(imageToolSync(['kpsewhich', PDFA_TEMPLATE]).trim()), 'utf8');
+      const image = defaultImageRoot();
+      installed = readFileSync(hostPath(imageToolSync(['kpsewhich', PDFA_TEMPLATE], image).trim(), image), 'utf8');
     } catch {
       installed = null;
     }

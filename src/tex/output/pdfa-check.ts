@@ -1,16 +1,16 @@
 // Whether a PDF meets the PDF/A level asked for. Every level gets the structural check
 // (docs/pdf-output.md): XMP pdfaid part and conformance as asked, an OutputIntent in the
 // catalog, no encryption, every font embedded, read from the runner's in-process parse of
-// TeX's PDF (tex/pdfread.ts) or, where that parser declines, with poppler and qpdf in the
+// TeX's PDF (tex/pdf/pdfread.ts) or, where that parser declines, with poppler and qpdf in the
 // sandbox. PDF/A-1b also goes through Apache PDFBox Preflight, which checks the rest of
 // ISO 19005-1 (transparency among it): by a warm validator when one is ready
 // (warm-validator.ts), else cold, java in the job's sandbox.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Exec } from '../session.js';
-import type { Workspace } from '../workspace.js';
+import type { Exec } from '../sandbox/session.js';
+import type { Workspace } from '../sandbox/workspace.js';
 import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
-import type { PdfaFacts } from '../pdfread.js';
+import type { PdfaFacts } from '../pdf/pdfread.js';
 import type { PdfStandard } from './spec.js';
 import { JVM, VALIDATOR_MAX_BYTES, type WarmValidators } from './warm-validator.js';
 
@@ -18,7 +18,7 @@ interface CheckContext {
   exec: (argv: string[], fileBytes?: number) => Promise<Exec>;
   workspace: Workspace;
   dir: string;
-  /** The structural facts of `pdf`, when the in-process reader (tex/pdfread.ts) could read it. */
+  /** The structural facts of `pdf`, when the in-process reader (tex/pdf/pdfread.ts) could read it. */
   facts?: PdfaFacts;
   /** The warm validators of this process (none: always cold). */
   validators?: WarmValidators | undefined;

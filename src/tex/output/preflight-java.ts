@@ -9,7 +9,8 @@ import { chmod, mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { currentImageRoot, sandboxed } from '../sandbox.js';
+import { defaultImageRoot } from '../image/default.js';
+import { sandboxed } from '../sandbox/sandbox.js';
 
 /** Debian's PDFBox 2 jars (libpdfbox2-java), on the sandbox's read-only /usr. */
 export const PDFBOX_CLASSPATH = ['preflight', 'pdfbox2', 'xmpbox', 'fontbox2', 'commons-logging'].map((jar) => `/usr/share/java/${jar}.jar`);
@@ -165,7 +166,7 @@ async function build(): Promise<Buffer> {
       await writeFile(path, text, { mode: 0o644 });
       files.push(`src/${name}`);
     }
-    const root = currentImageRoot();
+    const root = defaultImageRoot();
     const tools = root === undefined ? { javac: 'javac', jar: 'jar' } : { javac: `javac ${JAVAC_JVM}`, jar: `jar ${JAVAC_JVM}` };
     const script = `set -e; cp="$1"; shift; c=$(mktemp -d); ${tools.javac} -nowarn -d "$c" -cp "$cp" "$@"; ${tools.jar} cf "$c.jar" -C "$c" .; cat "$c.jar"`;
     const argv = ['sh', '-c', script, 'build', PDFBOX_CLASSPATH.join(':'), ...files];

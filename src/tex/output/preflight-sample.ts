@@ -5,11 +5,12 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSandboxed, sandboxUid } from '../sandboxed.js';
-import { Workspace } from '../workspace.js';
+import { runSandboxed } from '../sandbox/sandboxed.js';
+import { NOBODY_UID, sandboxUid } from '../sandbox/uids.js';
+import { Workspace } from '../sandbox/workspace.js';
 import { outputSource, xmpdata } from './source.js';
+import { defaultImageRoot } from '../image/default.js';
 
-const NOBODY = 65534;
 const SOURCE = '\\documentclass{article}\n\\begin{document}\nHello, Preflight. $x^2 + \\alpha$ \\textbf{bold} \\textit{italic}.\n\\end{document}\n';
 const CAP = 1024 * 1024;
 
@@ -28,14 +29,14 @@ async function make(isolate: boolean): Promise<Buffer> {
   const root = join(tmpdir(), 'quire-preflight-sample');
   await mkdir(root, { recursive: true });
   const dir = await mkdtemp(join(root, 'job-'));
-  const uid = sandboxUid(NOBODY);
+  const uid = sandboxUid(NOBODY_UID);
   try {
     await writeFile(join(dir, 'sample.tex'), outputSource(SOURCE, { pdfStandard: 'a-1b' }, 'pdflatex')!);
     await writeFile(join(dir, 'sample.xmpdata'), xmpdata({ title: 'Quire Preflight sample' }));
     if (uid !== undefined) for (const name of ['.', 'sample.tex', 'sample.xmpdata']) await chown(join(dir, name), uid, uid);
     const limits = { cpuSeconds: 30, fileBytes: CAP, memoryBytes: 2 * 1024 ** 3, processes: 8 };
     const argv = ['pdflatex', '-no-shell-escape', '-interaction=nonstopmode', '-halt-on-error', 'sample.tex'];
-    const run = await runSandboxed({ workspace: dir, env: { LC_ALL: 'C.UTF-8' }, isolate, limits, uid }, argv, { timeoutMs: 30_000, maxOutput: CAP });
+    const run = await runSandboxed({ workspace: dir, env: { LC_ALL: 'C.UTF-8' }, isolate, limits, uid, root: defaultImageRoot() }, argv, { timeoutMs: 30_000, maxOutput: CAP });
     if (run.killed || run.code !== 0) throw new Error(`pdflatex could not make the Preflight sample (${run.killed ?? run.code}): ${run.stdout.toString('utf8').slice(-500)}`);
     const pdf = await new Workspace(dir, uid ?? process.getuid!()).readCapped('sample.pdf', CAP);
     if (!pdf) throw new Error('pdflatex wrote no Preflight sample');

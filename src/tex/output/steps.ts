@@ -9,9 +9,9 @@
 // active content as delivered (issue 37, see scanDelivered).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Exec } from '../session.js';
-import { inspectPdf, type PdfaFacts } from '../pdfread.js';
-import type { Workspace } from '../workspace.js';
+import type { Exec } from '../sandbox/session.js';
+import { inspectPdf, type PdfaFacts } from '../pdf/pdfread.js';
+import type { Workspace } from '../sandbox/workspace.js';
 import { checkStandard } from './pdfa-check.js';
 import type { OutputSpec, PageImage } from './spec.js';
 import type { WarmValidators } from './warm-validator.js';

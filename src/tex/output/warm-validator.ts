@@ -15,18 +15,17 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MEMORY_BYTES, PROCESSES } from '../job.js';
-import type { SandboxProcess } from '../launcher.js';
-import { gone, killSandboxed, launchSandboxed } from '../sandboxed.js';
-import type { Exec } from '../session.js';
-import { leaveOwnerFolder, ownerFolder } from '../sweep.js';
-import { removeWorkspace } from '../workspace.js';
+import type { SandboxProcess } from '../sandbox/launcher.js';
+import { gone, killSandboxed, launchSandboxed } from '../sandbox/sandboxed.js';
+import type { Exec } from '../sandbox/session.js';
+import { leaveOwnerFolder, ownerFolder } from '../sandbox/sweep.js';
+import { VALIDATOR_UIDS } from '../sandbox/uids.js';
+import { removeWorkspace } from '../sandbox/workspace.js';
 import { PDFBOX_CLASSPATH, preflightJar } from './preflight-java.js';
 import { preflightSample } from './preflight-sample.js';
 
 /** The JVM's bounds (heap, class space, code cache; one compiler thread), cold or warm. */
 export const JVM = ['-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-XX:CICompilerCount=1', '-Xss1m', '-Xmx512m', '-XX:ReservedCodeCacheSize=32m', '-XX:CompressedClassSpaceSize=64m', '-XX:MaxMetaspaceSize=128m', '-Djava.awt.headless=true'];
-/** Uids a process's validators may run as (see validatorUid in queue/local-pool.ts); at most this many alive at once. */
-export const VALIDATOR_UIDS = 64;
 /** Largest PDF a warm validator takes (its copy goes into its own workspace); larger ones run cold. */
 export const VALIDATOR_MAX_BYTES = 128 * 1024 * 1024;
 /** Preflight's answer kept, as the cold path's session keeps (session.ts). */
@@ -73,6 +72,8 @@ export interface WarmValidatorOptions {
   /** The work root; validators' workspaces go into this process's folder there (sweep.ts). */
   workRoot: string;
   isolate: boolean;
+  /** The TeX image (its JDK and PDFBox) the validators run in; none: the host's. */
+  root: string | undefined;
   /** The uid of validator uid index n (0 ≤ n < VALIDATOR_UIDS); none: the service's own. */
   uid?: (n: number) => number | undefined;
   /** A validator waiting longer is ended (default 10 minutes). */
@@ -327,7 +328,7 @@ export class WarmValidators {
       const limits = { cpuSeconds: CPU_SECONDS, fileBytes: VALIDATOR_MAX_BYTES, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
       const nonce = randomBytes(16).toString('hex');
       const argv = ['java', ...JVM, '-cp', [JAR, ...PDFBOX_CLASSPATH].join(':'), 'PreflightServer', SAMPLE, INPUT, nonce];
-      const child = await launchSandboxed({ workspace: dir, env: {}, isolate: this.options.isolate, limits, uid }, argv);
+      const child = await launchSandboxed({ workspace: dir, env: {}, isolate: this.options.isolate, limits, uid, root: this.options.root }, argv);
       // A waiting validator must not keep the process alive.
       child.unref();
       validator = new Validator(child, dir, uid, index, nonce);

@@ -5,8 +5,8 @@
 // Anything else is the author's: several dots, spaces and accents are names TeX reads as
 // latexmk does (chap.01.intro.tex, plot.v2.pdf, main.bib). SPEC's stricter rule is for
 // `assets` only (assets/validate.ts).
-import { PAUSED_DRIVER, PAUSED_PREAMBLE } from '../paused.js';
-import { MAIN } from '../workspace.js';
+import { PAUSED_DRIVER, PAUSED_PREAMBLE } from '../caches/paused.js';
+import { MAIN } from '../sandbox/workspace.js';
 
 /** Folders a project path may hold (chapters/part1/sections/a/intro.tex is the deepest). */
 export const PATH_FOLDERS_MAX = 4;

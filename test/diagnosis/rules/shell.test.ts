@@ -7,14 +7,14 @@ import { execFileSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { analyzeLog } from '../../../src/tex/diagnosis/index.js';
 import { RESTRICTED_PROGRAMS } from '../../../src/tex/diagnosis/rules/index.js';
-import { currentImageRoot } from '../../../src/tex/image/tools.js';
+import { defaultImageRoot } from '../../../src/tex/image/default.js';
 
 const doc = (preamble: string, body: string) => `\\documentclass{article}\n${preamble}\n\\begin{document}\n${body}\n\\end{document}\n`;
 const LIST = `TeX Live's restricted list (${RESTRICTED_PROGRAMS.join(', ')})`;
 
 describe('a document that needs unrestricted shell escape', () => {
   it('RESTRICTED_PROGRAMS is the image texmf.cnf\'s shell_escape_commands', () => {
-    const image = currentImageRoot();
+    const image = defaultImageRoot();
     const cnf = `${image ?? ''}/usr/share/texlive/texmf-dist/web2c/texmf.cnf`;
     const text = execFileSync('cat', [cnf], { encoding: 'utf8' });
     const list = /^shell_escape_commands = \\\n((?:.*\\\n)+)/m.exec(text)?.[1];

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { danglingLinks, judgeFonts, mapFontFiles, pdftexMapFiles, repairLinks, unfound, withTwins } from '../../../src/tex/image/fonts.js';
 import { knownGap } from '../../../src/tex/image/map-gaps.js';
-import { currentImageRoot } from '../../../src/tex/image/tools.js';
+import { defaultImageRoot } from '../../../src/tex/image/default.js';
 import { checkFonts, runInImage } from '../../../src/tex/image/verify.js';
 
 async function fakeRoot(): Promise<string> {
@@ -91,7 +91,7 @@ test('map files: the font and encoding names, and a TrueType name swapped to its
   assert.equal(knownGap('cmr10.pfb'), false);
 });
 
-const root = currentImageRoot();
+const root = defaultImageRoot();
 
 test('the served image: no font link dangles, every mapped file is found but TeX Live’s own gaps, a planted name is not', async () => {
   assert.ok(root, 'a TeX image (npm run setup)');

@@ -1,7 +1,7 @@
 // Files TeX could not find: a class or package not installed (or misspelt), an image or a
 // text file the request did not carry.
 import { isAssetName, isAssetStem } from '../../../asset-name.js';
-import { GRAPHICS_EXTENSIONS } from '../../graphics.js';
+import { GRAPHICS_EXTENSIONS } from '../../project/graphics.js';
 import { PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS } from '../packages.js';
 import { closest, INSTALLED_CLASSES, UNINSTALLED_CLASSES } from '../names.js';
 import { escape, onLine, usepackage, type Rule } from './finding.js';

@@ -3,11 +3,15 @@
 // job (main.tex and its files) before that line is written. What the process reads, how it
 // skips the preamble of main.tex afterwards, and which documents and files may use one.
 // The layer that keeps and hands them out is paused-cache.ts.
-import type { Compiler } from './compilers.js';
-import { LUA_AHEAD, outputDriverArgs, SHELL_ESCAPE } from './job.js';
-import { LUA_INIT } from './luainit.js';
+import { lchown, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Compiler } from '../compilers.js';
+import { LUA_AHEAD, outputDriverArgs, SHELL_ESCAPE } from '../job.js';
+import { LUA_INIT } from '../sandbox/luainit.js';
 import { refusal } from './preamble.js';
-import { MAIN } from './workspace.js';
+import type { SandboxPool } from '../sandbox/pool.js';
+import type { Session } from '../sandbox/session.js';
+import { MAIN } from '../sandbox/workspace.js';
 
 /** The preamble's bytes, and the driver TeX reads first (ours: reserved for the job, project/paths.ts). */
 export const PAUSED_PREAMBLE = `${MAIN}.pre.tex`;
@@ -82,4 +86,36 @@ const BODY_FILES = /\.(?:tex|bib|png|jpe?g|pdf|eps|svg|csv|dat|txt)$/i;
 
 export function bodyFilesOnly(files: ReadonlyArray<{ name: string }>): boolean {
   return files.every((file) => BODY_FILES.test(file.name));
+}
+
+/**
+ * A fresh sandbox of `pool` on `uid` whose `compiler` runs `preamble` (its first `lines` lines
+ * of main.tex) and waits for the go-line: the session a job runs from (JobStart "paused"),
+ * once. `files` (the output step's .xmpdata) are in the sandbox before the preamble runs.
+ */
+export async function pauseSandbox(
+  pool: SandboxPool,
+  uid: number | undefined,
+  compiler: Compiler,
+  preamble: string,
+  lines: number,
+  files: ReadonlyArray<{ name: string; data: Buffer }> = [],
+): Promise<Session> {
+  const session = await pool.openFor(uid, compiler);
+  try {
+    for (const [name, text] of [
+      [PAUSED_PREAMBLE, preamble],
+      [PAUSED_DRIVER, pausedDriver(preamble, lines, compiler)],
+      ...files.map((file) => [file.name, file.data] as const),
+    ] as const) {
+      await writeFile(join(session.dir, name), text, { flag: 'wx' });
+      if (session.uid !== undefined) await lchown(join(session.dir, name), session.uid, session.uid);
+    }
+    const pdf = pool.warmPdf(compiler);
+    await session.startEngine(PAUSED_ENGINE, pool.command(session, pausedEngineArgs(compiler, pool.fmt(session, compiler), pdf !== undefined)), pdf && pool.command(session, pdf));
+    return session;
+  } catch (err) {
+    await pool.discard(session, true);
+    throw err;
+  }
 }

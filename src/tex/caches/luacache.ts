@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { systemClock, type Clock } from '../clock.js';
-import { currentImageRoot, SANDBOX_WORKDIR, sandboxed } from './sandbox.js';
+import { systemClock, type Clock } from '../../clock.js';
+import { SANDBOX_WORKDIR, sandboxed } from '../sandbox/sandbox.js';
 
 const WARM = String.raw`\documentclass{article}
 \usepackage{fontspec}
@@ -16,10 +16,10 @@ Quire \textbf{bold} \emph{italic} $x^2$ \texttt{mono}
 `;
 
 /**
- * Returns `<root>/texmf-var`, building it first when missing (in the TeX image `image`, by default
- * the default year's, or with the host's lualatex when there is none). Safe when several processes race.
+ * Returns `<root>/texmf-var`, building it first when missing (in the TeX image `image`, or with the
+ * host's lualatex when there is none). Safe when several processes race.
  */
-export async function prepareLuaCache(root: string, clock: Clock = systemClock, image = currentImageRoot()): Promise<string> {
+export async function prepareLuaCache(root: string, image: string | undefined, clock: Clock = systemClock): Promise<string> {
   const cache = join(root, 'texmf-var');
   if (existsSync(join(cache, '.ready'))) return cache;
   await mkdir(root, { recursive: true });
@@ -31,7 +31,7 @@ export async function prepareLuaCache(root: string, clock: Clock = systemClock, 
       const argv = ['lualatex', '--nosocket', '-no-shell-escape', '-interaction=nonstopmode', 'warm.tex'];
       const inside = image === undefined ? building : `${SANDBOX_WORKDIR}/texmf-var`;
       const command = sandboxed(
-        { workspace: work, isolate: image !== undefined, ...(image !== undefined ? { root: image } : {}), env: { TEXMFVAR: inside, TEXMFCACHE: inside } },
+        { workspace: work, isolate: image !== undefined, root: image, env: { TEXMFVAR: inside, TEXMFCACHE: inside } },
         argv,
       );
       const child = spawn(command.file, command.args, { cwd: work, env: command.env ?? {}, stdio: 'ignore' });

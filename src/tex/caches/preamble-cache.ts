@@ -4,34 +4,35 @@
 // none may have one built, off the request path, when the machine is quiet. What a key is
 // and what is refused: preamble.ts; the store: format-cache.ts; the build: format-build.ts.
 import { availableParallelism } from 'node:os';
-import { buildFormat, FORMAT_CAP, type BuildOutcome } from './format-build.js';
-import type { FontMaps } from './font-map.js';
+import { buildFormat, FORMAT_CAP, inBuildSandbox, type BuildOutcome } from './format-build.js';
 import type { FormatCache } from './format-cache.js';
-import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from './job.js';
-import { changesSource } from './output/spec.js';
-import { preambleKey, refusal, splitPreamble, texliveIdentity } from './preamble.js';
+import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from '../job.js';
+import { changesSource } from '../output/spec.js';
+import type { JobFormat } from './job-start.js';
+import { preambleKey, refusal, splitPreamble } from './preamble.js';
 import type { PrimedFormats } from './primed-formats.js';
-import type { JobFormat, TexRunner } from './runner.js';
+import type { TexRunner } from '../runner.js';
+import { doubtful, TexliveRefresh } from './trust.js';
 
 /** A format build's wall clock, CPU per command, and the workspace it may fill. */
 const BUILD_MS = 60_000;
 const BUILD_CPU_SECONDS = 30;
 const BUILD_DISK = 512 * 1024 * 1024;
-/** How long the TeX Live identity in the preamble keys is trusted before it is read again. */
-const TEXLIVE_REFRESH_MS = 10 * 60 * 1000;
 
-/** What the cache needs of the runner beneath it: runs with a format, and a sandbox for a build. */
-export type FormatRunner = Pick<TexRunner, 'run' | 'isolated' | 'start' | 'close'> & { readonly fontMaps?: FontMaps | undefined };
+/** What the cache needs of the runner beneath it: runs (from a format), and its sandboxes for a build. */
+export type FormatRunner = Pick<TexRunner, 'run' | 'start' | 'close' | 'pool'>;
 
 export interface PreambleCacheOptions {
   /** The store; with no bytes to spend (maxBytes 0) every job passes straight through. */
   formats: FormatCache;
-  /** The TeX image whose identity goes into every key (default: the default year's). */
-  root?: string;
+  /** The TeX image whose identity goes into every key; none: the host's TeX Live. */
+  root: string | undefined;
   /** Told how each format build ended (tests, logs). */
   onFormatBuild?: (outcome: { admitted: boolean; reason?: string }) => void;
   /** Sandboxes started ahead with a format's engine (primed-formats.ts); none: each job starts its own. */
   primed?: PrimedFormats;
+  /** Where a format is built (default: inBuildSandbox, a fresh sandbox of the runner's pool); the cache's own tests script it. */
+  buildSandbox?: typeof inBuildSandbox;
 }
 
 interface Lookup {
@@ -48,12 +49,14 @@ export class PreambleCache implements JobRunner {
   /** The format build under way (at most one), and how to stop it. */
   private building: Promise<void> | null = null;
   private stopBuild: AbortController | null = null;
-  private texliveId: { at: number; id: Promise<{ id: string; baseBytes: number } | null> } | null = null;
+  private readonly texliveId: TexliveRefresh;
 
   constructor(
     private readonly runner: FormatRunner,
     private readonly options: PreambleCacheOptions,
-  ) {}
+  ) {
+    this.texliveId = new TexliveRefresh(options.root);
+  }
 
   start(): Promise<string[]> {
     return this.runner.start();
@@ -94,8 +97,9 @@ export class PreambleCache implements JobRunner {
     const primed = this.options.primed;
     const session = (await primed?.take(uid, cached.key)) ?? undefined;
     if (session) this.options.formats.stats.primed++;
-    const withFormat = await this.runner.run(job, uid, cached.format, session).catch(() => null);
-    if (withFormat && !this.doubtful(withFormat, cached.lines)) {
+    const start = session ? { from: 'primed' as const, format: cached.format!, session } : { from: 'format' as const, format: cached.format! };
+    const withFormat = await this.runner.run(job, uid, start).catch(() => null);
+    if (withFormat && !doubtful(withFormat, cached.lines)) {
       // The next job of this preamble on this uid finds its engine started.
       primed?.replenish(uid, cached.key, cached.format!, withFormat.passes > 1);
       return withFormat;
@@ -123,31 +127,11 @@ export class PreambleCache implements JobRunner {
     if (!formats.enabled || job.compiler !== 'pdflatex' || !job.preamble || changesSource(job.output)) return null;
     const split = splitPreamble(job.source);
     if (!split || refusal(split.preamble, (job.files ?? []).map((file) => file.name)) !== null) return null;
-    const texlive = await this.texlive();
+    const texlive = await this.texliveId.get();
     if (texlive === null) return null;
     const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive: texlive.id });
     const entry = formats.lookup(key, job.files ?? []);
     return { key, lines: split.lines, ...(entry ? { format: entry } : {}) };
-  }
-
-  /** The TeX Live identity in every key, read again every TEXLIVE_REFRESH_MS. */
-  private texlive(): Promise<{ id: string; baseBytes: number } | null> {
-    if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
-      this.texliveId = { at: performance.now(), id: texliveIdentity(this.options.root).catch(() => null) };
-    }
-    return this.texliveId.id;
-  }
-
-  /**
-   * A run with a format is trusted when it delivered, or when it stopped on an error TeX
-   * placed on a body line of main.tex (past the preamble the format replaced). Anything else
-   * (no transcript, an error elsewhere, a refused or unmeasurable output) runs again cold.
-   */
-  private doubtful(result: TexResult, preambleLines: number): boolean {
-    if (result.outcome === 'ok' || result.outcome === 'timeout') return false;
-    if (result.outcome !== 'failed') return true;
-    const at = /^\.\/main\.tex:(\d+): /m.exec(result.log);
-    return !at || Number(at[1]) <= preambleLines;
   }
 
   /**
@@ -178,7 +162,7 @@ export class PreambleCache implements JobRunner {
   }
 
   private async build(job: TexJob, preambleLines: number, uid: number | undefined): Promise<BuildOutcome> {
-    const texlive = await this.texlive();
+    const texlive = await this.texliveId.get();
     if (!texlive) return { rejected: 'TeX Live unknown' };
     const stop = new AbortController();
     this.stopBuild = stop;
@@ -186,8 +170,8 @@ export class PreambleCache implements JobRunner {
     const timer = setTimeout(() => stop.abort(), BUILD_MS);
     try {
       const limits = { cpuSeconds: BUILD_CPU_SECONDS, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
-      const input = { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes, preambleLines, fontMaps: this.runner.fontMaps };
-      return await this.runner.isolated(job, uid, limits, BUILD_DISK, stop.signal, (run, workspace) => buildFormat(run, workspace, input));
+      const input = { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes, preambleLines, fontMaps: this.runner.pool.fontMaps };
+      return await (this.options.buildSandbox ?? inBuildSandbox)(this.runner.pool, job, uid, limits, BUILD_DISK, stop.signal, (run, workspace) => buildFormat(run, workspace, input));
     } finally {
       clearTimeout(timer);
       this.stopBuild = null;

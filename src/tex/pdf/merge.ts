@@ -5,11 +5,12 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SandboxSpec } from './sandbox.js';
-import { runSandboxed, sandboxUid } from './sandboxed.js';
-import { Workspace } from './workspace.js';
+import type { SandboxSpec } from '../sandbox/sandbox.js';
+import { runSandboxed } from '../sandbox/sandboxed.js';
+import { NOBODY_UID, sandboxUid } from '../sandbox/uids.js';
+import { Workspace } from '../sandbox/workspace.js';
+import { defaultImageRoot } from '../image/default.js';
 
-const NOBODY = 65534;
 const TIMEOUT_MS = 60_000;
 /** qpdf's own output (a page count, warnings); it writes the PDF to a file. */
 const OUTPUT_CAP = 64 * 1024;
@@ -18,7 +19,7 @@ export async function mergePdfs(pdfs: Buffer[], options: { isolate: boolean; max
   const root = join(tmpdir(), 'quire-merge');
   await mkdir(root, { recursive: true });
   const dir = await mkdtemp(join(root, 'job-'));
-  const uid = sandboxUid(NOBODY);
+  const uid = sandboxUid(NOBODY_UID);
   try {
     const names = pdfs.map((_, i) => `in-${String(i).padStart(3, '0')}.pdf`);
     await Promise.all(pdfs.map((pdf, i) => writeFile(join(dir, names[i]!), pdf)));
@@ -27,7 +28,7 @@ export async function mergePdfs(pdfs: Buffer[], options: { isolate: boolean; max
       for (const name of names) await chown(join(dir, name), uid, uid);
     }
     const limits = { cpuSeconds: 60, fileBytes: options.maxBytes, memoryBytes: 2 * 1024 ** 3, processes: 8 };
-    const spec = { workspace: dir, env: {}, isolate: options.isolate, limits, uid };
+    const spec = { workspace: dir, env: {}, isolate: options.isolate, limits, uid, root: defaultImageRoot() };
     await qpdf(spec, ['--empty', '--pages', ...names, '--', 'merged.pdf']);
     const counted = await qpdf(spec, ['--show-npages', 'merged.pdf']);
     // Read back like any job output: no link followed, owned by the sandbox's user, capped.

@@ -1,5 +1,5 @@
 // Builds and verifies one preamble format, in a fresh sandbox holding a copy of the job that
-// asked for it (preamble-cache.ts has the runner open it with the job's files). In order: a cold
+// asked for it (inBuildSandbox, opened by preamble-cache.ts with the job's files). In order: a cold
 // pass (so the files a later pass finds, .aux and .toc, exist while the preamble is dumped),
 // the dump (pdftex -ini with mylatexformat, recorded: it may read no job file and main.tex
 // only once, for mylatexformat itself), a pass with the format, a cold pass, and the
@@ -13,11 +13,14 @@ import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { FontMaps } from './font-map.js';
 import { sha256, type FormatEntry } from './format-cache.js';
-import { FORMAT_FIRST_LINE, SHELL_ESCAPE } from './job.js';
-import { SANDBOX_WORKDIR } from './sandbox.js';
-import type { Exec } from './session.js';
-import { collectWarnings } from './warnings.js';
-import type { Workspace } from './workspace.js';
+import { FORMAT_FIRST_LINE, SHELL_ESCAPE, type TexJob } from '../job.js';
+import { measure, workspaceOf } from '../pass-loop.js';
+import { prepareWorkspace } from '../runner.js';
+import type { SandboxPool } from '../sandbox/pool.js';
+import { SANDBOX_WORKDIR, type ProcessLimits } from '../sandbox/sandbox.js';
+import type { Exec } from '../sandbox/session.js';
+import { collectWarnings } from '../warnings.js';
+import type { Workspace } from '../sandbox/workspace.js';
 
 /** The dump's job name in the build sandbox (jobs see the format under another name). */
 const BUILD = 'quirepre';
@@ -65,8 +68,44 @@ const VARIANT_LINES = 20_000;
 
 export type BuildOutcome = { entry: FormatEntry } | { rejected: string };
 
+/** One command in a build sandbox, under the limits it was opened with. */
+export type SandboxRun = (argv: string[]) => Promise<Exec>;
+
+/**
+ * `work` in a new sandbox of `pool` on `uid` holding a copy of `job` (no warm engine, no
+ * deadline of its own): each command under `limits`, the workspace as a whole capped at
+ * `diskBytes` (past it, the command's promise rejects). `signal` kills the sandbox.
+ */
+export async function inBuildSandbox<T>(
+  pool: SandboxPool,
+  job: TexJob,
+  uid: number | undefined,
+  limits: ProcessLimits,
+  diskBytes: number,
+  signal: AbortSignal,
+  work: (run: SandboxRun, workspace: Workspace) => Promise<T>,
+): Promise<T> {
+  const session = await pool.open(uid);
+  const kill = () => session.kill();
+  signal.addEventListener('abort', kill, { once: true });
+  if (signal.aborted) kill();
+  try {
+    await prepareWorkspace(session, job);
+    const workspace = workspaceOf(session);
+    return await work(async (argv) => {
+      const result = await session.run(pool.command(session, argv, limits));
+      const { total, overflow } = await measure(workspace);
+      if (overflow || total > diskBytes) throw new Error('the build filled its workspace');
+      return result;
+    }, workspace);
+  } finally {
+    signal.removeEventListener('abort', kill);
+    await session.close();
+  }
+}
+
 /** `run`: one command in the build sandbox under its limits. */
-export async function buildFormat(run: (argv: string[]) => Promise<Exec>, workspace: Workspace, input: BuildInput): Promise<BuildOutcome> {
+export async function buildFormat(run: SandboxRun, workspace: Workspace, input: BuildInput): Promise<BuildOutcome> {
   const epoch = Math.floor(Date.parse(`${input.day}T12:00:00Z`) / 1000);
   if (!Number.isFinite(epoch)) return { rejected: 'no day' };
   const dated = ['env', `SOURCE_DATE_EPOCH=${epoch}`, 'FORCE_SOURCE_DATE=1'];

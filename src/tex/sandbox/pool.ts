@@ -3,10 +3,10 @@
 // engine loading its format ahead of time (see session.ts). The pool also holds what every
 // sandbox of this process mounts or copies: its folder under the work root (swept once),
 // the inflated formats and the lualatex font cache.
-import type { Compiler } from './compilers.js';
-import { CORE_MAP, type FontMaps } from './font-map.js';
-import type { Formats } from './formats.js';
-import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from './job.js';
+import type { Compiler } from '../compilers.js';
+import { CORE_MAP, type FontMaps } from '../caches/font-map.js';
+import type { Formats } from '../caches/formats.js';
+import { MEMORY_BYTES, PROCESSES, WARM_XDVIPDFMX, warmEngineArgs } from '../job.js';
 import { KPATHSEA_USERS, preloadPath } from './kpse-hash.js';
 import { prlimit, SANDBOX_FORMATS, type ProcessLimits } from './sandbox.js';
 import { Session } from './session.js';
@@ -16,8 +16,8 @@ export interface PoolOptions {
   /** Parent of the per-job workspaces; job uids must be able to traverse it. */
   workRoot: string;
   isolate: boolean;
-  /** The TeX image the sandboxes get as their root (default: the default year's, sandbox.ts). */
-  root?: string;
+  /** The TeX image the sandboxes get as their root; none: the host's TeX Live. */
+  root: string | undefined;
   /** Inflates (once, when the pool starts) the engines' formats; see formats.ts. */
   formats?: () => Promise<Formats>;
   /** Builds (once, on the first lualatex job) the luaotfload cache; see luacache.ts. */
@@ -177,7 +177,7 @@ export class SandboxPool {
       await this.hold();
       const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
-        ...(this.options.root !== undefined ? { root: this.options.root } : {}),
+        root: this.options.root,
         env: this.options.isolate ? TEX_ENV : { ...TEX_ENV, TEXMFVAR: HOST_TEXMFVAR, TEXMFCACHE: HOST_TEXMFVAR, TEXMFHOME: '.texmf' },
         ...(this.luaCacheDir ? { luaCache: this.luaCacheDir } : {}),
         ...(this.formats ? { formats: this.formats.dir } : {}),

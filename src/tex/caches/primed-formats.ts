@@ -8,11 +8,32 @@
 // that used one, off the request's path. When that job took two passes or more (a contents page,
 // LastPage) the sandbox starts the second pass's engine too, beside the first (Session.startNext):
 // a second engine that finishes loading while the first pass runs, instead of one started then.
-import type { JobFormat, TexRunner } from './runner.js';
-import type { Session } from './session.js';
+import { lchown, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { FORMAT } from '../job.js';
+import type { SandboxPool } from '../sandbox/pool.js';
+import type { Session } from '../sandbox/session.js';
+import { startFormatEngine, type JobFormat } from './job-start.js';
 
-/** What priming needs of the runner: a sandbox with a format engine, and an end for unused ones. */
-export type PrimingRunner = Pick<TexRunner, 'prime' | 'discard'>;
+/**
+ * A fresh sandbox of `pool` on `uid` holding the preamble format `format`, its format engine
+ * started (loading it and the font map, then waiting for its line): the session a job of the
+ * same format runs from (JobStart "primed"), once. `twoPasses`: the engine of a second pass is
+ * started beside the first (its last job took two passes or more).
+ */
+export async function primeSandbox(pool: SandboxPool, uid: number | undefined, format: JobFormat, twoPasses = false): Promise<Session> {
+  const session = await pool.openFor(uid, 'pdflatex');
+  try {
+    await writeFile(join(session.dir, `${FORMAT}.fmt`), format.fmt, { flag: 'wx' });
+    if (session.uid !== undefined) await lchown(join(session.dir, `${FORMAT}.fmt`), session.uid, session.uid);
+    await startFormatEngine(pool, session, format);
+    if (twoPasses) await session.startNext();
+    return session;
+  } catch (err) {
+    await pool.discard(session, true);
+    throw err;
+  }
+}
 
 export interface PrimedOptions {
   /** Most waiting sandboxes (0 turns priming off). */
@@ -43,7 +64,8 @@ export class PrimedFormats {
   private sweeper: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly runner: PrimingRunner,
+    /** The runner's sandboxes (TexRunner.pool). */
+    private readonly pool: SandboxPool,
     private readonly options: PrimedOptions,
   ) {}
 
@@ -56,7 +78,7 @@ export class PrimedFormats {
     const session = await waiting.session;
     // Expired or dead while waiting: no use to a job.
     if (!session || !session.alive || performance.now() - waiting.started > this.maxAge) {
-      if (session) await this.runner.discard(session);
+      if (session) await this.pool.discard(session, true);
       return null;
     }
     this.stats.hits++;
@@ -75,7 +97,7 @@ export class PrimedFormats {
       this.sweeper = setInterval(() => void this.sweep(), Math.min(60_000, this.maxAge));
       this.sweeper.unref();
     }
-    this.waiting.set(slot, { key, started: performance.now(), session: this.runner.prime(uid, format, twoPasses).catch(() => null) });
+    this.waiting.set(slot, { key, started: performance.now(), session: primeSandbox(this.pool, uid, format, twoPasses).catch(() => null) });
   }
 
   /** Ends every waiting sandbox of format `key` (refused or dropped by the cache). */
@@ -115,6 +137,6 @@ export class PrimedFormats {
     this.waiting.delete(slot);
     this.stats.evictions++;
     const session = await waiting.session;
-    if (session) await this.runner.discard(session);
+    if (session) await this.pool.discard(session, true);
   }
 }

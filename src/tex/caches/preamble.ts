@@ -5,9 +5,9 @@
 // Preambles whose effect a dumped format might not reproduce are refused before any build.
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { fingerprint, texmfRoots } from './diagnosis/texlive.js';
-import { currentImageRoot, hostPath, imageTool } from './image/tools.js';
-import type { PreambleScope } from './job.js';
+import { fingerprint, texmfRoots } from '../diagnosis/texlive.js';
+import { hostPath, imageTool } from '../image/tools.js';
+import type { PreambleScope } from '../job.js';
 
 export interface PreambleSplit {
   /** Bytes before the \begin{document} line. */
@@ -111,7 +111,7 @@ export function preambleKey(parts: PreambleKeyParts): string {
  * mylatexformat (path, size, time) and the file databases (ls-R, rewritten by every package
  * install). Any change gives new keys, so formats of the old installation are never used.
  */
-export async function texliveIdentity(image = currentImageRoot()): Promise<{ id: string; baseBytes: number }> {
+export async function texliveIdentity(image: string | undefined): Promise<{ id: string; baseBytes: number }> {
   const stdout = await imageTool(['pdftex', '--version'], image);
   const parts = [image ?? 'host', stdout.split('\n')[0]?.trim() ?? '', fingerprint(texmfRoots(image), 0)];
   let baseBytes = 0;

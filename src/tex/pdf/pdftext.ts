@@ -4,24 +4,24 @@
 import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runSandboxed, sandboxUid } from './sandboxed.js';
+import { runSandboxed } from '../sandbox/sandboxed.js';
+import { NOBODY_UID, sandboxUid } from '../sandbox/uids.js';
 
-const NOBODY = 65534;
 const TIMEOUT_MS = 30_000;
 const TEXT_CAP = 16 * 1024 * 1024;
 
-/** Each PDF's text, laid out as on the page; null when pdftotext could not read one. */
-export async function pdfTexts(pdfs: Buffer[], isolate: boolean): Promise<string[] | null> {
-  const root = join(tmpdir(), 'quire-pdftext');
-  await mkdir(root, { recursive: true });
-  const dir = await mkdtemp(join(root, 'job-'));
-  const uid = sandboxUid(NOBODY);
+/** Each PDF's text, laid out as on the page (in the TeX image `root`); null when pdftotext could not read one. */
+export async function pdfTexts(pdfs: Buffer[], isolate: boolean, root: string | undefined): Promise<string[] | null> {
+  const parent = join(tmpdir(), 'quire-pdftext');
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(join(parent, 'job-'));
+  const uid = sandboxUid(NOBODY_UID);
   try {
     const names = pdfs.map((_, i) => `in-${i}.pdf`);
     await Promise.all(pdfs.map((pdf, i) => writeFile(join(dir, names[i]!), pdf)));
     if (uid !== undefined) for (const name of ['.', ...names]) await chown(join(dir, name), uid, uid);
     const limits = { cpuSeconds: 30, fileBytes: TEXT_CAP, memoryBytes: 2 * 1024 ** 3, processes: 8 };
-    const spec = { workspace: dir, env: {}, isolate, limits, uid };
+    const spec = { workspace: dir, env: {}, isolate, limits, uid, root };
     const texts: string[] = [];
     for (const name of names) {
       const result = await runSandboxed(spec, ['pdftotext', '-q', '-layout', name, '-'], { timeoutMs: TIMEOUT_MS, maxOutput: TEXT_CAP });

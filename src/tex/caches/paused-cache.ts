@@ -9,19 +9,20 @@
 // cold, silently (counted in `fallbacks`). Bounded in count, memory (resident bytes of the
 // waiting processes) and age.
 import { availableParallelism } from 'node:os';
-import type { Compiler } from './compilers.js';
-import type { JobRunner, TexJob, TexResult } from './job.js';
-import { outputFiles, outputSource } from './output/source.js';
-import { bodyFilesOnly, pausedRefusal } from './paused.js';
-import { pdfTexts } from './pdftext.js';
-import { preambleKey, splitPreamble, texliveIdentity } from './preamble.js';
-import { treeUsage } from './proctree.js';
-import type { TexRunner } from './runner.js';
-import type { Session } from './session.js';
-import { MAIN } from './workspace.js';
+import type { Compiler } from '../compilers.js';
+import type { JobRunner, TexJob, TexResult } from '../job.js';
+import { outputFiles, outputSource } from '../output/source.js';
+import { bodyFilesOnly, pausedRefusal, pauseSandbox } from './paused.js';
+import { pdfTexts } from '../pdf/pdftext.js';
+import { preambleKey, splitPreamble } from './preamble.js';
+import { doubtful, TexliveRefresh } from './trust.js';
+import { treeUsage } from '../sandbox/proctree.js';
+import type { TexRunner } from '../runner.js';
+import type { Session } from '../sandbox/session.js';
+import { MAIN } from '../sandbox/workspace.js';
 
-/** What the layer needs of the runner: runs (with a paused sandbox), and paused sandboxes. */
-export type PausedRunner = Pick<TexRunner, 'run' | 'pause' | 'discard'>;
+/** What the layer needs of the runner: runs (from a paused sandbox), and its sandboxes to pause preambles in. */
+export type PausedRunner = Pick<TexRunner, 'run' | 'pool'>;
 
 export interface PausedStats {
   /** Jobs whose first pass a paused preamble ran. */
@@ -54,6 +55,8 @@ export interface PausedOptions {
   maxAgeMs?: number;
   /** Run pdftotext (the verification) in bubblewrap. */
   isolate: boolean;
+  /** The TeX image the runner's jobs run in (its identity is in every key); none: the host's. */
+  root: string | undefined;
   stats?: PausedStats;
   /** How often waiting processes are measured (default 2 s). */
   sweepMs?: number;
@@ -62,7 +65,6 @@ export interface PausedOptions {
 /** CPU seconds a preamble may spend before its process counts as a runaway and goes. */
 const PREAMBLE_CPU_SECONDS = 30;
 const KNOWN_KEYS = 4096;
-const TEXLIVE_REFRESH_MS = 10 * 60 * 1000;
 
 interface Lookup {
   key: string;
@@ -99,7 +101,7 @@ export class PausedPreambles implements JobRunner {
   private closed = false;
   private verifying: Promise<void> | null = null;
   private sweeper: NodeJS.Timeout | null = null;
-  private texliveId: { at: number; id: Promise<string | null> } | null = null;
+  private readonly texliveId: TexliveRefresh;
 
   constructor(
     private readonly inner: JobRunner,
@@ -107,6 +109,7 @@ export class PausedPreambles implements JobRunner {
     private readonly options: PausedOptions,
   ) {
     this.stats = options.stats ?? pausedStats();
+    this.texliveId = new TexliveRefresh(options.root);
   }
 
   start(): Promise<string[]> {
@@ -165,7 +168,7 @@ export class PausedPreambles implements JobRunner {
   private async runPaused(job: TexJob, uid: number | undefined, waiting: Waiting, look: Lookup): Promise<TexResult> {
     const started = performance.now();
     const session = await waiting.session;
-    const result = session ? await this.runner.run(job, uid, undefined, session).catch(() => null) : null;
+    const result = session ? await this.runner.run(job, uid, { from: 'paused', session }).catch(() => null) : null;
     if (result && !doubtful(result, look.lines)) {
       // The driver ran the pass cold when the paused process was gone: right, but no hit.
       if (result.warm !== 'paused') this.stats.fallbacks++;
@@ -201,10 +204,10 @@ export class PausedPreambles implements JobRunner {
   /** The same job from a paused process: ok, the paused pass really ran, the same pages and text. */
   private async verify(job: TexJob, uid: number | undefined, look: Lookup, cold: TexResult): Promise<boolean> {
     this.stats.builds++;
-    const session = await this.runner.pause(uid, job.compiler, look.preamble, look.lines, look.files);
-    const again = await this.runner.run(job, uid, undefined, session);
+    const session = await pauseSandbox(this.runner.pool, uid, job.compiler, look.preamble, look.lines, look.files);
+    const again = await this.runner.run(job, uid, { from: 'paused', session });
     if (again.outcome !== 'ok' || again.warm !== 'paused' || again.totalPages !== cold.totalPages || !again.pdf || !cold.pdf) return false;
-    const texts = await pdfTexts([again.pdf, cold.pdf], this.options.isolate);
+    const texts = await pdfTexts([again.pdf, cold.pdf], this.options.isolate, this.options.root);
     return texts !== null && texts[0] === texts[1];
   }
 
@@ -224,7 +227,7 @@ export class PausedPreambles implements JobRunner {
       uid,
       started: performance.now(),
       rss: 0,
-      session: this.runner.pause(uid, look.compiler, look.preamble, look.lines, look.files).catch(() => null),
+      session: pauseSandbox(this.runner.pool, uid, look.compiler, look.preamble, look.lines, look.files).catch(() => null),
     };
     // Evicted meanwhile, it is ended by end(), which waits for it; taken, the job ends it.
     void waiting.session.then((session) => (waiting.ready = session));
@@ -239,7 +242,7 @@ export class PausedPreambles implements JobRunner {
     this.waiting.delete(slot);
     this.stats.waiting = this.waiting.size;
     const session = await waiting.session;
-    if (session) await this.runner.discard(session);
+    if (session) await this.runner.pool.discard(session, true);
   }
 
   /** Measures the waiting processes: too old, a runaway preamble, dead, or over the memory budget go. */
@@ -299,30 +302,11 @@ export class PausedPreambles implements JobRunner {
     const source = pdfa ? outputSource(job.source, job.output!, job.compiler) : job.source;
     const split = source === null ? null : splitPreamble(source);
     if (!split || pausedRefusal(split.preamble, (job.files ?? []).map((file) => file.name)) !== null) return null;
-    const texlive = await this.texlive();
+    const texlive = (await this.texliveId.get())?.id ?? null;
     if (texlive === null) return null;
     const files = pdfa ? outputFiles(job.output!, MAIN) : [];
     const read = files.map((file) => `\n%${file.name}:${file.data.toString('base64')}`).join('');
     const key = preambleKey({ ...job.preamble, engine: job.compiler, preamble: split.preamble + read, texlive });
     return { key, compiler: job.compiler, preamble: split.preamble, lines: split.lines, files };
   }
-
-  private texlive(): Promise<string | null> {
-    if (!this.texliveId || performance.now() - this.texliveId.at > TEXLIVE_REFRESH_MS) {
-      this.texliveId = { at: performance.now(), id: texliveIdentity().then((t) => t.id).catch(() => null) };
-    }
-    return this.texliveId.id;
-  }
-}
-
-/**
- * A paused run is trusted when it delivered, timed out, or stopped on an error TeX placed on
- * a body line of main.tex; anything else (an error in the preamble, no transcript, a refused
- * or unmeasurable output) may be the paused process's and runs again cold.
- */
-function doubtful(result: TexResult, preambleLines: number): boolean {
-  if (result.outcome === 'ok' || result.outcome === 'timeout') return false;
-  if (result.outcome !== 'failed') return true;
-  const at = /^\.\/main\.tex:(\d+): /m.exec(result.log);
-  return !at || Number(at[1]) <= preambleLines;
 }

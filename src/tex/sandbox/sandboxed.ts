@@ -15,14 +15,6 @@ const STDERR_CAP = 64 * 1024;
 /** How long a kill is waited for (the kernel tearing down a PID namespace). */
 const GONE_MS = 2000;
 
-/**
- * The uid a sandboxed process runs as: `uid` when the service is root (it drops to that
- * unprivileged id), none otherwise (the service has no other id to give).
- */
-export function sandboxUid(uid: number): number | undefined {
-  return process.getuid?.() === 0 ? uid : undefined;
-}
-
 /** Starts `argv` in the sandbox of `spec`, its stdin, stdout and stderr piped to us. */
 export function startSandboxed(spec: SandboxSpec, argv: string[]): ChildProcessWithoutNullStreams {
   const { file, args, cwd, env } = sandboxed(spec, argv);

@@ -1,7 +1,7 @@
 // Which TeX engines this machine can run (in the default TeX image, or the host's TeX Live
 // without one), probed once at start for /health.
-import { COMPILERS, type Compiler } from './compilers.js';
-import { imageTool } from './image/tools.js';
+import { COMPILERS, type Compiler } from '../compilers.js';
+import { imageTool } from './tools.js';
 
 export interface EngineStatus {
   available: boolean;
@@ -11,16 +11,17 @@ export interface EngineStatus {
 
 export type EngineReport = Record<Compiler, EngineStatus>;
 
-async function probe(engine: Compiler): Promise<EngineStatus> {
+async function probe(engine: Compiler, root: string | undefined): Promise<EngineStatus> {
   try {
-    const stdout = await imageTool([engine, '--version']);
+    const stdout = await imageTool([engine, '--version'], root);
     return { available: true, version: stdout.split('\n')[0]?.trim() };
   } catch (err) {
     return { available: false, error: (err as Error).message.split('\n')[0] };
   }
 }
 
-export async function probeEngines(): Promise<EngineReport> {
-  const results = await Promise.all(COMPILERS.map(probe));
+/** `root`: the TeX image the jobs run in (the default year's); none: the host's TeX Live. */
+export async function probeEngines(root: string | undefined): Promise<EngineReport> {
+  const results = await Promise.all(COMPILERS.map((engine) => probe(engine, root)));
   return Object.fromEntries(COMPILERS.map((engine, i) => [engine, results[i]])) as EngineReport;
 }

@@ -11,9 +11,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { projectRoot } from '../project-root.js';
-import { lsR, texmfRoots } from './diagnosis/texlive.js';
-import { imageToolOutput } from './image/tools.js';
+import { projectRoot } from '../../project-root.js';
+import { lsR, texmfRoots } from '../diagnosis/texlive.js';
+import { imageToolOutput } from '../image/tools.js';
 import { SANDBOX_FORMATS } from './sandbox.js';
 
 /** The library's name in a formats folder. */

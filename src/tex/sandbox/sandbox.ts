@@ -1,13 +1,13 @@
 // How every TeX-side process starts: inside bubblewrap with no network, its own PID
-// namespace, a TeX image (tex/image/) bound read-only as its root, a read-only /dev, only the
+// namespace, the TeX image its caller names (tex/image/; none: the host's TeX Live) bound
+// read-only as its root, a read-only /dev, only the
 // job's workspace and a capped /tmp writable, and nothing of the host visible; then prlimit
 // caps CPU, memory, file size and processes.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { texliveSettings } from '../config.js';
-import { installedImages } from './image/store.js';
+import { INSIDE_UID } from './uids.js';
 
 /** Where the job's workspace appears inside the sandbox. */
 export const SANDBOX_WORKDIR = '/job';
@@ -55,27 +55,6 @@ export const MALLOC_TUNABLES = { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1' };
 /** Where glibc looks for the kernel's huge-page settings (read-only in the sandbox; nothing else of /sys is). */
 const THP_SETTINGS = '/sys/kernel/mm/transparent_hugepage';
 
-/** null: not looked up yet. */
-let defaultRoot: string | undefined | null = null;
-
-/**
- * The TeX image every sandbox without an explicit `root` gets: the service sets it at start
- * (the default year's image; undefined with QUIRE_SANDBOX=off, which uses the host's TeX
- * Live). Until then it is the newest ready image QUIRE_TEXLIVE names, so every process, test
- * or tool runs TeX in the same image the service would.
- */
-export function useImageRoot(root: string | undefined): void {
-  defaultRoot = root;
-}
-
-export function currentImageRoot(): string | undefined {
-  if (defaultRoot === null) {
-    const { dir, years } = texliveSettings();
-    defaultRoot = installedImages(dir).find((image) => years.includes(image.year))?.root;
-  }
-  return defaultRoot;
-}
-
 export interface ProcessLimits {
   cpuSeconds: number;
   /** Largest single file a process may write (RLIMIT_FSIZE). */
@@ -95,8 +74,11 @@ export interface SandboxSpec {
   luaCache?: string;
   /** Inflated formats on the host, mounted read-only at SANDBOX_FORMATS. */
   formats?: string;
-  /** The TeX image's root folder (tex/image/store.ts), bound read-only as `/`. */
-  root?: string;
+  /**
+   * The TeX image's root folder (tex/image/store.ts), bound read-only as `/`; none: the host's
+   * own TeX Live (a machine without images). Always named by the caller: no sandbox picks one.
+   */
+  root: string | undefined;
   /** false runs without bubblewrap (QUIRE_SANDBOX=off): limits still apply, isolation does not. */
   isolate: boolean;
   /** The unprivileged uid (and gid) it runs as, when the service is root (see sandboxUid); none: as the service. */
@@ -137,15 +119,15 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
     '--cap-drop',
     'ALL',
     '--uid',
-    '65534',
+    String(INSIDE_UID),
     '--gid',
-    '65534',
+    String(INSIDE_UID),
     '--hostname',
     'quire',
   ];
   // From the TeX image (else the host): only what TeX and its helpers need, so not even the
   // image's generic /etc/passwd is there to read.
-  const root = spec.root ?? currentImageRoot() ?? '';
+  const root = spec.root ?? '';
   for (const path of [...READ_ONLY, ...javaConfigPaths(root)]) args.push('--ro-bind-try', `${root}${path}`, path);
   // Only the transparent-huge-page settings of the host's /sys: glibc reads them before it uses huge pages (MALLOC_TUNABLES).
   args.push('--ro-bind-try', THP_SETTINGS, THP_SETTINGS);
@@ -168,7 +150,7 @@ export function sandboxed(spec: SandboxSpec, argv: string[]): Command {
  * Runs a tiny real sandbox at start: the server refuses to start when bubblewrap cannot
  * isolate (unless the operator turned the sandbox off). Returns an error message or null.
  */
-export function probeSandbox(uid?: number, root = currentImageRoot()): string | null {
+export function probeSandbox(uid: number | undefined, root: string | undefined): string | null {
   if (!existsSync('/usr/bin/bwrap')) return 'bubblewrap (bwrap) is not installed';
   const workspace = mkdtempSync(join(tmpdir(), 'quire-probe-'));
   chmodSync(workspace, 0o755);
@@ -177,7 +159,7 @@ export function probeSandbox(uid?: number, root = currentImageRoot()): string | 
       workspace,
       env: {},
       isolate: true,
-      ...(root !== undefined ? { root } : {}),
+      root,
       limits: { cpuSeconds: 5, fileBytes: 1 << 20, memoryBytes: 1 << 30, processes: 16 },
     },
     // No /etc/passwd (of the host or the image); with an image, its TeX is there.

@@ -10,10 +10,10 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { COMPILERS, type Compiler } from './compilers.js';
+import { COMPILERS, type Compiler } from '../compilers.js';
 import { CORE_MAP, FontMaps } from './font-map.js';
-import { currentImageRoot, hostPath, imageTool } from './image/tools.js';
-import { builtLibrary, KPSE_HASH, libraryAgrees } from './kpse-hash.js';
+import { hostPath, imageTool } from '../image/tools.js';
+import { builtLibrary, KPSE_HASH, libraryAgrees } from '../sandbox/kpse-hash.js';
 
 /** The engine kpathsea looks formats up for (TeX Live 2022: lualatex runs on luahbtex). */
 const ENGINE: Record<Compiler, string> = { pdflatex: 'pdftex', xelatex: 'xetex', lualatex: 'luahbtex' };
@@ -46,7 +46,7 @@ export interface Formats {
 }
 
 /** `image`: the TeX image whose formats these are (none: the host's TeX Live). */
-export async function prepareFormats(root: string, image = currentImageRoot()): Promise<Formats> {
+export async function prepareFormats(root: string, image: string | undefined): Promise<Formats> {
   const sources = new Map<Compiler, string>();
   const id = createHash('sha256');
   for (const compiler of COMPILERS) {
