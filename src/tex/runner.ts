@@ -24,6 +24,7 @@ import {
 } from './job.js';
 import type { Compiler } from './compilers.js';
 import { demoteLater } from './demote.js';
+import { missingDatabases } from './bib-veto.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
 import { goLine, PAUSED_DRIVER, PAUSED_ENGINE, PAUSED_PREAMBLE, pausedDriver, pausedEngineArgs } from './paused.js';
 import { outputFiles, outputSource } from './output/source.js';
@@ -418,6 +419,12 @@ export class TexRunner implements JobRunner {
       // Helpers run when their input changed since they last ran; a changed output forces a pass.
       let changed = false;
       for (const helper of await planHelpers(MAIN, { read, log, fls, sources, done })) {
+        // latexmk's veto: a bibtex whose databases are not all there does not run (bib-veto.ts).
+        const absent = await missingDatabases(helper, read, (command) => timed(exec(command)));
+        if (absent.length > 0) {
+          problems.set(helper.id, absent.map((name) => ({ tool: helper.tool, message: `cannot find ${name}`, missing: name })));
+          continue;
+        }
         const outputs = await Promise.all(helper.outputs.map(async (name) => (await read(name)) ?? Buffer.alloc(0)));
         const result = await timed(exec(helper.argv));
         const verdict = await judgeHelper(helper, result, read);
