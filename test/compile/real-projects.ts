@@ -48,8 +48,10 @@ function request(root: string, engine: string, name: string): { latex: string; c
   for (const [path, data] of filesOf(root, name)) {
     if (path === 'main.tex') latex = data.toString('utf8');
     // Sent whole, as a client walking the folder would: a build file without an extension
-    // (ustcthesis's latexmkrc) is skipped by the service, in `files` as in project_zip.
-    else files[path] = formatOfName(path) ? { base64: data.toString('base64') } : data.toString('utf8');
+    // (ustcthesis's latexmkrc) is skipped by the service, in `files` as in project_zip. A
+    // binary of no asset type (a .pptx) has no form in `files`; project_zip skips it too.
+    else if (formatOfName(path)) files[path] = { base64: data.toString('base64') };
+    else if (!data.includes(0)) files[path] = data.toString('utf8');
   }
   return { latex, compiler: engine, files };
 }
