@@ -4,11 +4,17 @@
 # expected-<TeX Live year>.json, which test/compile/real-projects.ts (run by corpus.test.ts and corpus-2.test.ts) holds the service to. With
 # --image (a TeX image root, issue #22) latexmk runs inside it with bubblewrap; without, on
 # the host's TeX Live.
-# Usage: scripts/corpus-pages.sh [--image IMAGE_ROOT] [PROJECT...]   (named projects update their entries only)
+# With --corpus DIR it works on another corpus folder of the same layout (corpus.json, one folder
+# per project, expected-<year>.json written there). LATEXMK_TIMEOUT (seconds, 300 by default)
+# bounds one project's latexmk: a big thesis on a loaded machine may need more. latexmk also
+# reads scripts/corpus-latexmkrc: the glossaries and nomencl helpers the service runs (as
+# Overleaf does), which plain latexmk leaves out.
+# Usage: scripts/corpus-pages.sh [--corpus DIR] [--image IMAGE_ROOT] [PROJECT...]   (named projects update their entries only)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 corpus=$here/test/fixtures/projects/real
 image=
+if [ "${1:-}" = --corpus ]; then corpus=$(cd "$2" && pwd); shift 2; fi
 if [ "${1:-}" = --image ]; then image=$2; shift 2; fi
 inside() {
   if [ -n "$image" ]; then
@@ -39,9 +45,10 @@ for name in "${names[@]}"; do
   engine=$(node -e "console.log(require('$corpus/corpus.json')['$name'].engine)")
   work=$(mktemp -d)
   cp -a "$corpus/$name/." "$work"
+  cp "$here/scripts/corpus-latexmkrc" "$work/.corpus-latexmkrc"
   flag=-pdf; [ "$engine" = xelatex ] && flag=-xelatex; [ "$engine" = lualatex ] && flag=-lualatex
   pages=null
-  if timeout 300 bash -c "$(declare -f inside); image='$image'; inside '$work' latexmk $flag -interaction=nonstopmode -halt-on-error main.tex" > "$work/.latexmk.out" 2>&1; then
+  if timeout "${LATEXMK_TIMEOUT:-300}" bash -c "$(declare -f inside); image='$image'; inside '$work' latexmk -r .corpus-latexmkrc $flag -interaction=nonstopmode -halt-on-error main.tex" > "$work/.latexmk.out" 2>&1; then
     # pdfinfo from the same TeX root: the host need not have poppler-utils
     pages=$(inside "$work" pdfinfo main.pdf | awk '/^Pages:/ {print $2}')
   else

@@ -161,7 +161,9 @@ export function expandProjectZip(base64: unknown): { latex: string; files: Recor
     }
     const data = inflate(zip, entry);
     if (formatOfName(name)) binary.set(name, data.toString('base64'));
-    else texts.set(name, data.toString('utf8'));
+    // A binary of another type (the slides' .pptx, a .xlsx of the data, a .zip) is nothing TeX
+    // reads: latexmk never opens it, so it is skipped rather than refused as text with a NUL.
+    else if (!data.includes(0)) texts.set(name, data.toString('utf8'));
   }
   const main = chooseMain(texts);
   const latex = texts.get(main)!;

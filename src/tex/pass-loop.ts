@@ -8,6 +8,7 @@ import { engineArgs, FORMAT, FORMAT_ENGINE, formatEngineArgs, MEMORY_BYTES, PAUS
 import { formatCoreMap, type JobFormat } from './caches/job-start.js';
 import { goLine, PAUSED_DRIVER, PAUSED_ENGINE } from './caches/paused.js';
 import { judgeHelper, planHelpers, type ReadFile } from './passes.js';
+import { missingDatabases } from './project/bib-veto.js';
 import { runOutputStep } from './output/steps.js';
 import type { WarmValidators } from './output/warm-validator.js';
 import { inspectInSandbox } from './pdf/inspect.js';
@@ -184,6 +185,12 @@ async function passes(run: PassRun): Promise<Omit<TexResult, 'passes' | 'duratio
     // Helpers run when their input changed since they last ran; a changed output forces a pass.
     let changed = false;
     for (const helper of await planHelpers(MAIN, { read, log, fls, sources, done })) {
+      // latexmk's veto: a bibtex whose databases are not all there does not run (project/bib-veto.ts).
+      const absent = await missingDatabases(helper, read, (command) => timed(exec(command)));
+      if (absent.length > 0) {
+        problems.set(helper.id, absent.map((name) => ({ tool: helper.tool, message: `cannot find ${name}`, missing: name })));
+        continue;
+      }
       const outputs = await Promise.all(helper.outputs.map(async (name) => (await read(name)) ?? Buffer.alloc(0)));
       const result = await timed(exec(helper.argv));
       const verdict = await judgeHelper(helper, result, read);

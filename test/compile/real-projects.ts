@@ -21,7 +21,9 @@ import { createAccount, testApp, type TestAccount, type TestApp } from '../helpe
 import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 const ROOT = join(import.meta.dirname, '..', 'fixtures', 'projects', 'real');
-const corpus = JSON.parse(readFileSync(join(ROOT, 'corpus.json'), 'utf8')) as Record<string, { engine: string; kind: string }>;
+
+interface CorpusEntry { engine: string; kind: string }
+type Expected = { texlive: string; pages: Record<string, number | null> };
 
 /** The TeX Live year the service compiles with: QUIRE_TEXLIVE's first year, else the default image's pdftex, else the default image (2026). */
 function texliveYear(): string {
@@ -32,10 +34,8 @@ function texliveYear(): string {
     return '2026';
   }
 }
-const expected = JSON.parse(readFileSync(join(ROOT, `expected-${texliveYear()}.json`), 'utf8')) as { texlive: string; pages: Record<string, number | null> };
-
-function filesOf(name: string): Map<string, Buffer> {
-  const dir = join(ROOT, name);
+function filesOf(root: string, name: string): Map<string, Buffer> {
+  const dir = join(root, name);
   const files = new Map<string, Buffer>();
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
     if (entry.isFile()) files.set(relative(dir, join(entry.parentPath, entry.name)), readFileSync(join(entry.parentPath, entry.name)));
@@ -43,21 +43,39 @@ function filesOf(name: string): Map<string, Buffer> {
   return files;
 }
 
-function request(name: string): { latex: string; compiler: string; files: Record<string, string | { base64: string }> } {
+function request(root: string, engine: string, name: string): { latex: string; compiler: string; files: Record<string, string | { base64: string }> } {
   const files: Record<string, string | { base64: string }> = {};
   let latex = '';
-  for (const [path, data] of filesOf(name)) {
+  for (const [path, data] of filesOf(root, name)) {
     if (path === 'main.tex') latex = data.toString('utf8');
     // Sent whole, as a client walking the folder would: a build file without an extension
-    // (ustcthesis's latexmkrc) is skipped by the service, in `files` as in project_zip.
-    else files[path] = formatOfName(path) ? { base64: data.toString('base64') } : data.toString('utf8');
+    // (ustcthesis's latexmkrc) is skipped by the service, in `files` as in project_zip. A
+    // binary of no asset type (a .pptx) has no form in `files`; project_zip skips it too.
+    else if (formatOfName(path)) files[path] = { base64: data.toString('base64') };
+    else if (!data.includes(0)) files[path] = data.toString('utf8');
   }
-  return { latex, compiler: corpus[name]!.engine, files };
+  return { latex, compiler: engine, files };
 }
 
-/** Registers the tests of shard `shard` (0 or 1) of the corpus. */
-export function realProjects(shard: 0 | 1): void {
-  describe(`real-project corpus against latexmk (TeX Live ${expected.texlive}), part ${shard + 1} of 2`, { concurrency: 2 }, () => {
+export interface CorpusOptions {
+  /** The corpus folder (corpus.json, expected-<year>.json, one folder a project); the suite's own by default. */
+  root?: string;
+  /** How many test files share the corpus (projects go round-robin by their order in corpus.json). */
+  shards?: number;
+  /** Projects also sent as a project_zip (by their folder of chapters and figures), each in the shard of its index in this list. */
+  zipped?: string[];
+  /** Fewest projects the corpus may hold (a folder emptied by mistake fails). */
+  atLeast?: number;
+}
+
+/** Registers the tests of shard `shard` (0 to shards - 1) of a corpus. */
+export function realProjects(shard: number, options: CorpusOptions = {}): void {
+  const root = options.root ?? ROOT;
+  const shards = options.shards ?? 2;
+  const zipped = options.zipped ?? ['cleanthesis', 'ustcthesis'];
+  const corpus = JSON.parse(readFileSync(join(root, 'corpus.json'), 'utf8')) as Record<string, CorpusEntry>;
+  const expected = JSON.parse(readFileSync(join(root, `expected-${texliveYear()}.json`), 'utf8')) as Expected;
+  describe(`real-project corpus ${root === ROOT ? '' : `${root} `}against latexmk (TeX Live ${expected.texlive}), part ${shard + 1} of ${shards}`, { concurrency: 2 }, () => {
     let t: TestApp;
     let account: TestAccount;
     before(async () => {
@@ -72,14 +90,14 @@ export function realProjects(shard: 0 | 1): void {
     if (shard === 0) {
       test('every project in corpus.json has an expectation and a folder', () => {
         assert.deepEqual(Object.keys(expected.pages).sort(), Object.keys(corpus).sort());
-        assert.ok(Object.keys(corpus).length >= 30);
+        assert.ok(Object.keys(corpus).length >= (options.atLeast ?? 30));
       });
     }
 
-    for (const name of Object.keys(corpus).filter((_, i) => i % 2 === shard)) {
+    for (const name of Object.keys(corpus).filter((_, i) => i % shards === shard)) {
       const pages = expected.pages[name];
       test(`${name} (${corpus[name]!.kind}, ${corpus[name]!.engine}): ${pages === null || pages === undefined ? 'fails as under latexmk' : `${pages} pages as under latexmk`}`, async () => {
-        const res = await compile(request(name));
+        const res = await compile(request(root, corpus[name]!.engine, name));
         if (pages === null || pages === undefined) {
           assert.equal(res.statusCode, 422, res.body.slice(0, 2000));
           assert.equal(res.json().error, 'compilation_failed');
@@ -91,10 +109,10 @@ export function realProjects(shard: 0 | 1): void {
       });
     }
 
-    // Both theses (folders of chapters and figures); ustcthesis also carries a latexmkrc, which the zip path skips.
-    for (const name of ['cleanthesis', 'ustcthesis'].filter((_, i) => i === shard)) {
+    // Theses (folders of chapters and figures); ustcthesis also carries a latexmkrc, which the zip path skips.
+    for (const name of zipped.filter((_, i) => i % shards === shard)) {
       test(`${name} as a project_zip gives the same result as its files`, async () => {
-        const zip = zipSync(Object.fromEntries([...filesOf(name)].map(([path, data]) => [`thesis-main/${path}`, new Uint8Array(data)])));
+        const zip = zipSync(Object.fromEntries([...filesOf(root, name)].map(([path, data]) => [`thesis-main/${path}`, new Uint8Array(data)])));
         const res = await compile({ project_zip: Buffer.from(zip).toString('base64'), compiler: corpus[name]!.engine });
         const pages = expected.pages[name];
         if (pages === null || pages === undefined) assert.equal(res.json().error, 'compilation_failed');
