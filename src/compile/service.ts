@@ -20,6 +20,7 @@ import type { PreviewStore } from '../quota/previews.js';
 import { ensureCatalog } from '../tex/diagnosis/catalog.js';
 import { diagnose, missingCharacters, type Diagnosis, type LogAnalysis } from '../tex/diagnosis/index.js';
 import type { TexWarning } from '../tex/warnings.js';
+import { taggingFailureHint, taggingWarnings } from '../tex/output/tagging-status.js';
 import type { ProbeCompile } from '../tex/diagnosis/probe.js';
 import { ProbeRefused, WindowProbeBudget, type ProbeBudget } from './probe-budget.js';
 import type { TexQueue } from '../queue/queue.js';
@@ -381,6 +382,7 @@ export class CompileService {
       ...(result.pageImages
         ? { page_images: result.pageImages.map(({ page, width, height }) => ({ page, width, height, url: signedPageImageUrl(config.baseUrl, config.secret, jobId, page, expiresAt) })) }
         : {}),
+      ...(result.conformance ? { conformance: result.conformance } : {}),
     };
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, ticket, tier, request.latex, request.compiler);
@@ -513,13 +515,17 @@ export class CompileService {
     }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
       // A package suggestion the index is unsure of is checked by probe compiles (the caller's probe budget).
-      throw compilationFailed(await diagnose(result.log, compiler, { source, probe }), result.log, tier);
+      const analysis = await diagnose(result.log, compiler, { source, probe });
+      const blocked = request.output?.tagging ? taggingFailureHint(result.log) : null;
+      throw compilationFailed(blocked ? { ...analysis, agent_hint: `${blocked} ${analysis.agent_hint ?? ''}`.trim() } : analysis, result.log, tier);
     }
     // xelatex and lualatex leave out glyphs their font lacks, warn, and still write a PDF:
     // a warning here too (as latexmk delivers it), naming the codepoint and a font that has it.
     // pdflatex's missing characters are empty slots of 8-bit fonts (warnings.ts).
     const glyphs = compiler === 'pdflatex' ? undefined : missingCharacters(result.log, compiler, { source });
-    const warnings = [...(result.warnings ?? []), ...(glyphs ? [glyphWarning(glyphs)] : [])];
+    // Tagged (issue 40): packages the kernel's tagging-status data says block tagging.
+    const tagging = request.output?.tagging ? taggingWarnings(result.log) : [];
+    const warnings = [...(result.warnings ?? []), ...(glyphs ? [glyphWarning(glyphs)] : []), ...tagging];
     if (result.pdf.length > limits.maxPdfBytes) throw this.pdfTooLarge(tier, upgradeUrl);
     if (result.pages > limits.maxPages) {
       // Previews off, or the slice could not be cut.
