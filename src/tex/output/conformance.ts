@@ -39,6 +39,8 @@ const STANDARD_TYPES = new Set(
   ).split(' '),
 );
 const MAX_ELEMENTS = 200_000;
+/** An /Alt that is a graphic's file name (the kernel's stand-in for a missing alt text). */
+const FILE_NAME = /^[\w./-]+\.(?:pdf|png|jpe?g|eps|ps|svg|jbig2|jb2)$/i;
 const MAX_LISTED = 5;
 
 interface Element {
@@ -60,8 +62,13 @@ export function conformanceChecks(model: PdfModel, xmp: string | null, wanted: C
     check('mark_info_marked', marked, '/MarkInfo /Marked is true', '/MarkInfo /Marked is not true');
     const elements = root ? structureElements(model, root) : [];
     const figures = elements.filter((e) => e.type === 'Figure');
-    const bare = figures.filter((e) => !text(model.resolve(e.dict['/Alt']))?.trim() && !text(model.resolve(e.dict['/ActualText']))?.trim());
-    check('figures_alt', bare.length === 0, `${figures.length} figure(s), each with /Alt or /ActualText`, `${bare.length} of ${figures.length} figure(s) have no /Alt (give \\includegraphics an alt={…})`);
+    // Without alt={…} the kernel writes the graphic's file name as /Alt (and warns): that is no description.
+    const described = (e: Element) => [e.dict['/Alt'], e.dict['/ActualText']].some((v) => {
+      const alt = text(model.resolve(v))?.trim();
+      return Boolean(alt) && !FILE_NAME.test(alt!);
+    });
+    const bare = figures.filter((e) => !described(e));
+    check('figures_alt', bare.length === 0, `${figures.length} figure(s), each with /Alt or /ActualText`, `${bare.length} of ${figures.length} figure(s) have no /Alt, or only a file name as /Alt (give \\includegraphics an alt={…})`);
     const headings = elements.map((e) => /^H([1-6])$/.exec(e.type)).filter((m): m is RegExpExecArray => m !== null).map((m) => Number(m[1]));
     const skip = headings.findIndex((level, i) => level > (i === 0 ? 1 : headings[i - 1]! + 1));
     check(
