@@ -1,7 +1,9 @@
 // Bench cases of the `output` option (issue 23), each interleaved with its bare equivalent:
 // PDF/A-1b hello (service: pdfx, then PDFBox Preflight) against bare pdflatex with pdfx and
 // its .xmpdata; encrypted hello against bare pdflatex then `qpdf --encrypt`; and the time a
-// page image adds to a one-page compile (the same request with and without page_images).
+// page image adds to a one-page compile (the same request with and without page_images); and
+// a tagged PDF/UA-2 invoice against the same invoice untagged, both through the service
+// (issue 40: tagging should cost at most 1.5× the untagged render).
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bare } from './bare.js';
@@ -37,6 +39,28 @@ async function inDir(root: string, source: string, extra: Record<string, string>
   await rm(dir, { recursive: true, force: true });
 }
 
+/** A one-page invoice: letterhead, a heading, an items table with a header row (for tagging). */
+const invoice = (n: number) =>
+  [
+    '\\documentclass[11pt]{article}',
+    '\\usepackage[margin=2cm]{geometry}',
+    '\\usepackage{booktabs}',
+    '\\tagpdfsetup{table/header-rows={1}}',
+    '\\begin{document}',
+    `\\section*{Invoice 2026-${String(n).padStart(4, '0')}}`,
+    'ACME GmbH, Hauptstraße 1, 10115 Berlin. Billed to: Müller GmbH.',
+    '',
+    '\\begin{tabular}{lrr}',
+    '\\toprule Item & Hours & Amount\\\\ \\midrule',
+    ...Array.from({ length: 12 }, (_, i) => `Consulting, week ${i + 1} & 8 & 1{,}000.00\\\\`),
+    '\\midrule Total & 96 & 12{,}000.00\\\\ \\bottomrule',
+    '\\end{tabular}',
+    '',
+    'Payable within 30 days.',
+    '\\end{document}',
+    '',
+  ].join('\n');
+
 const PDFLATEX: [string, string[]] = ['pdflatex', ['-interaction=nonstopmode', '-halt-on-error', 'main.tex']];
 
 export function outputCases(root: string, service: ServiceCall): OutputCase[] {
@@ -58,6 +82,13 @@ export function outputCases(root: string, service: ServiceCall): OutputCase[] {
       service: (n) => service({ latex: hello(n), output: { page_images: { pages: [1], dpi: 72 } } }),
       bare: (n) => service({ latex: hello(-n) }),
       goal: { kind: 'added', value: 150 },
+    },
+    {
+      name: 'tagged ua-2 invoice vs untagged',
+      service: (n) => service({ latex: invoice(n), output: { pdf_standard: 'ua-2', metadata: { title: 'Invoice', lang: 'de-DE' } } }),
+      // The same invoice untagged (without \\tagpdfsetup, which only a tagged document defines).
+      bare: (n) => service({ latex: invoice(-n - 1).replace('\\tagpdfsetup{table/header-rows={1}}\n', '') }),
+      goal: { kind: 'ratio', value: 1.5 },
     },
   ];
 }
