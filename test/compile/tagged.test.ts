@@ -161,6 +161,14 @@ describe('tagged PDF and PDF/UA', () => {
     assert.match(warnings[0]!.message, /currently incompatible with tagging/);
   });
 
+  test('a tagged compile that fails: the hint names the blocking packages first', async () => {
+    const latex = TAGGED.replace('\\usepackage{graphicx}', '\\usepackage{graphicx}\n\\usepackage{float}').replace('The figure shows the plan.', 'The figure shows \\undefinedcommand the plan.');
+    const res = await compile({ latex, compiler: 'pdflatex', output: { tagged: true, metadata: { lang: 'en-GB' } } });
+    assert.equal(res.statusCode, 422);
+    assert.equal(res.json().error, 'compilation_failed');
+    assert.match(res.json().agent_hint, /^Tagging is on and these packages block it \(LaTeX tagging-status\): float\.sty \(currently incompatible with tagging\)\./);
+  });
+
   test('refusals cost nothing: xelatex, no lang, unknown standard, incompatible combinations, own \\DocumentMetadata', async () => {
     const before = await used();
     const xe = await compile({ latex: TAGGED, compiler: 'xelatex', output: { pdf_standard: 'ua-2', metadata: META } });
