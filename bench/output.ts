@@ -3,7 +3,9 @@
 // its .xmpdata; encrypted hello against bare pdflatex then `qpdf --encrypt`; and the time a
 // page image adds to a one-page compile (the same request with and without page_images); and
 // the time a PAdES signature adds (output.sign with an inline PKCS#12, AES-256 as OpenSSL 3
-// writes it, against the same request without it; issue 40).
+// writes it, against the same request without it; issue 40); and
+// a tagged PDF/UA-2 invoice against the same invoice untagged, both through the service
+// (issue 40: tagging should cost at most 1.5× the untagged render).
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bare } from './bare.js';
@@ -40,6 +42,28 @@ async function inDir(root: string, source: string, extra: Record<string, string>
   await rm(dir, { recursive: true, force: true });
 }
 
+/** A one-page invoice: letterhead, a heading, an items table with a header row (for tagging). */
+const invoice = (n: number) =>
+  [
+    '\\documentclass[11pt]{article}',
+    '\\usepackage[margin=2cm]{geometry}',
+    '\\usepackage{booktabs}',
+    '\\tagpdfsetup{table/header-rows={1}}',
+    '\\begin{document}',
+    `\\section*{Invoice 2026-${String(n).padStart(4, '0')}}`,
+    'ACME GmbH, Hauptstraße 1, 10115 Berlin. Billed to: Müller GmbH.',
+    '',
+    '\\begin{tabular}{lrr}',
+    '\\toprule Item & Hours & Amount\\\\ \\midrule',
+    ...Array.from({ length: 12 }, (_, i) => `Consulting, week ${i + 1} & 8 & 1{,}000.00\\\\`),
+    '\\midrule Total & 96 & 12{,}000.00\\\\ \\bottomrule',
+    '\\end{tabular}',
+    '',
+    'Payable within 30 days.',
+    '\\end{document}',
+    '',
+  ].join('\n');
+
 const PDFLATEX: [string, string[]] = ['pdflatex', ['-interaction=nonstopmode', '-halt-on-error', 'main.tex']];
 
 export function outputCases(root: string, service: ServiceCall): OutputCase[] {
@@ -69,6 +93,13 @@ export function outputCases(root: string, service: ServiceCall): OutputCase[] {
       service: (n) => service({ latex: hello(n), output: { sign: { p12_base64: identity, password: 'bench-password', reason: 'Bench' } } }),
       bare: (n) => service({ latex: hello(-n) }),
       goal: { kind: 'added', value: 100 },
+    },
+    {
+      name: 'tagged ua-2 invoice vs untagged',
+      service: (n) => service({ latex: invoice(n), output: { pdf_standard: 'ua-2', metadata: { title: 'Invoice', lang: 'de-DE' } } }),
+      // The same invoice untagged (without \\tagpdfsetup, which only a tagged document defines).
+      bare: (n) => service({ latex: invoice(-n - 1).replace('\\tagpdfsetup{table/header-rows={1}}\n', '') }),
+      goal: { kind: 'ratio', value: 1.5 },
     },
   ];
 }

@@ -52,6 +52,8 @@ export interface Config {
   renderPerMinute: number;
   /** Validate calls per minute per caller (account or keyless address); validate is free. */
   validatePerMinute: number;
+  /** Largest PDF POST /api/v1/pdf/check (MCP check_pdf) reads (issue 40). */
+  pdfCheckMaxBytes: number;
   /** When false, over-limit documents are refused instead of previewed. */
   previews: boolean;
   /** Result cache bounds (see compile/result-cache.ts); 0 entries turns it off. */
@@ -291,6 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
     workerPort: integer(env, 'QUIRE_WORKER_PORT', 9090, 0, 65535),
     renderPerMinute: integer(env, 'QUIRE_RENDER_PER_MINUTE', 60, 1, 1_000_000),
     validatePerMinute: integer(env, 'QUIRE_VALIDATE_PER_MINUTE', 30, 1, 1_000_000),
+    pdfCheckMaxBytes: integer(env, 'QUIRE_PDF_CHECK_MAX_MB', 20, 1, 1024) * 1024 * 1024,
     previews: flag(env, 'QUIRE_PREVIEWS', true),
     resultCacheEntries: integer(env, 'QUIRE_RESULT_CACHE_ENTRIES', 256, 0, 1_000_000),
     resultCacheBytes: integer(env, 'QUIRE_RESULT_CACHE_MB', 128, 0, 1_000_000) * 1024 * 1024,

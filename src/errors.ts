@@ -224,6 +224,18 @@ export const CATALOGUE = {
     retryable: false,
     advice: null,
   }),
+  tagging_unsupported_engine: entry<{ compiler: string; engines: string[]; field: string }>({
+    status: 422,
+    message: 'This engine cannot write a tagged (accessible) PDF: XeTeX writes no marked content for the structure tree. Use lualatex or pdflatex.',
+    retryable: false,
+    advice: null,
+  }),
+  pdf_check_too_large: entry<{ limit: number; bytes: number }>({
+    status: 413,
+    message: 'The PDF to check is larger than this server checks.',
+    retryable: false,
+    advice: null,
+  }),
   output_failed: entry<CompileFailure & { reasons: string[] }>({
     status: 422,
     message: 'The output step (output.*) could not process the PDF TeX wrote.',

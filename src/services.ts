@@ -33,6 +33,7 @@ import { TemplateService } from './templates/service.js';
 import { TemplateVersionService } from './templates/version-service.js';
 import { TemplateValidateService } from './templates/validate-service.js';
 import { ValidateService } from './compile/validate.js';
+import { PdfCheckService } from './compile/pdf-check.js';
 import { loadCatalog } from './gallery/catalog.js';
 import { GalleryService } from './gallery/service.js';
 import { probeEngines, type EngineReport } from './tex/image/engines.js';
@@ -87,6 +88,8 @@ export interface Services {
   /** Free checks of a compile request, and of render data against a template (docs/api.md, "Validate"). */
   validate: ValidateService;
   templateValidate: TemplateValidateService;
+  /** The conformance checks on an uploaded PDF (docs/pdf-output.md, issue 40). */
+  pdfCheck: PdfCheckService;
   /** Batch render of a V2 template, as an async job. */
   batches: BatchService;
   /** The public template gallery (list, detail, render, previews). */
@@ -218,6 +221,7 @@ export async function openServices(config: Config, options: ServiceOptions = {})
     templateVersions: new TemplateVersionService(templates),
     validate: new ValidateService({ config, clock, counters, assets: resolver, templatePolicy: checkTemplate }),
     templateValidate: new TemplateValidateService(templates, { counters, clock, perMinute: () => config.validatePerMinute }),
+    pdfCheck: new PdfCheckService({ config, clock, counters }),
     batches,
     gallery,
     asyncJobs,

@@ -17,6 +17,7 @@ import { diagnose, missingCharacters, type Diagnosis, type LogAnalysis } from '.
 import type { ProbeCompile } from '../tex/diagnosis/probe.js';
 import type { TexResult } from '../tex/job.js';
 import type { TexWarning } from '../tex/warnings.js';
+import { taggingFailureHint, taggingWarnings } from '../tex/output/tagging-status.js';
 import { signedPageImageUrl, signedPdfUrl } from './links.js';
 import { outputFailure } from './output.js';
 import type { PdfStore } from './pdfs.js';
@@ -113,13 +114,18 @@ export class Answer {
     }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
       // A package suggestion the index is unsure of is checked by probe compiles (the caller's probe budget).
-      throw compilationFailed(await diagnose(result.log, compiler, { source, probe }), result.log, tier);
+      const analysis = await diagnose(result.log, compiler, { source, probe });
+      // Tagged (issue 40): the packages that block tagging come first in the hint.
+      const blocked = request.output?.tagging ? taggingFailureHint(result.log) : null;
+      throw compilationFailed(blocked ? { ...analysis, agent_hint: `${blocked} ${analysis.agent_hint ?? ''}`.trim() } : analysis, result.log, tier);
     }
     // xelatex and lualatex leave out glyphs their font lacks, warn, and still write a PDF:
     // a warning here too (as latexmk delivers it), naming the codepoint and a font that has it.
     // pdflatex's missing characters are empty slots of 8-bit fonts (warnings.ts).
     const glyphs = compiler === 'pdflatex' ? undefined : missingCharacters(result.log, compiler, { source });
-    const warnings = [...(result.warnings ?? []), ...(glyphs ? [glyphWarning(glyphs)] : [])];
+    // Tagged (issue 40): packages the kernel's tagging-status data says block tagging.
+    const tagging = request.output?.tagging ? taggingWarnings(result.log) : [];
+    const warnings = [...(result.warnings ?? []), ...(glyphs ? [glyphWarning(glyphs)] : []), ...tagging];
     if (result.pdf.length > limits.maxPdfBytes) throw this.pdfTooLarge(tier);
     if (result.pages > limits.maxPages) {
       // Previews off, or the slice could not be cut.
@@ -169,6 +175,7 @@ export class Answer {
       ...(result.pageImages
         ? { page_images: result.pageImages.map(({ page, width, height }) => ({ page, width, height, url: signedPageImageUrl(config.baseUrl, config.secret, jobId, page, expiresAt) })) }
         : {}),
+      ...(result.conformance ? { conformance: result.conformance } : {}),
     };
     if (caller.kind === 'anonymous') return this.anonymousExtras(body);
     const extended = this.accountExtras(body, caller, quota, request);

@@ -5,6 +5,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { SignBody } from '../signing/schema.js';
 
 export const PDF_STANDARDS = ['a-1b', 'a-2b', 'a-3b', 'a-2u', 'a-3u'] as const;
+/** Issue 40: PDF/A-4 (written by the kernel, with tagging) and PDF/UA (standards.ts). */
+export const KERNEL_STANDARDS = ['a-4', 'a-4f', 'ua-1', 'ua-2'] as const;
+const STANDARD = Type.Union([...PDF_STANDARDS, ...KERNEL_STANDARDS].map((level) => Type.Literal(level)));
 export const PASSWORD_MAX_BYTES = 127;
 export const METADATA_MAX = 1000;
 export const WATERMARK_MAX = 200;
@@ -17,10 +20,13 @@ const allowed = (what: string) => Type.Optional(Type.Boolean({ default: true, de
 export const OutputBody = Type.Object(
   {
     pdf_standard: Type.Optional(
-      Type.Union(PDF_STANDARDS.map((level) => Type.Literal(level)), {
-        description: 'Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark.',
+      Type.Union([STANDARD, Type.Array(STANDARD, { minItems: 1, maxItems: 2 })], {
+        description:
+          'Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. ' +
+          'ua-1/ua-2: a tagged PDF/UA (the kernel\'s \\DocumentMetadata; needs metadata.lang and lualatex or pdflatex), alone or with a compatible PDF/A level: ["a-2b","ua-1"] (PDF 1.7), ["a-4f","ua-2"] (PDF 2.0). The answer carries a conformance report.',
       }),
     ),
+    tagged: Type.Optional(Type.Boolean({ description: 'Tag the PDF (structure tree, alt text, /Lang from metadata.lang) without claiming PDF/UA; lualatex or pdflatex. The answer carries a conformance report.' })),
     attachments: Type.Optional(
       Type.Record(
         Type.String(),
@@ -105,3 +111,20 @@ export const PageImageBody = Type.Object({
   width: Type.Integer(),
   height: Type.Integer(),
 });
+
+/** Issue 40: the checks that ran on a PDF with pdf_standard or tagged (tex/output/conformance.ts), also the body of /api/v1/pdf/check. */
+export const ConformanceBody = Type.Object(
+  {
+    standards: Type.Array(Type.String(), { description: 'The standards claimed: asked for, or (pdf/check without standards) found in the XMP' }),
+    checks: Type.Array(
+      Type.Object({
+        id: Type.String({ description: 'What is checked, e.g. structure_tree_root, lang, figures_alt, heading_levels, xmp_pdfuaid, pdfbox_preflight' }),
+        passed: Type.Boolean(),
+        detail: Type.String(),
+      }),
+    ),
+    violations: Type.Array(Type.String(), { description: 'One "<id>: <detail>" per failed check' }),
+    validators: Type.Array(Type.String(), { description: 'Validators that ran besides these checks (Apache PDFBox Preflight for a-1b). The checks are necessary conditions, not a certification: no document is called compliant with a standard no validator here checked.' }),
+  },
+  { description: 'Conformance report (extension, issue 40; docs/pdf-output.md)' },
+);

@@ -10,6 +10,7 @@ import { limitsOf, type Tier } from '../quota/plans.js';
 import { hasDocumentClass } from '../tex/output/source.js';
 import type { OutputAttachment, OutputSpec } from '../tex/output/spec.js';
 import { OutputBody, PASSWORD_MAX_BYTES, type OutputRequest } from './output-schema.js';
+import { parseStandards } from './standards.js';
 
 /** What the compile's assets already use of the plan's per-document asset limits. */
 export interface AssetUse {
@@ -54,7 +55,10 @@ export function parseOutput(
   const request = raw;
   const fields: FieldError[] = [];
   const field = (name: string, rule: string, message: string) => fields.push({ field: name, rule, message });
-  if (request.encrypt && request.pdf_standard) field('output.encrypt', 'conflict', 'cannot be combined with output.pdf_standard (PDF/A forbids encryption)');
+  // PDF/A, PDF/UA and tagging (issue 40, standards.ts); `pdfx`: PDF/A written by pdfx (no tagging).
+  const standards = parseStandards(request, compiler, latex, field);
+  const pdfx = standards.pdfStandard !== undefined && !standards.tagging;
+  if (request.encrypt && request.pdf_standard) field('output.encrypt', 'conflict', 'cannot be combined with output.pdf_standard (PDF/A forbids encryption; a PDF/UA report is made on the PDF before encryption)');
   if (request.encrypt && request.pdf_standard) field('output.pdf_standard', 'conflict', 'cannot be combined with output.encrypt (PDF/A forbids encryption)');
   if (request.watermark && request.pdf_standard) field('output.watermark', 'conflict', 'a watermark is not checked for PDF/A (a text one uses a font that is not embedded): not with output.pdf_standard');
   const stampFile = request.watermark?.asset !== undefined ? files.find((file) => file.name === request.watermark!.asset) : undefined;
@@ -65,8 +69,8 @@ export function parseOutput(
   } else if (stampFile && !stampFile.data.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
     field('output.watermark.asset', 'format', 'must name a PDF file');
   }
-  if (request.attachments && Object.keys(request.attachments).length > 0 && request.pdf_standard && !request.pdf_standard.startsWith('a-3')) {
-    field('output.attachments', 'conflict', 'PDF/A allows embedded files only at level 3 (a-3b, a-3u)');
+  if (request.attachments && Object.keys(request.attachments).length > 0 && standards.pdfStandard && !/^a-(3|4f)/.test(standards.pdfStandard)) {
+    field('output.attachments', 'conflict', 'PDF/A allows embedded files only at level 3 (a-3b, a-3u) and in a-4f');
   }
   for (const key of ['user_password', 'owner_password'] as const) {
     const password = request.encrypt?.[key];
@@ -80,14 +84,14 @@ export function parseOutput(
     const values = Array.isArray(value) ? value : [value];
     if (values.some((v) => typeof v === 'string' && /[\0-\x1f\x7f]/.test(v))) field(`output.metadata.${key}`, 'characters', 'must not contain control characters');
     // pdfx 1.6 writes "&" differently into Info and XMP, which PDF/A forbids.
-    if (request.pdf_standard && values.some((v) => typeof v === 'string' && v.includes('&'))) field(`output.metadata.${key}`, 'characters', 'must not contain "&" with output.pdf_standard');
+    if (pdfx && values.some((v) => typeof v === 'string' && v.includes('&'))) field(`output.metadata.${key}`, 'characters', 'must not contain "&" with output.pdf_standard');
   }
   // embedfile stops XeTeX with "Missing pdfTeX or luaTeX in PDF mode": refused here, never a TeX error.
   if (request.attachments && Object.keys(request.attachments).length > 0 && compiler === 'xelatex') {
     field('output.attachments', 'compiler', 'embedded files need pdflatex or lualatex (embedfile does not support XeTeX)');
   }
-  if ((request.pdf_standard || request.attachments) && !hasDocumentClass(latex)) {
-    field(request.pdf_standard ? 'output.pdf_standard' : 'output.attachments', 'documentclass', 'needs the \\documentclass line in latex itself');
+  if ((request.pdf_standard || request.tagged || request.attachments) && !hasDocumentClass(latex)) {
+    field(request.pdf_standard ? 'output.pdf_standard' : request.tagged ? 'output.tagged' : 'output.attachments', 'documentclass', 'needs the \\documentclass line in latex itself');
   }
   const images = request.page_images;
   const budget = limitsOf(tier).pageImageBudget;
@@ -102,7 +106,7 @@ export function parseOutput(
   const attachments = checkAttachments(request.attachments ?? {}, tier, assets, upgradeUrl);
   const mark = request.watermark;
   const spec: OutputSpec = {
-    ...(request.pdf_standard ? { pdfStandard: request.pdf_standard } : {}),
+    ...standards,
     ...(request.metadata ? { metadata: request.metadata } : {}),
     ...(request.encrypt
       ? {

@@ -8,7 +8,7 @@ import { COMPILERS } from '../tex/compilers.js';
 import { DiagnosisBody } from '../tex/diagnosis/diagnosis.js';
 import { TEXLIVE_YEARS } from '../tex/image/releases.js';
 import { TexErrorBody, TexWarningBody } from '../tex/warnings.js';
-import { OutputBody, PageImageBody } from './output-schema.js';
+import { ConformanceBody, OutputBody, PageImageBody } from './output-schema.js';
 
 /**
  * The optional `texlive` field of a request that compiles (compile, renders, batch), checked by
@@ -141,6 +141,7 @@ export const CompileSuccessBody = Type.Object(
     plan_required: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     upgrade_url: Type.Optional(Type.String({ format: 'uri' })),
     page_images: Type.Optional(Type.Array(PageImageBody, { description: 'Extension of SPEC 1.5.0: with output.page_images, the rendered pages' })),
+    conformance: Type.Optional(ConformanceBody),
     warnings: Type.Array(CompileWarning, {
       description: 'Extension of SPEC 1.5.0: undefined references and citations, bibliography errors and missing databases that did not stop delivery, missing glyphs. Empty when there are none.',
     }),

@@ -19,6 +19,7 @@ import { pdfRoutes } from './pdfs.js';
 import { templateRoutes } from './templates.js';
 import { templateVersionRoutes } from './template-versions.js';
 import { validateRoutes } from './validate.js';
+import { pdfCheckRoutes } from './pdf-check.js';
 import type { App } from './types.js';
 import { usageRoutes } from './usage.js';
 import { webRoutes } from './web.js';
@@ -39,7 +40,7 @@ export interface OtherDoors {
 /** Route modules, each `(app, services) => void`. Add a domain's routes here. */
 function routes(doors: OtherDoors): Array<(app: App, services: Services) => void> {
   const mcp = (app: App, services: Services) => mcpRoutes(app, services, doors.mcp);
-  return [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcp, assetRoutes, templateRoutes, templateVersionRoutes, validateRoutes, galleryRoutes, jobRoutes, webhookRoutes, signingIdentityRoutes];
+  return [metaRoutes, usageRoutes, compileRoutes, pdfRoutes, accountRoutes, webRoutes, mcp, assetRoutes, templateRoutes, templateVersionRoutes, validateRoutes, pdfCheckRoutes, galleryRoutes, jobRoutes, webhookRoutes, signingIdentityRoutes];
 }
 
 /** The HTTP door alone; src/app.ts assembles it with the MCP door (`buildApp`). */

@@ -17,9 +17,10 @@ import { templateTools } from './tools/templates.js';
 import { signingTools } from './tools/signing.js';
 import { usageTool } from './tools/usage.js';
 import { validateTool } from './tools/validate.js';
+import { checkPdfTool } from './tools/check-pdf.js';
 
 export function mcpTools(): Tool[] {
-  return [...[compileTool, validateTool, ...galleryTools, ...templateTools, ...templateVersionTools, usageTool, ...assetTools, ...signingTools].map(withJobs), getJobTool];
+  return [...[compileTool, validateTool, checkPdfTool, ...galleryTools, ...templateTools, ...templateVersionTools, usageTool, ...assetTools, ...signingTools].map(withJobs), getJobTool];
 }
 
 export function createMcpServer(services: Services, version: string): McpServer {

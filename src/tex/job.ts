@@ -4,6 +4,7 @@
 // preamble cache around it, and the queues above them.
 import type { Compiler } from './compilers.js';
 import { LUA_INIT } from './sandbox/luainit.js';
+import type { ConformanceReport } from './output/conformance.js';
 import type { OutputSpec, PageImage } from './output/spec.js';
 import type { TexError, TexWarning } from './warnings.js';
 import { MAIN } from './sandbox/workspace.js';
@@ -87,6 +88,8 @@ export interface TexResult {
   problem?: string;
   /** With ok: problems that did not stop delivery (undefined references, bibliography errors, …). */
   warnings?: TexWarning[];
+  /** With ok and a PDF standard or tagging asked for: the checks that ran on the PDF (issue 40). */
+  conformance?: ConformanceReport;
   /** With ok and continueOnError: the errors TeX recovered from on its last pass. */
   errors?: TexError[];
   /** Where the job's time went, in milliseconds (the service's stage histograms, the bench's table). */

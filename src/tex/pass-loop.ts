@@ -227,7 +227,11 @@ async function passes(run: PassRun): Promise<Omit<TexResult, 'passes' | 'duratio
     const done = await runOutputStep(step, job.output, `${MAIN}.pdf`);
     if (!done.ok && done.kind === 'active') return { outcome: 'active_content', log, problem: done.reasons.join(', ') };
     if (!done.ok) return { outcome: done.kind === 'standard' ? 'standard_failed' : 'output_failed', log, reasons: done.reasons };
-    return { outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...errors, ...(done.images.length > 0 ? { pageImages: done.images } : {}) };
+    return {
+      outcome: 'ok', pdf: done.pdf, pages, totalPages: pages, log, warnings, ...errors,
+      ...(done.images.length > 0 ? { pageImages: done.images } : {}),
+      ...(done.conformance ? { conformance: done.conformance } : {}),
+    };
   }
   if (job.keepPages !== undefined && pages > job.keepPages) {
     const cut = await exec(['qpdf', `${MAIN}.pdf`, '--pages', '.', `1-${job.keepPages}`, '--', 'preview.pdf']);

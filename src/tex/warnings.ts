@@ -19,6 +19,7 @@ export const TexWarningBody = Type.Object(
       Type.Literal('bibliography_error'),
       Type.Literal('missing_glyph'),
       Type.Literal('missing_file'),
+      Type.Literal('tagging_blocked'),
     ]),
     message: Type.String(),
     /** Of the file being read at the time, main.tex or a project file. */

@@ -86,10 +86,10 @@ for (const db of DB_KINDS) {
       assert.deepEqual(await names(keyed), keyedTools);
       const invalid = await connect({ authorization: 'Bearer qk_not_a_real_key' });
       assert.deepEqual(await names(invalid), keyedTools);
-      assert.deepEqual(await names(await connect({}, '?extensions=1')), [...publicTools, 'validate'].sort());
+      assert.deepEqual(await names(await connect({}, '?extensions=1')), [...publicTools, 'validate', 'check_pdf'].sort());
       const extended = await names(await connect(pro.headers, '?extensions=1'));
-      assert.equal(extended.length, 20);
-      assert.deepEqual(extended, [...keyedTools, 'delete_signing_identity', 'list_signing_identities', 'list_template_versions', 'restore_template_version', 'validate'].sort());
+      assert.equal(extended.length, 21);
+      assert.deepEqual(extended, [...keyedTools, 'check_pdf', 'delete_signing_identity', 'list_signing_identities', 'list_template_versions', 'restore_template_version', 'validate'].sort());
       // An extension tool not listed to this client still runs for it.
       const findings = ok(await call(anonymous, 'validate', { latex: HELLO })).findings;
       assert.ok(Array.isArray(findings));

@@ -22,7 +22,7 @@ const ALL_TOOLS = [
   'save_template',
   'usage',
 ].sort();
-const PUBLIC_EXTENSIONS = ['validate'];
+const PUBLIC_EXTENSIONS = ['validate', 'check_pdf'];
 const EXTENSIONS = [...PUBLIC_EXTENSIONS, 'list_template_versions', 'restore_template_version', 'list_signing_identities', 'delete_signing_identity'];
 
 type Reply = { jsonrpc: string; id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
@@ -232,7 +232,7 @@ describe('POST /mcp (JSON-RPC)', () => {
   });
 
   test('the extension tools: listed with ?extensions=1 only, callable either way; another value is validation_failed', async () => {
-    assert.equal(PUBLIC_TOOLS.length + PUBLIC_EXTENSIONS.length, 5);
+    assert.equal(PUBLIC_TOOLS.length + PUBLIC_EXTENSIONS.length, 6);
     assert.deepEqual(await toolNames({}, '/mcp?extensions=1'), [...PUBLIC_TOOLS, ...PUBLIC_EXTENSIONS].sort());
     assert.deepEqual(await toolNames(account.headers, '/mcp?extensions=1'), [...ALL_TOOLS, ...EXTENSIONS].sort());
     assert.deepEqual(await toolNames(account.headers, '/mcp?extensions=0'), ALL_TOOLS);

@@ -69,7 +69,7 @@ describe('MCP tools with output', () => {
       const tool = tools.find((candidate) => candidate.name === name);
       const output = (tool?.inputSchema.properties as Record<string, { properties?: Record<string, unknown> }>).output;
       assert.ok(output?.properties, `${name} has output`);
-      assert.deepEqual(Object.keys(output.properties).sort(), ['attachments', 'compress', 'encrypt', 'linearize', 'metadata', 'page_images', 'pdf_standard', 'sign', 'watermark'], name);
+      assert.deepEqual(Object.keys(output.properties).sort(), ['attachments', 'compress', 'encrypt', 'linearize', 'metadata', 'page_images', 'pdf_standard', 'sign', 'tagged', 'watermark'], name);
     }
   });
 

@@ -390,6 +390,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/pdf/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the conformance checks (tagging, PDF/UA, PDF/A structure) on a PDF
+         * @description Extension (issue 40). Takes `pdf_base64` and optionally `standards` (e.g. ["ua-2"]; by default those the XMP claims). Answers `conformance: {standards, checks: [{id, passed, detail}], violations, validators}` from qpdf and pdfinfo run in a sandbox: structure tree root, /MarkInfo /Marked, /Lang, /DisplayDocTitle, XMP dc:title, pdfuaid and pdfaid, figures with /Alt, heading levels, table header cells, pages with /StructParents, annotation tab order, fonts embedded and mapped to Unicode. Necessary conditions, not a certification. Free; shares `QUIRE_VALIDATE_PER_MINUTE`; at most `QUIRE_PDF_CHECK_MAX_MB` (413 pdf_check_too_large). Nothing is stored.
+         */
+        post: operations["checkPdf"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/public_templates": {
         parameters: {
             query?: never;
@@ -1060,8 +1080,10 @@ export interface operations {
                     project_zip?: string;
                     /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
                     output?: {
-                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
-                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. ua-1/ua-2: a tagged PDF/UA (the kernel's \DocumentMetadata; needs metadata.lang and lualatex or pdflatex), alone or with a compatible PDF/A level: ["a-2b","ua-1"] (PDF 1.7), ["a-4f","ua-2"] (PDF 2.0). The answer carries a conformance report. */
+                        pdf_standard?: ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2") | ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2")[];
+                        /** @description Tag the PDF (structure tree, alt text, /Lang from metadata.lang) without claiming PDF/UA; lualatex or pdflatex. The answer carries a conformance report. */
+                        tagged?: boolean;
                         /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
@@ -1259,9 +1281,24 @@ export interface operations {
                             width: number;
                             height: number;
                         }[];
+                        /** @description Conformance report (extension, issue 40; docs/pdf-output.md) */
+                        conformance?: {
+                            /** @description The standards claimed: asked for, or (pdf/check without standards) found in the XMP */
+                            standards: string[];
+                            checks: {
+                                /** @description What is checked, e.g. structure_tree_root, lang, figures_alt, heading_levels, xmp_pdfuaid, pdfbox_preflight */
+                                id: string;
+                                passed: boolean;
+                                detail: string;
+                            }[];
+                            /** @description One "<id>: <detail>" per failed check */
+                            violations: string[];
+                            /** @description Validators that ran besides these checks (Apache PDFBox Preflight for a-1b). The checks are necessary conditions, not a certification: no document is called compliant with a standard no validator here checked. */
+                            validators: string[];
+                        };
                         /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors and missing databases that did not stop delivery, missing glyphs. Empty when there are none. */
                         warnings: {
-                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file";
+                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file" | "tagging_blocked";
                             message: string;
                             /** @description Input line TeX reported */
                             line?: number;
@@ -5928,8 +5965,10 @@ export interface operations {
                     version?: number;
                     /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
                     output?: {
-                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
-                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. ua-1/ua-2: a tagged PDF/UA (the kernel's \DocumentMetadata; needs metadata.lang and lualatex or pdflatex), alone or with a compatible PDF/A level: ["a-2b","ua-1"] (PDF 1.7), ["a-4f","ua-2"] (PDF 2.0). The answer carries a conformance report. */
+                        pdf_standard?: ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2") | ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2")[];
+                        /** @description Tag the PDF (structure tree, alt text, /Lang from metadata.lang) without claiming PDF/UA; lualatex or pdflatex. The answer carries a conformance report. */
+                        tagged?: boolean;
                         /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
@@ -6132,9 +6171,24 @@ export interface operations {
                             width: number;
                             height: number;
                         }[];
+                        /** @description Conformance report (extension, issue 40; docs/pdf-output.md) */
+                        conformance?: {
+                            /** @description The standards claimed: asked for, or (pdf/check without standards) found in the XMP */
+                            standards: string[];
+                            checks: {
+                                /** @description What is checked, e.g. structure_tree_root, lang, figures_alt, heading_levels, xmp_pdfuaid, pdfbox_preflight */
+                                id: string;
+                                passed: boolean;
+                                detail: string;
+                            }[];
+                            /** @description One "<id>: <detail>" per failed check */
+                            violations: string[];
+                            /** @description Validators that ran besides these checks (Apache PDFBox Preflight for a-1b). The checks are necessary conditions, not a certification: no document is called compliant with a standard no validator here checked. */
+                            validators: string[];
+                        };
                         /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors and missing databases that did not stop delivery, missing glyphs. Empty when there are none. */
                         warnings: {
-                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file";
+                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file" | "tagging_blocked";
                             message: string;
                             /** @description Input line TeX reported */
                             line?: number;
@@ -7240,8 +7294,10 @@ export interface operations {
                     project_zip?: string;
                     /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
                     output?: {
-                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
-                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. ua-1/ua-2: a tagged PDF/UA (the kernel's \DocumentMetadata; needs metadata.lang and lualatex or pdflatex), alone or with a compatible PDF/A level: ["a-2b","ua-1"] (PDF 1.7), ["a-4f","ua-2"] (PDF 2.0). The answer carries a conformance report. */
+                        pdf_standard?: ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2") | ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2")[];
+                        /** @description Tag the PDF (structure tree, alt text, /Lang from metadata.lang) without claiming PDF/UA; lualatex or pdflatex. The answer carries a conformance report. */
+                        tagged?: boolean;
                         /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
@@ -7963,6 +8019,279 @@ export interface operations {
             };
         };
     };
+    checkPdf: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Runs an account's POST once: the same key and request within 24 h replays the stored answer (docs/async-and-webhooks.md) */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The PDF, base64 (at most QUIRE_PDF_CHECK_MAX_MB, 20 MB by default, decoded) */
+                    pdf_base64: string;
+                    /** @description The standards to check against, e.g. ["ua-2"]; by default those its XMP claims (pdfaid, pdfuaid). The tagging checks always run. */
+                    standards?: ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2")[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        pages: number;
+                        /** @description Conformance report (extension, issue 40; docs/pdf-output.md) */
+                        conformance: {
+                            /** @description The standards claimed: asked for, or (pdf/check without standards) found in the XMP */
+                            standards: string[];
+                            checks: {
+                                /** @description What is checked, e.g. structure_tree_root, lang, figures_alt, heading_levels, xmp_pdfuaid, pdfbox_preflight */
+                                id: string;
+                                passed: boolean;
+                                detail: string;
+                            }[];
+                            /** @description One "<id>: <detail>" per failed check */
+                            violations: string[];
+                            /** @description Validators that ran besides these checks (Apache PDFBox Preflight for a-1b). The checks are necessary conditions, not a certification: no document is called compliant with a standard no validator here checked. */
+                            validators: string[];
+                        };
+                    };
+                };
+            };
+            /** @description bad_request, invalid_json, json_too_deep: `error`, `message` and the fields the code names */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "bad_request" | "invalid_json" | "json_too_deep";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description invalid_api_key: `error`, `message` and the fields the code names */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "invalid_api_key";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description request_timeout: `error`, `message` and the fields the code names */
+            408: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "request_timeout";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_in_progress: `error`, `message` and the fields the code names */
+            409: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_in_progress";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description payload_too_large, pdf_check_too_large: `error`, `message` and the fields the code names */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "payload_too_large" | "pdf_check_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description uri_too_long: `error`, `message` and the fields the code names */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "uri_too_long";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description unsupported_media_type: `error`, `message` and the fields the code names */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "unsupported_media_type";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description idempotency_key_reused, invalid_idempotency_key, validation_failed: `error`, `message` and the fields the code names */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "idempotency_key_reused" | "invalid_idempotency_key" | "validation_failed";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description validate_rate_limited: `error`, `message` and the fields the code names */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "validate_rate_limited";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description headers_too_large: `error`, `message` and the fields the code names */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "headers_too_large";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description internal_error: `error`, `message` and the fields the code names */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "internal_error";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description database_unavailable, redis_unavailable, server_busy: `error`, `message` and the fields the code names */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying (sent when the body says retry_after_seconds) */
+                    "retry-after"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Machine-readable error code (docs/errors.md)
+                         * @enum {string}
+                         */
+                        error: "database_unavailable" | "redis_unavailable" | "server_busy";
+                        message: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
     listPublicTemplates: {
         parameters: {
             query?: never;
@@ -8337,8 +8666,10 @@ export interface operations {
                     color?: string;
                     /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
                     output?: {
-                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
-                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. ua-1/ua-2: a tagged PDF/UA (the kernel's \DocumentMetadata; needs metadata.lang and lualatex or pdflatex), alone or with a compatible PDF/A level: ["a-2b","ua-1"] (PDF 1.7), ["a-4f","ua-2"] (PDF 2.0). The answer carries a conformance report. */
+                        pdf_standard?: ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2") | ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2")[];
+                        /** @description Tag the PDF (structure tree, alt text, /Lang from metadata.lang) without claiming PDF/UA; lualatex or pdflatex. The answer carries a conformance report. */
+                        tagged?: boolean;
                         /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
@@ -8541,9 +8872,24 @@ export interface operations {
                             width: number;
                             height: number;
                         }[];
+                        /** @description Conformance report (extension, issue 40; docs/pdf-output.md) */
+                        conformance?: {
+                            /** @description The standards claimed: asked for, or (pdf/check without standards) found in the XMP */
+                            standards: string[];
+                            checks: {
+                                /** @description What is checked, e.g. structure_tree_root, lang, figures_alt, heading_levels, xmp_pdfuaid, pdfbox_preflight */
+                                id: string;
+                                passed: boolean;
+                                detail: string;
+                            }[];
+                            /** @description One "<id>: <detail>" per failed check */
+                            violations: string[];
+                            /** @description Validators that ran besides these checks (Apache PDFBox Preflight for a-1b). The checks are necessary conditions, not a certification: no document is called compliant with a standard no validator here checked. */
+                            validators: string[];
+                        };
                         /** @description Extension of SPEC 1.5.0: undefined references and citations, bibliography errors and missing databases that did not stop delivery, missing glyphs. Empty when there are none. */
                         warnings: {
-                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file";
+                            type: "undefined_reference" | "undefined_citation" | "bibliography_error" | "missing_glyph" | "missing_file" | "tagging_blocked";
                             message: string;
                             /** @description Input line TeX reported */
                             line?: number;
@@ -9349,8 +9695,10 @@ export interface operations {
                     callback_url?: string;
                     /** @description Extension of SPEC 1.5.0: what is done to the PDF before delivery (docs/pdf-output.md). */
                     output?: {
-                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
-                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. ua-1/ua-2: a tagged PDF/UA (the kernel's \DocumentMetadata; needs metadata.lang and lualatex or pdflatex), alone or with a compatible PDF/A level: ["a-2b","ua-1"] (PDF 1.7), ["a-4f","ua-2"] (PDF 2.0). The answer carries a conformance report. */
+                        pdf_standard?: ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2") | ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2")[];
+                        /** @description Tag the PDF (structure tree, alt text, /Lang from metadata.lang) without claiming PDF/UA; lualatex or pdflatex. The answer carries a conformance report. */
+                        tagged?: boolean;
                         /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {
@@ -9471,8 +9819,10 @@ export interface operations {
                     };
                     /** @description Per item, by position: that item's `output` fields, each replacing the batch's field of the same name ({}: the batch's `output` as it is) */
                     outputs?: {
-                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. */
-                        pdf_standard?: "a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u";
+                        /** @description Make the PDF conform to PDF/A (pdfx) and check it: a-1b with PDFBox Preflight, the others structurally. Not with encrypt or a text watermark. ua-1/ua-2: a tagged PDF/UA (the kernel's \DocumentMetadata; needs metadata.lang and lualatex or pdflatex), alone or with a compatible PDF/A level: ["a-2b","ua-1"] (PDF 1.7), ["a-4f","ua-2"] (PDF 2.0). The answer carries a conformance report. */
+                        pdf_standard?: ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2") | ("a-1b" | "a-2b" | "a-3b" | "a-2u" | "a-3u" | "a-4" | "a-4f" | "ua-1" | "ua-2")[];
+                        /** @description Tag the PDF (structure tree, alt text, /Lang from metadata.lang) without claiming PDF/UA; lualatex or pdflatex. The answer carries a conformance report. */
+                        tagged?: boolean;
                         /** @description Files embedded in the PDF by name (asset name rule), PDF/A-3 associated files (e.g. factur-x.xml: with an a-3 pdf_standard the XMP also gets the Factur-X fields, its conformance level read from the XML). Counted with the plan's asset limits. */
                         attachments?: {
                             [key: string]: {

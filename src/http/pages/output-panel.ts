@@ -3,12 +3,15 @@
 // web/lib/output-panel.ts reads the controls. Attachments and stamp assets stay API-only.
 import { DPI_MAX, DPI_MIN, METADATA_MAX, PASSWORD_MAX_BYTES, WATERMARK_MAX } from '../../compile/output-schema.js';
 
-/** The standards the studio offers; the API also takes a-2u and a-3u. */
+/** The standards the studio offers; the API also takes a-2u, a-3u, a-4, a-4f, combinations and `tagged`. */
 const STANDARDS: Array<[string, string]> = [
   ['', 'None'],
   ['a-1b', 'PDF/A-1b'],
   ['a-2b', 'PDF/A-2b'],
   ['a-3b', 'PDF/A-3b'],
+  // Issue 40: tagged, accessible PDF (needs the language below, and lualatex or pdflatex).
+  ['ua-1', 'PDF/UA-1 (tagged)'],
+  ['ua-2', 'PDF/UA-2 (tagged)'],
 ];
 
 const PERMISSIONS: Array<[string, string]> = [
@@ -41,7 +44,7 @@ export function outputPanel(): string {
         <legend>PDF standard</legend>
         <label for="out-standard" class="visually-hidden">PDF standard</label>
         <select id="out-standard" aria-describedby="out-standard-hint">${standards}</select>
-        <p id="out-standard-hint" class="hint">PDF/A for archiving: fonts embedded, checked after TeX. Not with encryption or a watermark.</p>
+        <p id="out-standard-hint" class="hint">PDF/A for archiving: fonts embedded, checked after TeX. PDF/UA: a tagged, accessible PDF (set the language; lualatex or pdflatex). Not with encryption or a watermark.</p>
       </fieldset>
       <fieldset class="output-group">
         <legend>Delivery</legend>

@@ -296,7 +296,8 @@ export class PausedPreambles implements JobRunner {
    */
   private async lookup(job: TexJob): Promise<Lookup | null> {
     if (this.options.maxCount <= 0 || !job.preamble || !bodyFilesOnly(job.files ?? [])) return null;
-    const pdfa = job.compiler === 'pdflatex' && job.output?.pdfStandard !== undefined && !job.output.attachments?.length;
+    // A tagged job (\DocumentMetadata before \documentclass, tagging.ts) is not paused: its first line is not the class.
+    const pdfa = job.compiler === 'pdflatex' && job.output?.pdfStandard !== undefined && !job.output.attachments?.length && !job.output.tagging;
     // Another output step would be verified on its post-processed PDF (an encrypted one has no text).
     if (job.compiler === 'pdflatex' ? !pdfa : job.output !== undefined) return null;
     const source = pdfa ? outputSource(job.source, job.output!, job.compiler) : job.source;

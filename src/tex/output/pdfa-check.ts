@@ -32,12 +32,12 @@ interface CheckContext {
 const JAR = '.quire-preflight.jar';
 const MAX_REASONS = 20;
 
-/** Reasons the PDF fails `standard`; none when it passes. */
-export async function checkStandard(ctx: CheckContext, standard: PdfStandard, pdf: string): Promise<string[]> {
+/** Reasons the PDF fails `standard`; none when it passes. `facts`: what the check read (for the conformance report). */
+export async function checkStandard(ctx: CheckContext, standard: PdfStandard, pdf: string): Promise<string[] & { facts?: PdfaFacts & { encrypted?: boolean } }> {
   const facts = ctx.facts ?? (await toolFacts(ctx, pdf));
   const reasons = structuralReasons(standard, facts);
   if (standard === 'a-1b') reasons.push(...(await preflight(ctx, pdf)));
-  return [...new Set(reasons)].slice(0, MAX_REASONS);
+  return Object.assign([...new Set(reasons)].slice(0, MAX_REASONS), { facts });
 }
 
 /** The structural check on what either reader found. */
@@ -47,9 +47,10 @@ export function structuralReasons(standard: PdfStandard, facts: PdfaFacts & { en
   if (facts.encrypted) reasons.push('the PDF is encrypted');
   const xmp = facts.xmp ?? '';
   const partFound = /pdfaid:part(?:>|=")\s*(\d)/.exec(xmp)?.[1];
-  const confFound = /pdfaid:conformance(?:>|=")\s*([ABU])/i.exec(xmp)?.[1]?.toUpperCase();
+  // PDF/A-4 has no conformance level (a-4) or F and E (a-4f, a-4e).
+  const confFound = /pdfaid:conformance(?:>|=")\s*([ABUFE])/i.exec(xmp)?.[1]?.toUpperCase() ?? '';
   if (partFound !== part || confFound !== conformance) {
-    reasons.push(`XMP pdfaid identifies ${partFound ? `PDF/A-${partFound}${(confFound ?? '?').toLowerCase()}` : 'no PDF/A level'}, not PDF/A-${part}${conformance.toLowerCase()}`);
+    reasons.push(`XMP pdfaid identifies ${partFound ? `PDF/A-${partFound}${confFound.toLowerCase()}` : 'no PDF/A level'}, not PDF/A-${part}${conformance.toLowerCase()}`);
   }
   for (const font of facts.unembeddedFonts) reasons.push(`font ${font} is not embedded`);
   if (facts.outputIntents === 0) reasons.push('the catalog has no /OutputIntents');

@@ -6,6 +6,7 @@ import type { Compiler } from '../compilers.js';
 // Reserved for the job with the other names the service writes (project/paths.ts).
 import { ATTACHMENT_DIR } from '../project/paths.js';
 import { facturxFile } from './facturx.js';
+import { documentMetadataLine, taggingPreamble } from './tagging.js';
 import type { OutputAttachment, OutputMetadata, OutputSpec } from './spec.js';
 
 export { ATTACHMENT_DIR };
@@ -75,7 +76,10 @@ function embed(attachment: OutputAttachment): string {
  */
 export function outputSource(source: string, output: OutputSpec, compiler: Compiler, now: Date = new Date()): string | null {
   const lines: string[] = [];
-  if (output.pdfStandard) {
+  // Tagged: the kernel writes the standards' metadata (tagging.ts), pdfx is not loaded.
+  const metadataLine = documentMetadataLine(output);
+  lines.push(...taggingPreamble(output));
+  if (output.pdfStandard && !metadataLine) {
     // XeTeX has no \pdfcreationdate: pdfx then stops with an error (and a constant 2018 date)
     // unless shell escape runs its Lua helper. The time the job starts, given here, is the date
     // pdfx writes into both Info and XMP, so xelatex exits cleanly and the two agree (pdfx
@@ -92,7 +96,9 @@ export function outputSource(source: string, output: OutputSpec, compiler: Compi
   const match = DOCUMENTCLASS.exec(source);
   if (!match) throw new OutputSourceError();
   const end = match.index + match[0].length;
-  return `${source.slice(0, end)}\n${lines.join('\n')}\n${source.slice(end)}`;
+  // \DocumentMetadata must come before \documentclass: on a line of its own right before that line (the match starts the line).
+  const head = metadataLine ? `${source.slice(0, match.index)}${metadataLine}\n${source.slice(match.index, end)}` : source.slice(0, end);
+  return `${head}\n${lines.join('\n')}\n${source.slice(end)}`;
 }
 
 /** A PDF date string in UTC, as \\pdfcreationdate gives it: D:YYYYMMDDHHmmSS+00'00'. */
@@ -108,7 +114,7 @@ export function pdfDate(date: Date): string {
 export function outputFiles(output: OutputSpec, main: string, jobFiles: ReadonlyArray<string> = []): Array<{ name: string; data: Buffer }> {
   const template = facturxFile(output);
   return [
-    ...(output.pdfStandard ? [{ name: `${main}.xmpdata`, data: Buffer.from(xmpdata(output.metadata)) }] : []),
+    ...(output.pdfStandard && !output.tagging ? [{ name: `${main}.xmpdata`, data: Buffer.from(xmpdata(output.metadata)) }] : []),
     ...(output.attachments ?? []).map((a) => ({ name: `${ATTACHMENT_DIR}/${a.name}`, data: a.data })),
     ...(template && !jobFiles.includes(template.name) ? [template] : []),
   ];

@@ -2,7 +2,20 @@
 // form of the request's `output` object. The compile service builds it (compile/output.ts);
 // the runner carries it out (tex/output/steps.ts) inside the job's sandbox and time limit.
 
-export type PdfStandard = 'a-1b' | 'a-2b' | 'a-3b' | 'a-2u' | 'a-3u';
+export type PdfStandard = 'a-1b' | 'a-2b' | 'a-3b' | 'a-2u' | 'a-3u' | 'a-4' | 'a-4f';
+
+/** PDF/UA (issue 40): the kernel's \DocumentMetadata tags the PDF (tagging.ts). */
+export type UaStandard = 'ua-1' | 'ua-2';
+
+/**
+ * Tagging by the LaTeX kernel (\DocumentMetadata, tagging=on), with the PDF/UA part claimed
+ * (if any) and the PDF version it needs; `lang` is the catalog's /Lang.
+ */
+export interface OutputTagging {
+  ua?: UaStandard;
+  lang?: string;
+  pdfVersion?: '1.7' | '2.0';
+}
 
 export interface OutputMetadata {
   title?: string;
@@ -66,6 +79,8 @@ export interface OutputPageImages {
 
 export interface OutputSpec {
   pdfStandard?: PdfStandard;
+  /** Tagged PDF (and PDF/UA): the kernel writes the standard's metadata instead of pdfx. */
+  tagging?: OutputTagging;
   metadata?: OutputMetadata;
   encrypt?: OutputEncrypt;
   watermark?: OutputWatermark;
@@ -86,5 +101,5 @@ export interface PageImage {
 
 /** Whether the job's source is changed by the output step (its preamble format then differs). */
 export function changesSource(output: OutputSpec | undefined): boolean {
-  return output?.pdfStandard !== undefined || (output?.attachments?.length ?? 0) > 0;
+  return output?.pdfStandard !== undefined || output?.tagging !== undefined || (output?.attachments?.length ?? 0) > 0;
 }

@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import type { Exec } from '../sandbox/session.js';
 import { inspectPdf, type PdfaFacts } from '../pdf/pdfread.js';
 import type { Workspace } from '../sandbox/workspace.js';
+import type { ConformanceReport } from './conformance.js';
+import { jobConformance } from './conformance-read.js';
 import { checkStandard } from './pdfa-check.js';
 import type { OutputSpec, PageImage } from './spec.js';
 import type { WarmValidators } from './warm-validator.js';
@@ -40,7 +42,7 @@ export interface StepContext {
 }
 
 export type StepResult =
-  | { ok: true; pdf: Buffer; images: PageImage[] }
+  | { ok: true; pdf: Buffer; images: PageImage[]; conformance?: ConformanceReport }
   /**
    * `standard`: the PDF does not meet the standard asked for; `failed`: a tool refused the PDF;
    * `active`: what the step brought in carries active content (the findings, pdfcheck.ts).
@@ -75,11 +77,16 @@ async function steps(ctx: StepContext, output: OutputSpec, main: string): Promis
 
   const attached = await scanAttachments(ctx, output, put);
   if (attached) return attached;
+  let facts: Awaited<ReturnType<typeof checkStandard>>['facts'];
   if (output.pdfStandard) {
     const reasons = await checkStandard(ctx, output.pdfStandard, current);
     if (reasons.length > 0) return { ok: false, kind: 'standard', reasons };
+    facts = reasons.facts;
   }
-  if (output.metadata && !output.pdfStandard) {
+  // The report on TeX's PDF (issue 40): what follows adds no structure (a watermark is refused with UA).
+  const conformance = output.pdfStandard || output.tagging ? await jobConformance(ctx, output, current, facts) : undefined;
+  // With tagging the kernel wrote the metadata (and the XMP claims a post-pass would drop).
+  if (output.metadata && !output.pdfStandard && !output.tagging) {
     const updated = await writeMetadata(ctx, output, current, next(), put);
     if (!updated.ok) return failed('qpdf (metadata)', updated.run);
     current = updated.name;
@@ -113,7 +120,7 @@ async function steps(ctx: StepContext, output: OutputSpec, main: string): Promis
   }
   const pdf = await ctx.workspace.read(current, ctx.maxFileBytes);
   if (!(pdf instanceof Buffer)) return { ok: false, kind: 'failed', reasons: ['the post-processed PDF could not be read back'] };
-  return { ok: true, pdf, images: 'failed' in images ? [] : images };
+  return { ok: true, pdf, images: 'failed' in images ? [] : images, ...(conformance ? { conformance } : {}) };
 }
 
 /** The final write as a qpdf job (qpdf --job-json-help): compression, linearization, encryption. */
