@@ -79,10 +79,15 @@ export function parseOutput(
     if (password !== undefined && /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(password)) field(`output.encrypt.${key}`, 'characters', 'must not contain null bytes or unpaired surrogates');
   }
   if (request.watermark?.text !== undefined && !/^[\x20-\x7e\xa0-\xff]+$/.test(request.watermark.text)) field('output.watermark.text', 'characters', 'must be printable Latin-1 text');
+  for (const [name, spec] of Object.entries(request.attachments ?? {})) {
+    if (spec.description !== undefined && !wellFormed(spec.description)) field(`output.attachments.${name}.description`, 'unicode', 'must be well-formed Unicode (no lone surrogate)');
+  }
   const meta = request.metadata ?? {};
   for (const [key, value] of Object.entries(meta)) {
     const values = Array.isArray(value) ? value : [value];
     if (values.some((v) => typeof v === 'string' && /[\0-\x1f\x7f]/.test(v))) field(`output.metadata.${key}`, 'characters', 'must not contain control characters');
+    // A lone UTF-16 surrogate (JSON's \ud800) is no character: qpdf's JSON, the XMP and the Info dictionary cannot hold it.
+    if (values.some((v) => typeof v === 'string' && !wellFormed(v))) field(`output.metadata.${key}`, 'unicode', 'must be well-formed Unicode (no lone surrogate)');
     // pdfx 1.6 writes "&" differently into Info and XMP, which PDF/A forbids.
     if (pdfx && values.some((v) => typeof v === 'string' && v.includes('&'))) field(`output.metadata.${key}`, 'characters', 'must not contain "&" with output.pdf_standard');
   }
@@ -143,6 +148,11 @@ export function parseOutput(
   };
   // Nothing for the sandboxed step (an `output` with only `sign`, which runs in the host): no step, the plain job's cache key.
   return Object.keys(spec).length > 0 ? spec : undefined;
+}
+
+/** No lone UTF-16 surrogate: every code unit of a pair has its partner (String.isWellFormed, ES2024). */
+function wellFormed(text: string): boolean {
+  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
 }
 
 function hexColor(hex: string): [number, number, number] {

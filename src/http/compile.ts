@@ -19,6 +19,8 @@ export const COMPILE_ERRORS: readonly ErrorCode[] = [
   'storage_unavailable', 'storage_full', 'redis_unavailable',
   // output.sign (src/signing/, docs/pdf-output.md#signatures)
   'invalid_pkcs12', 'pkcs12_password_incorrect', 'signing_certificate_not_valid', 'signing_identity_not_found', 'timestamp_not_configured', 'timestamp_failed',
+  // output.tagged and PDF/UA standards (docs/pdf-output.md#tagged-accessible-pdf-pdfua)
+  'tagging_unsupported_engine',
 ];
 
 /** What the async door (async.ts) and the job service add when `async: true`. */

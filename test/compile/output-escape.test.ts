@@ -83,6 +83,21 @@ describe('output strings that reach TeX', () => {
     }
   });
 
+  test('a lone UTF-16 surrogate in metadata or a description is a field error, never output_failed (found by the property below)', async () => {
+    for (const [output, field] of [
+      [{ metadata: { author: '  `\ud800[€' } }, 'output.metadata.author'],
+      [{ metadata: { keywords: ['ok', 'b\udc00'] } }, 'output.metadata.keywords'],
+      [{ attachments: { 'a.xml': { content_base64: 'PGEvPg==', description: 'x\ud83d' } } }, 'output.attachments.a.xml.description'],
+    ] as const) {
+      const res = await compile({ latex: HELLO, compiler: 'pdflatex', output });
+      assert.equal(res.statusCode, 422, res.body.slice(0, 600));
+      assert.deepEqual(res.json().fields.map((f: { field: string; rule: string }) => [f.field, f.rule]), [[field, 'unicode']]);
+    }
+    // A pair is a character: accepted.
+    const paired = await compile({ latex: HELLO, compiler: 'pdflatex', output: { metadata: { author: 'Ada 😀' } } });
+    assert.equal(paired.statusCode, 200, paired.body.slice(0, 600));
+  });
+
   test('random hostile strings in every field of output: a PDF or a catalogue 4xx, never a TeX error or a 500', async () => {
     const seen = { ok: 0, refused: 0 };
     await fc.assert(

@@ -281,6 +281,16 @@ describe('the OpenAPI document against the real server', () => {
         },
       ],
       [
+        'checkPdf',
+        async () => {
+          // A one-page PDF without a cross-reference table: qpdf reconstructs it (exit 3, warnings).
+          const pdf = Buffer.from('%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj\n3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 100 100]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n');
+          await call('checkPdf', { json: { pdf_base64: pdf.toString('base64') }, headers: pro.headers, expect: 200 });
+          await call('checkPdf', { json: { pdf_base64: Buffer.from('not a pdf').toString('base64') }, headers: pro.headers, expect: 422 });
+          await call('checkPdf', { raw: { body: '{"pdf_base64":', type: 'application/json' }, headers: pro.headers, expect: 400 });
+        },
+      ],
+      [
         'renderTemplate',
         async () => {
           await call('renderTemplate', { path: { id: 'letter' }, json: { data: { name: 'Ada' } }, headers: pro.headers, expect: 200 });

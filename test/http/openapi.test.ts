@@ -32,6 +32,9 @@ const MIRRORS: Record<string, string> = {
   list_template_versions: 'listTemplateVersions',
   restore_template_version: 'restoreTemplateVersion',
   validate: 'validate',
+  check_pdf: 'checkPdf',
+  list_signing_identities: 'listSigningIdentities',
+  delete_signing_identity: 'deleteSigningIdentity',
 };
 
 interface Schema {
