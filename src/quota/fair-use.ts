@@ -119,8 +119,13 @@ export class FairUse implements ProbeAllowance {
       finish: async (delivered) => {
         if (finished) return;
         finished = true;
-        // A store that cannot be reached loses one charge; it must not replace the compile's own error.
-        if (!delivered && spent > 0) await this.counters.add(failures, spent, new Date(window.end.getTime() + limits.windowMs)).catch(() => undefined);
+        // Charged to the window the work ends in (a compile that began in the last one still
+        // counts against the budget the caller sees now). A store that cannot be reached loses one
+        // charge; it must not replace the compile's own error.
+        const ended = this.window(limits);
+        if (!delivered && spent > 0) {
+          await this.counters.add(failureKey(id, ended.start), spent, new Date(ended.end.getTime() + limits.windowMs)).catch(() => undefined);
+        }
         await this.counters.release(inFlightKey(id), slot.lease).catch(() => undefined);
       },
     };

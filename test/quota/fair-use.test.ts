@@ -80,6 +80,18 @@ function contract(setup: () => { counters: Counters; clock: ManualClock }): void
     await next.finish(false);
   });
 
+  test('a failure that ends in the next window is charged to that window, the one the caller sees', async () => {
+    const { fair, clock } = fairOf();
+    const other = { kind: 'account', ip: '198.51.100.2', account: { id: 78, plan: 'free' } } as unknown as Caller;
+    const resets = new Date((await fair.report(other)).failure_window_resets_at).getTime();
+    clock.set(new Date(resets - 5_000));
+    const failed = await fair.admit(other);
+    failed.spend(15_000);
+    clock.set(new Date(resets + 10_000));
+    await failed.finish(false);
+    assert.equal((await fair.report(other)).failure_seconds_used, 15, 'charged where it ended (a clean-clone run once read 0 s here)');
+  });
+
   test(`at most ${PROBES_PER_MINUTE} diagnosis probes per caller per minute`, async () => {
     const { fair, clock } = fairOf();
     clock.set(new Date(Math.ceil(clock.ms() / 60_000) * 60_000 + 60_000));
