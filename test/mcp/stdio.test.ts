@@ -50,7 +50,7 @@ describe('quire mcp over stdio with the SDK client', () => {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
       await http.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp?extensions=1`), { requestInit: { headers: pro.headers } }));
       assert.deepEqual(await client.listTools(), await http.listTools());
-      assert.equal((await client.listTools()).tools.length, 18);
+      assert.equal((await client.listTools()).tools.length, 21);
       assert.deepEqual(await client.listResources(), await http.listResources());
       assert.deepEqual(await client.listPrompts(), await http.listPrompts());
       await http.close();
@@ -75,11 +75,11 @@ describe('quire mcp over stdio with the SDK client', () => {
     }
   });
 
-  test("without a key: SPEC's four public tools and validate, the extension that needs no key", async () => {
+  test("without a key: SPEC's four public tools and validate and check_pdf, the extensions that need no key", async () => {
     const { client } = await connect({ QUIRE_URL: base });
     try {
       const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
-      assert.deepEqual(names, ['compile', 'get_public_template', 'list_public_templates', 'render_public_template', 'validate']);
+      assert.deepEqual(names, ['check_pdf', 'compile', 'get_public_template', 'list_public_templates', 'render_public_template', 'validate']);
       assert.match(client.getInstructions() ?? '', /Call `validate` first/);
     } finally {
       await client.close();
