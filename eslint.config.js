@@ -67,7 +67,7 @@ export const layers = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'clients/typescript/dist/', 'node_modules/', 'data/', 'test-output/', 'public/build/'] },
+  { ignores: ['dist/', 'clients/typescript/dist/', 'node_modules/', 'data/', 'test-output/', 'public/build/', 'pending/'] },
   ...tseslint.configs.recommended,
   {
     rules: {
