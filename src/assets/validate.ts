@@ -5,6 +5,7 @@
 // is refused; a font must also have a sound sfnt table directory).
 import { errors, type ServiceError } from '../errors.js';
 import { assetNameProblem } from '../asset-name.js';
+import { BASE64_RULE, decodeCompact, readBase64 } from '../base64.js';
 import { ASSET_EXTENSIONS } from '../quota/plans.js';
 import { isJobOwnPath, jobOwnReason, pathProblem } from '../tex/project/paths.js';
 import { MAIN } from '../tex/sandbox/workspace.js';
@@ -94,9 +95,6 @@ export function checkProjectBinaryName(path: string): AssetFormat {
   return formatOrRefuse(path);
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const WHITESPACE = /[ \t\r\n]+/g;
-
 function badEncoding(name: string, why: string): ServiceError {
   return errors.invalid_asset_encoding(`Asset ${quoteName(name)}: ${why}`, { asset: name });
 }
@@ -109,15 +107,10 @@ export function decodeBase64(name: string, value: unknown): Buffer {
   if (/^\s*data:/i.test(value)) {
     throw badEncoding(name, 'send the bare base64 of the file, without a "data:...;base64," prefix.');
   }
-  const compact = value.replace(WHITESPACE, '');
-  if (!BASE64.test(compact) || compact.length % 4 === 1 || (compact.includes('=') && compact.length % 4 !== 0)) {
-    throw badEncoding(name, 'the content is not valid base64 (standard alphabet A-Z a-z 0-9 + /, "=" padding).');
-  }
-  const data = Buffer.from(compact, 'base64');
-  // Node ignores stray trailing bits; a canonical round trip proves nothing was dropped.
-  if (data.toString('base64').replace(/=+$/, '') !== compact.replace(/=+$/, '')) {
-    throw badEncoding(name, 'the content is not valid base64 (it does not decode cleanly).');
-  }
+  const reading = readBase64(value);
+  if (!reading.ok) throw badEncoding(name, `the content is ${BASE64_RULE}.`);
+  const data = decodeCompact(reading.compact);
+  if (!data) throw badEncoding(name, 'the content is not valid base64 (it does not decode cleanly).');
   if (data.length === 0) throw badEncoding(name, 'the content decodes to zero bytes.');
   return data;
 }

@@ -3,6 +3,7 @@
 // a refused option costs nothing and nothing is stored.
 import { Value } from '@sinclair/typebox/value';
 import { checkFileNameRules } from '../assets/validate.js';
+import { BASE64_RULE, decodeCompact, readBase64 } from '../base64.js';
 import { errors, validationFailed, type FieldError, type ServiceError } from '../errors.js';
 import type { Compiler } from '../tex/compilers.js';
 import type { TexResult } from '../tex/job.js';
@@ -18,7 +19,6 @@ export interface AssetUse {
   bytes: number;
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /** Throws validation_failed, with each field's path, unless `raw` is absent or fits the declared schema. */
 export function checkOutputShape(raw: unknown): asserts raw is OutputRequest | undefined | null {
@@ -177,9 +177,9 @@ function checkAttachments(raw: NonNullable<OutputRequest['attachments']>, tier: 
   let total = assets.bytes;
   for (const [name, spec] of entries) {
     checkFileNameRules(name, (why) => errors.invalid_asset_filename(`Attachment "${name}": ${why}`, { asset: name }));
-    const clean = spec.content_base64.replace(/\s+/g, '');
-    if (!BASE64.test(clean) || clean.length % 4 === 1) throw errors.invalid_asset_encoding(`Attachment "${name}" is not valid base64.`, { asset: name });
-    const data = Buffer.from(clean, 'base64');
+    const reading = readBase64(spec.content_base64);
+    const data = reading.ok ? decodeCompact(reading.compact) : undefined;
+    if (!data) throw errors.invalid_asset_encoding(`Attachment "${name}" is ${BASE64_RULE}.`, { asset: name });
     total += data.length;
     attachments.push({
       name,

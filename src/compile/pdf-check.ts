@@ -5,6 +5,7 @@
 // own. Nothing is stored: the PDF lives in a temporary folder for the check's duration.
 import { Type, type Static } from '@sinclair/typebox';
 import type { Caller } from '../accounts/caller.js';
+import { decodeCompact, readBase64 } from '../base64.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { errors, invalidField } from '../errors.js';
@@ -33,7 +34,6 @@ export const PdfCheckResponse = Type.Object({
 });
 
 type Deps = { config: Config; clock: Clock; counters: Counters };
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export class PdfCheckService {
   private readonly gate = new ValidateGate();
@@ -42,14 +42,15 @@ export class PdfCheckService {
 
   async check(caller: Caller, input: Static<typeof PdfCheckBody>): Promise<Static<typeof PdfCheckResponse>> {
     const { config, clock, counters } = this.deps;
-    const clean = input.pdf_base64.replace(/\s+/g, '');
-    if (!BASE64.test(clean) || clean.length % 4 === 1) throw invalidField('pdf_base64', 'base64', 'must be base64');
-    // Checked before anything is counted: an oversized PDF costs nothing.
-    const bytes = Math.floor((clean.length * 3) / 4) - (clean.endsWith('==') ? 2 : clean.endsWith('=') ? 1 : 0);
+    const reading = readBase64(input.pdf_base64);
+    if (!reading.ok) throw invalidField('pdf_base64', 'base64', 'must be base64');
+    // Checked before anything is counted or decoded: an oversized PDF costs nothing.
+    const { bytes } = reading;
     if (bytes > config.pdfCheckMaxBytes) {
       throw errors.pdf_check_too_large(`The PDF is ${bytes} bytes; this server checks PDFs of at most ${config.pdfCheckMaxBytes} bytes.`, { limit: config.pdfCheckMaxBytes, bytes });
     }
-    const pdf = Buffer.from(clean, 'base64');
+    const pdf = decodeCompact(reading.compact);
+    if (!pdf) throw invalidField('pdf_base64', 'base64', 'must be base64 (it does not decode cleanly)');
     if (!pdf.subarray(0, 1024).includes('%PDF-')) throw invalidField('pdf_base64', 'format', 'must be a PDF (no %PDF- header in its first 1,024 bytes)');
     const asked = input.standards ? standardsOf(input.standards) : undefined;
     await chargeValidate(counters, clock.now(), caller, config.validatePerMinute);

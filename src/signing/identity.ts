@@ -4,6 +4,7 @@
 // a WebCrypto key (non-extractable) and is never written anywhere.
 import { createHash, verify, X509Certificate } from 'node:crypto';
 import { P12Signer, type DigestAlgorithm, type KeyType, type SignatureAlgorithm, type Signer } from '@libpdf/core';
+import { BASE64_RULE, decodeCompact, readBase64 } from '../base64.js';
 import { errors, validationFailed } from '../errors.js';
 import { P12_MAX_BYTES } from './schema.js';
 
@@ -21,16 +22,16 @@ export interface OpenedIdentity {
   facts: IdentityFacts;
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-
 /** The PKCS#12 bytes of a base64 field, or invalid_pkcs12 (reason base64, size or format). */
 export function decodeP12(raw: string, field: string): Buffer {
-  const clean = raw.replace(/\s+/g, '');
-  if (!BASE64.test(clean) || clean.length % 4 === 1 || clean.length === 0) throw errors.invalid_pkcs12(`${field} is not valid base64.`, { field, reason: 'base64' });
-  const bytes = Buffer.from(clean, 'base64');
-  if (bytes.length > P12_MAX_BYTES) {
+  const reading = readBase64(raw);
+  if (!reading.ok || reading.bytes === 0) throw errors.invalid_pkcs12(`${field} is ${BASE64_RULE}.`, { field, reason: 'base64' });
+  // Refused from its length, before a byte is decoded.
+  if (reading.bytes > P12_MAX_BYTES) {
     throw validationFailed([{ field, rule: 'maxBytes', limit: P12_MAX_BYTES, message: `must decode to at most ${P12_MAX_BYTES} bytes` }]);
   }
+  const bytes = decodeCompact(reading.compact);
+  if (!bytes) throw errors.invalid_pkcs12(`${field} is not valid base64 (it does not decode cleanly).`, { field, reason: 'base64' });
   // A PFX is a DER SEQUENCE: anything else is refused before the parser sees it.
   if (bytes[0] !== 0x30) throw errors.invalid_pkcs12(`${field} is not a PKCS#12 file.`, { field, reason: 'format' });
   return bytes;
