@@ -294,13 +294,16 @@ async function analyse(runner: TexRunner, m: Mutant, source: string, engine: Com
   if (result.outcome === 'ok') return analyzeMissingCharacters(result.log, engine, { source });
   let probes = 0;
   const started = performance.now();
+  // As the service does: the project's files go to the diagnosis and with every probe.
+  const files = m.doc.files;
   const analysis = await diagnose(result.log, engine, {
     source,
+    ...(files ? { files } : {}),
     probe: (probe, compiler) =>
       budget
         .run(m.id, ({ cpuSeconds }) => {
           probes++;
-          return runner.run({ source: probe, compiler, timeoutMs: PROBE_WALL_MS, cpuSeconds, maxFileBytes: 16 * 1024 * 1024 });
+          return runner.run({ source: probe, compiler, timeoutMs: PROBE_WALL_MS, cpuSeconds, maxFileBytes: 16 * 1024 * 1024, ...(files ? { files } : {}) });
         })
         .catch((err: unknown) => {
           if (err instanceof ProbeRefused) refused[err.reason]++;
