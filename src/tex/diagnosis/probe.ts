@@ -81,6 +81,9 @@ function braceDepth(text: string): number {
  */
 export function probePassed(result: { outcome: string; log: string }, kind: Verification['kind'], name: string, line: number): boolean | 'undecided' {
   if (result.outcome === 'ok') return true;
+  // TeX ended without an error but its PDF could not be read: a probe body that typesets
+  // nothing (\balance alone) leaves an empty PDF. TeX got past the name.
+  if (result.outcome === 'unmeasurable') return primaryError(parseErrors(result.log)) === undefined;
   if (result.outcome !== 'failed') return false;
   const first = primaryError(parseErrors(result.log));
   // A probe body that typesets nothing (a preamble command, \printindex without its .ind)

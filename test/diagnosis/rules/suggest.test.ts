@@ -49,6 +49,15 @@ describe('index suggestions', () => {
     assert.equal(none.diagnosis?.suggested_package, undefined);
   });
 
+  it('issue 39: a name packages define gets no edit to a different command (\\dddot is not \\ddot)', () => {
+    const none = analyzeLog(log, 'pdflatex', { source: plain, catalog, probing: true, verdicts: new Map([['command:dddot', null]]) });
+    assert.doesNotMatch(`${none.diagnosis?.suggested_fix} ${none.agent_hint}`, /\\ddot(?![a-z])/);
+    assert.match(none.diagnosis?.suggested_fix ?? '', /^Define \\dddot in the preamble/);
+    // Negative control: a name no package defines (a typo of \\textbf) is corrected to the near one.
+    const typo = analyzeLog('./main.tex:3: Undefined control sequence.\nl.3 A \\textbff\n                {x}.\n', 'pdflatex', { source: plain.replace('$\\dddot{x}$', '\\textbff{x}'), catalog });
+    assert.match(typo.diagnosis?.suggested_fix ?? '', /^Change \\textbff on line 3 to \\textbf/);
+  });
+
   it('probes that stopped early: the best candidate no probe ruled out, unverified', () => {
     const a = analyzeLog(log, 'pdflatex', { source: plain, catalog, verdicts: new Map([['command:dddot', { failed: ['amsmath'] }]]) });
     assert.ok(a.diagnosis?.suggested_package);

@@ -73,7 +73,7 @@ export const undefinedCommand: Rule = (ctx) => {
   if (indexed && indexed !== 'none') return indexedFinding(indexed, symbol, at, engine, summary, 'command', source);
 
   // A package defines the very name asked for (\dddot): no edit to a different command (\ddot), whatever the probes said.
-  const defined = (ctx.catalog?.definers(name, 'command').length ?? 0) > 0;
+  const defined = ctx.catalog?.definers(name, 'command').some((d) => ctx.catalog?.has(d.package)) ?? false; // packages, not classes (bgteubner.cls's \\textbff)
   const near = defined ? undefined : closest(name, [...COMMAND_PACKAGES.keys(), ...KERNEL_COMMANDS]);
   const nearPackage = near ? COMMAND_PACKAGES.get(near)?.package : undefined;
   const defineAt = source?.beginDocument;

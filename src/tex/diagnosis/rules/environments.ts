@@ -37,7 +37,7 @@ export const undefinedEnvironment: Rule = (ctx) => {
   if (indexed === 'loaded') return undefined;
   if (indexed && indexed !== 'none') return indexedFinding(indexed, name, line, engine, summary, 'environment', source);
   // A package defines the very name asked for: no edit to a different environment.
-  const defined = (ctx.catalog?.definers(name, 'environment').length ?? 0) > 0;
+  const defined = ctx.catalog?.definers(name, 'environment').some((d) => ctx.catalog?.has(d.package)) ?? false; // packages: a class cannot be added
   const near = defined ? undefined : closest(name, [...ENVIRONMENT_PACKAGES.keys(), ...KERNEL_ENVIRONMENTS]);
   const fix = near
     ? `Change "${name}"${onLine(line)} to "${near}" in both \\begin and \\end${ENVIRONMENT_PACKAGES.has(near) && !source?.loads(ENVIRONMENT_PACKAGES.get(near)?.package ?? '') ? ` and add ${usepackage(ENVIRONMENT_PACKAGES.get(near)?.package ?? '')} to the preamble` : ''}; if it is your own environment, define it with \\newenvironment{${name}}{...}{...} in the preamble.`
