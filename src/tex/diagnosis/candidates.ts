@@ -100,9 +100,6 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
     c.coverage,
     Number(c.package === ctx.preferred),
     Number(related(c.package)),
-    // The package named after the command (\balance → balance, \lipsum → lipsum): what a
-    // document loads for it, over another package's command of the same name (contracard's).
-    Number(kind === 'command' && c.package === name && c.direct),
     // Among those covering the document, a well-known package before a little-known definer.
     c.coverage > 0 ? Math.min(3, Math.floor(Math.log2(1 + cat.loaderCount(c.package)))) : 0,
     Number(c.direct),
