@@ -55,6 +55,15 @@ describe('project files in a diagnosis', () => {
     assert.doesNotMatch(plain.diagnosis?.suggested_fix ?? '', /altacv/);
   });
 
+  it('a misspelt package is corrected to the package the project brings', () => {
+    const src = '\\documentclass{article}\n\\usepackage{mystle}\n\\begin{document}\nText.\n\\end{document}\n';
+    const missing = "! LaTeX Error: File `mystle.sty' not found.\n\nType X to quit or <RETURN> to proceed,\nor enter new name. (Default extension: sty)\n\nEnter file name: \n./main.tex:2: Emergency stop.\n<read *> \n         \nl.2 \\usepackage\n";
+    const a = analyzeLog(missing, 'pdflatex', { source: src, catalog: null, files: [file('mystyle.sty', '\\newcommand{\\mine}{}\n')] });
+    assert.deepEqual([a.diagnosis?.error_class, a.diagnosis?.suggested_package, a.diagnosis?.suggested_fix], ['missing_package', 'mystyle', 'Change \\usepackage{mystle} on line 2 to \\usepackage{mystyle}.']);
+    // Negative control: without the project's package there is nothing to correct it to.
+    assert.equal(analyzeLog(missing, 'pdflatex', { source: src, catalog: null }).diagnosis?.suggested_package, undefined);
+  });
+
   it('reads only what the document loads, and stays within its budgets', () => {
     const project = new Project([file('cv.cls', '\\RequirePackage{cvsty}\n\\newcommand{\\cvname}{}\n'), file('cvsty.sty', '\\newenvironment{cvitems}{}{}\n'), file('other.sty', '\\newcommand{\\unused}{}\n')]);
     const defs = project.definitions('\\documentclass{cv}\n');
