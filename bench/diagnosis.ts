@@ -294,13 +294,16 @@ async function analyse(runner: TexRunner, m: Mutant, source: string, engine: Com
   if (result.outcome === 'ok') return analyzeMissingCharacters(result.log, engine, { source });
   let probes = 0;
   const started = performance.now();
+  // As the service does: the project's files go to the diagnosis and with every probe.
+  const files = m.doc.files;
   const analysis = await diagnose(result.log, engine, {
     source,
+    ...(files ? { files } : {}),
     probe: (probe, compiler) =>
       budget
         .run(m.id, ({ cpuSeconds }) => {
           probes++;
-          return runner.run({ source: probe, compiler, timeoutMs: PROBE_WALL_MS, cpuSeconds, maxFileBytes: 16 * 1024 * 1024 });
+          return runner.run({ source: probe, compiler, timeoutMs: PROBE_WALL_MS, cpuSeconds, maxFileBytes: 16 * 1024 * 1024, ...(files ? { files } : {}) });
         })
         .catch((err: unknown) => {
           if (err instanceof ProbeRefused) refused[err.reason]++;
@@ -320,9 +323,12 @@ interface Scored {
   fixed?: boolean;
   rounds?: number;
   note?: string;
+  /** The mutant's compile outcome, and the fix loop's last: a miss says whether TeX timed out. */
+  outcome?: string;
+  last?: string;
 }
 
-async function fixLoop(runner: TexRunner, m: Mutant, d: Diagnosis): Promise<{ fixed: boolean; rounds: number }> {
+async function fixLoop(runner: TexRunner, m: Mutant, d: Diagnosis): Promise<{ fixed: boolean; rounds: number; last?: string }> {
   let source = m.source;
   let engine = m.doc.engine;
   let diagnosis: Diagnosis | undefined = d;
@@ -331,6 +337,7 @@ async function fixLoop(runner: TexRunner, m: Mutant, d: Diagnosis): Promise<{ fi
     ({ source, engine } = applyFix(source, engine, diagnosis));
     const result = await compile(runner, source, engine, m.doc);
     if (result.outcome === 'ok') return { fixed: true, rounds: round };
+    if (result.outcome !== 'failed') return { fixed: false, rounds: round, last: result.outcome };
     diagnosis = (await analyse(runner, m, source, engine, result))?.diagnosis;
   }
   return { fixed: false, rounds: FIX_ROUNDS };
@@ -436,7 +443,7 @@ async function measure(image: TexImage): Promise<void> {
         }
         made++;
         const d = (await analyse(runner, m, m.source, m.doc.engine, result))?.diagnosis;
-        const entry: Scored = { m, ...(d ? { d } : {}) };
+        const entry: Scored = { m, ...(d ? { d } : {}), outcome: result.outcome };
         if (d?.suggested_package && m.truth.package) Object.assign(entry, await fixLoop(runner, m, d));
         scored.push(entry);
       }
@@ -492,7 +499,9 @@ async function measure(image: TexImage): Promise<void> {
       for (const s of misses) {
         const where = s.m.doc.path.startsWith(docRoot) ? s.m.doc.path.slice(docRoot.length + 1) : s.m.doc.path;
         const fix = s.m.kind === 'misspell_class' ? { fix: s.d?.suggested_fix } : {};
-        console.log(`  miss ${s.m.kind} ${where}: expected ${JSON.stringify(s.m.truth)} got ${JSON.stringify({ class: s.d?.error_class, symbol: s.d?.symbol, package: s.d?.suggested_package, fixed: s.fixed, ...fix })}`);
+        // The compile's outcome when it was not an ordinary failure (a timeout under load is no diagnosis fault).
+        const outcomes = { ...(s.outcome !== 'failed' ? { compile: s.outcome } : {}), ...(s.last ? { fix_compile: s.last } : {}) };
+        console.log(`  miss ${s.m.kind} ${where}: expected ${JSON.stringify(s.m.truth)} got ${JSON.stringify({ class: s.d?.error_class, symbol: s.d?.symbol, package: s.d?.suggested_package, fixed: s.fixed, ...fix, ...outcomes })}`);
       }
     }
   } finally {

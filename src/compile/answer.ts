@@ -114,7 +114,8 @@ export class Answer {
     }
     if (result.outcome !== 'ok' || !result.pdf || result.pages === undefined) {
       // A package suggestion the index is unsure of is checked by probe compiles (the caller's probe budget).
-      const analysis = await diagnose(result.log, compiler, { source, probe });
+      // With the project's text files: an error in an \input file is diagnosed there, and the project's classes are known.
+      const analysis = await diagnose(result.log, compiler, { source, probe, files: request.files });
       // Tagged (issue 40): the packages that block tagging come first in the hint.
       const blocked = request.output?.tagging ? taggingFailureHint(result.log) : null;
       throw compilationFailed(blocked ? { ...analysis, agent_hint: `${blocked} ${analysis.agent_hint ?? ''}`.trim() } : analysis, result.log, tier);

@@ -8,6 +8,7 @@ import { callerId, type FairTicket } from '../quota/fair-use.js';
 import { FAIR_USE } from '../quota/plans.js';
 import type { TexQueue } from '../queue/queue.js';
 import type { ProbeCompile } from '../tex/diagnosis/probe.js';
+import type { TexJob } from '../tex/job.js';
 import { ProbeRefused, type ProbeBudget } from './probe-budget.js';
 
 /**
@@ -26,8 +27,11 @@ export interface ProbeDeps {
   clock: Clock;
 }
 
-/** The probe runner the diagnosis of one failed compile may use. */
-export function probeFor(deps: ProbeDeps, caller: Caller, deadline: number | undefined, fair: FairTicket, background: boolean): ProbeCompile {
+/**
+ * The probe runner the diagnosis of one failed compile may use. `files`: the job's other files
+ * (project files and assets), so a probe of a project compiles with its classes, \input files and images.
+ */
+export function probeFor(deps: ProbeDeps, caller: Caller, deadline: number | undefined, fair: FairTicket, background: boolean, files: TexJob['files'] = []): ProbeCompile {
   const who = caller.kind === 'account' ? `account:${caller.account.id}` : `address:${caller.ip}`;
   return (source, compiler) => {
     const timeoutMs = Math.min(PROBE_WALL_MS, deadline !== undefined ? deadline - deps.clock.ms() : Infinity);
@@ -36,6 +40,7 @@ export function probeFor(deps: ProbeDeps, caller: Caller, deadline: number | und
       const result = await deps.texQueue.run({
         source,
         compiler,
+        ...(files && files.length > 0 ? { files } : {}),
         timeoutMs,
         cpuSeconds,
         maxFileBytes: 16 * 1024 * 1024,

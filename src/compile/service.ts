@@ -111,7 +111,7 @@ export class CompileService {
       { via: context.via ?? 'compile', tier: request.plan.tier, engine: request.compiler, outcome: result.outcome, passes: result.passes, cached: result.passes === 0, ms: result.durationMs, bytes: request.bytes },
       'compile',
     );
-    const unsigned = await this.answer.accept(request, result, probeFor(this.probes, request.caller, context.deadline, held.fair, inBackground(context)));
+    const unsigned = await this.answer.accept(request, result, probeFor(this.probes, request.caller, context.deadline, held.fair, inBackground(context), job.files));
     // The signature is the last step, here in the host after the (cached, sandboxed) TeX result: no key in a sandbox or the cache.
     const accepted = request.sign ? { ...unsigned, pdf: await request.sign(unsigned.pdf) } : unsigned;
     if (context.deadline !== undefined && clock.ms() > context.deadline) {

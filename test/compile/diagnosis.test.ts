@@ -52,6 +52,15 @@ describe('compile failures carry the diagnosis', () => {
     assert.deepEqual(Object.keys(body.diagnosis).sort(), ['confidence', 'error_class', 'line', 'retryable', 'suggested_fix', 'suggested_package', 'summary', 'symbol']);
   });
 
+  test('issue 39: an undefined command in an \\input file of the project is diagnosed in that file, and its probe compiles with the files', async () => {
+    const latex = '\\documentclass{article}\n\\begin{document}\n\\input{chapters/one}\n\\end{document}\n';
+    const body = (await compile({ latex, files: { 'chapters/one.tex': 'Intro.\n\nA jerk: $\\dddot{x}$.\n' } })).json();
+    assert.equal(body.error, 'compilation_failed');
+    assert.deepEqual([body.diagnosis.error_class, body.diagnosis.symbol, body.diagnosis.suggested_package, body.diagnosis.confidence], ['undefined_command', '\\dddot', 'amsmath', 'verified']);
+    assert.equal(body.diagnosis.summary, 'The command \\dddot on line 3 of chapters/one.tex is not defined. It is provided by the package amsmath, which the document does not load.');
+    assert.equal(body.diagnosis.line, undefined);
+  });
+
   test('a command in the generated bibliography names its package (\\url from plainurl.bst)', async () => {
     const latex =
       '\\documentclass{article}\n\\begin{filecontents*}[overwrite]{refs.bib}\n@book{k, author={Ann Author}, title={A Title}, publisher={P}, year={2020}, url={https://example.org/x}}\n\\end{filecontents*}\n\\begin{document}\nSee \\cite{k}.\n\\bibliographystyle{plainurl}\n\\bibliography{refs}\n\\end{document}\n';

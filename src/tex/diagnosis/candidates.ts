@@ -9,6 +9,7 @@ import type { Compiler } from '../compilers.js';
 import type { TexCatalog } from './catalog.js';
 import { extractDefinitions, stripComments } from './extract.js';
 import { KERNEL_COMMANDS, KERNEL_ENVIRONMENTS } from './names.js';
+import type { ProjectDefinitions } from './project.js';
 
 /** What LaTeX and the standard classes define in ways the index cannot read (\small comes from size10.clo, chosen at run time). */
 const KERNEL_COMMAND_SET = new Set(KERNEL_COMMANDS);
@@ -33,6 +34,8 @@ export interface DocumentContext {
   source?: string;
   /** The hand-written table's choice, when it has one: knowledge the index lacks (graphicx over graphics). */
   preferred?: string;
+  /** What the project's own classes and packages define and load. */
+  project?: ProjectDefinitions;
 }
 
 const MAX_INDIRECT = 400;
@@ -60,7 +63,7 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
     }
   }
   if (direct.size === 0) return [];
-  const doc = ctx.source === undefined ? undefined : readDocument(cat, ctx.source);
+  const doc = ctx.source === undefined ? undefined : readDocument(cat, ctx.source, ctx.project);
   const missing = doc ? doc.missing.filter((m) => !(m.name === name && m.kind === kind)) : [];
 
   const pool = new Map<string, Candidate>();
@@ -135,16 +138,19 @@ interface DocumentFacts {
 }
 
 /** The document's class or packages (or LaTeX itself) define the name. */
-export function documentProvides(cat: TexCatalog, source: string, name: string, kind: NameKind): boolean {
-  return readDocument(cat, source).defined(name, kind);
+export function documentProvides(cat: TexCatalog, source: string, name: string, kind: NameKind, project?: ProjectDefinitions): boolean {
+  return readDocument(cat, source, project).defined(name, kind);
 }
 
-const cache = new WeakMap<TexCatalog, Map<string, DocumentFacts>>();
+const cache = new WeakMap<TexCatalog | ProjectDefinitions, Map<string, DocumentFacts>>();
+const NO_PROJECT: ProjectDefinitions = { commands: new Set(), environments: new Set(), requires: new Set() };
 
 /** What the document loads, defines and uses, read once per source. */
-export function readDocument(cat: TexCatalog, source: string): DocumentFacts {
-  let bySource = cache.get(cat);
-  if (!bySource) cache.set(cat, (bySource = new Map()));
+export function readDocument(cat: TexCatalog, source: string, project: ProjectDefinitions = NO_PROJECT): DocumentFacts {
+  // Keyed by the project's definitions too (one object per diagnosis): the same main.tex with other files reads otherwise.
+  const key = project === NO_PROJECT ? cat : project;
+  let bySource = cache.get(key);
+  if (!bySource) cache.set(key, (bySource = new Map()));
   const hit = bySource.get(source);
   if (hit) return hit;
   const text = stripComments(source);
@@ -159,9 +165,11 @@ export function readDocument(cat: TexCatalog, source: string): DocumentFacts {
   // Everything the class and packages load, once: a name is defined when one of its definers
   // is in it (asking each loaded package in turn was names × packages, and both are the caller's).
   const loads = new Set<string>();
-  for (const p of [...loaded, ...(cls ? [`${cls}.cls`] : [])]) for (const q of cat.closure(p)) loads.add(q);
+  // A class or package the project brings loads what its own file requires.
+  for (const p of [...loaded, ...(cls ? [`${cls}.cls`] : []), ...project.requires]) for (const q of cat.closure(p)) loads.add(q);
   const defined = (n: string, kind: NameKind) => {
     if (cat.inKernel(n, kind) || (kind === 'command' ? KERNEL_COMMAND_SET : KERNEL_ENVIRONMENT_SET).has(n)) return true;
+    if ((kind === 'command' ? project.commands : project.environments).has(n)) return true;
     return cat.definers(n, kind).some((d) => loads.has(d.package));
   };
   const own = extractDefinitions(text);
@@ -172,7 +180,7 @@ export function readDocument(cat: TexCatalog, source: string): DocumentFacts {
     const n = (m[2] ?? m[1] ?? '').trim();
     if (!n || seen.has(`${kind}:${n}`)) continue;
     seen.add(`${kind}:${n}`);
-    if ((kind === 'command' ? own.commands : own.environments).has(n)) continue;
+    if ((kind === 'command' ? own.commands : own.environments).has(n) || (kind === 'command' ? project.commands : project.environments).has(n)) continue;
     if (cat.definers(n, kind).length === 0 || defined(n, kind)) continue;
     missing.push({ name: n, kind });
   }

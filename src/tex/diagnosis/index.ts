@@ -8,6 +8,7 @@ import { RULES, RULES_ANYWHERE, RULES_IN_BIBLIOGRAPHY, shellRefusals, unexplaine
 import { catalog as loadedCatalog, type TexCatalog } from './catalog.js';
 import { verifyCandidates, type ProbeOptions } from './probe.js';
 import { Source } from './source.js';
+import { Project, type ProjectFile } from './project.js';
 import { missingGlyphs } from './glyphs.js';
 import { missingDatabase } from './bibtools.js';
 
@@ -36,6 +37,8 @@ export interface AnalyzeOptions {
   verdicts?: Verdicts;
   /** Set by diagnose(): suggestions that need a probe may be returned (with `verify`). */
   probing?: boolean;
+  /** The project's other files as sent with main.tex: an error in one of them is diagnosed there. */
+  files?: readonly ProjectFile[];
 }
 
 export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOptions = {}): LogAnalysis {
@@ -53,19 +56,32 @@ export function analyzeLog(log: string, engine: Compiler, options: AnalyzeOption
     if (refused) return { ...(refused.line !== undefined ? { line: refused.line } : {}), message: refused.summary, diagnosis: toDiagnosis(refused, refused.line), agent_hint: refused.hint };
     return { agent_hint: 'Read the log for the first line that reports a problem, fix the source there and compile again.' };
   }
-  const line = mainLine(primary, blocks);
   const message = primary.message;
-  const source = options.source === undefined ? undefined : new Source(options.source);
+  const project = options.files && options.files.length > 0 ? new Project(options.files) : undefined;
+  const document = project && options.source !== undefined ? project.expand(options.source) : undefined;
+  const origin = project && document !== undefined ? { document, project: project.definitions(document) } : {};
+  const main = options.source === undefined ? undefined : new Source(options.source, origin);
+  // An error in a .tex file of the project (an \input chapter or macro file) is the caller's
+  // code like main.tex: read that file, at the line the log names.
+  const own = primary.file !== undefined && !isMain(primary.file) && /\.tex$/i.test(primary.file) && main && project ? project.text(primary.file) : undefined;
+  const file = own !== undefined ? (primary.file ?? '').replace(/^(\.\/)+/, '') : undefined;
+  const source =
+    own !== undefined && main
+      ? new Source(own, { ...origin, file, ...optional('includedAt', project?.includedAt(main.text, file ?? '')), ...optional('mainBegin', main.beginDocument) })
+      : main;
+  const line = own !== undefined ? primary.line : mainLine(primary, blocks);
   // An error inside a package or class file is about code the caller did not write: only
   // rules that do not depend on where TeX was can explain it.
-  const rules = primary.file === undefined || isMain(primary.file) ? RULES : isBibliography(primary.file) ? RULES_IN_BIBLIOGRAPHY : RULES_ANYWHERE;
+  const rules = primary.file === undefined || isMain(primary.file) || own !== undefined ? RULES : isBibliography(primary.file) ? RULES_IN_BIBLIOGRAPHY : RULES_ANYWHERE;
   const catalog = options.catalog === null ? undefined : (options.catalog ?? loadedCatalog());
   const shell = shellRefusals(lines.slice(0, primary.at));
   for (const rule of rules) {
-    const finding = rule({ block: primary, blocks, engine, source, line, catalog, verdicts: options.verdicts, probing: options.probing, shell });
-    if (finding) {
-      const diagnosis = toDiagnosis(finding, line);
-      return { line: diagnosis.line, message, diagnosis, agent_hint: finding.hint, ...(finding.verify ? { verify: finding.verify } : {}) };
+    const found = rule({ block: primary, blocks, engine, source, line, catalog, verdicts: options.verdicts, probing: options.probing, shell, project });
+    if (found) {
+      // `line` is main.tex's: for a project file, its name and line are in the sentences instead.
+      const finding = file !== undefined ? inFile(found, file) : found;
+      const diagnosis = toDiagnosis(finding, file !== undefined ? undefined : line);
+      return { ...(diagnosis.line !== undefined ? { line: diagnosis.line } : {}), message, diagnosis, agent_hint: finding.hint, ...(finding.verify ? { verify: finding.verify } : {}) };
     }
   }
   const elsewhere = primary.file !== undefined && !isMain(primary.file) ? ` in ${primary.file.replace(/^\.\//, '')}${primary.line === undefined ? '' : ` line ${primary.line}`} (a file main.tex loads)` : '';
@@ -152,6 +168,17 @@ function toDiagnosis(finding: Finding, fallbackLine: number | undefined): Diagno
   const line = finding.line ?? fallbackLine;
   if (line !== undefined) diagnosis.line = line;
   return diagnosis;
+}
+
+/** A finding about a project file: "on line N" names the file, and `line` (main.tex's) goes. */
+function inFile(finding: Finding, file: string): Finding {
+  const name = (text: string) => text.replace(/\bon line (\d+)(?! of )/g, `on line $1 of ${file}`);
+  const { line: _, ...rest } = finding;
+  return { ...rest, summary: name(finding.summary), suggested_fix: name(finding.suggested_fix), hint: name(finding.hint) };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 function clip(text: string): string {

@@ -81,15 +81,21 @@ function braceDepth(text: string): number {
  */
 export function probePassed(result: { outcome: string; log: string }, kind: Verification['kind'], name: string, line: number): boolean | 'undecided' {
   if (result.outcome === 'ok') return true;
+  // TeX ended without an error but its PDF could not be read: a probe body that typesets
+  // nothing (\balance alone) leaves an empty PDF. TeX got past the name.
+  if (result.outcome === 'unmeasurable') return primaryError(parseErrors(result.log)) === undefined;
   if (result.outcome !== 'failed') return false;
   const first = primaryError(parseErrors(result.log));
   // A probe body that typesets nothing (a preamble command, \printindex without its .ind)
   // fails only for want of a page: TeX got past the name.
   if (!first) return /^No pages of output\./m.test(result.log);
-  // An error while loading a package (a conflict the candidate brings) is not getting past.
-  if (first.file !== undefined && !/(^|\/)main\.tex$/.test(first.file)) return false;
-  if (first.line === undefined) return 'undecided';
-  if (first.line < line) return false;
+  // An error in a .tex file of the project (the probe stops at the \input of the file the
+  // name is used in) is past the name unless it is the same one; one while loading a
+  // package (a conflict the candidate brings) is not getting past.
+  const inProject = first.file !== undefined && /^\.\/.*\.tex$/.test(first.file) && !/(^|\/)main\.tex$/.test(first.file);
+  if (first.file !== undefined && !/(^|\/)main\.tex$/.test(first.file) && !inProject) return false;
+  if (!inProject && first.line === undefined) return 'undecided';
+  if (!inProject && (first.line ?? 0) < line) return false;
   if (kind === 'environment') return !new RegExp(`Environment ${escape(name)} undefined`).test(first.message);
   if (/^Undefined control sequence/.test(first.message)) {
     const read = first.context[0]?.read ?? '';

@@ -2,11 +2,59 @@
 // name the exact line of a \usepackage or of an unclosed argument; TeX's own line for those
 // is where it noticed, which is often a later line.
 
+import type { ProjectDefinitions } from './project.js';
+
+/** Where the lines come from when they are not main.tex's: a project file main.tex inputs. */
+export interface SourceOrigin {
+  /** The whole document as TeX reads it (main.tex with its \input files pasted in). */
+  document?: string;
+  /** The project file these lines are (`helpers/macros.tex`); absent: main.tex. */
+  file?: string;
+  /** main.tex's line that inputs that file. */
+  includedAt?: number;
+  /** main.tex's \begin{document} line. */
+  mainBegin?: number;
+  /** What the project's own classes and packages define and load. */
+  project?: ProjectDefinitions;
+}
+
 export class Source {
   private readonly lines: string[];
+  private whole?: Source;
 
-  constructor(readonly text: string) {
+  constructor(
+    readonly text: string,
+    readonly origin: SourceOrigin = {},
+  ) {
     this.lines = text.replace(/\r\n?/g, '\n').split('\n').map(withoutComment);
+  }
+
+  /** The document as TeX reads it: what it loads and defines (main.tex alone without project files). */
+  get document(): string {
+    return this.origin.document ?? this.text;
+  }
+
+  /** The project file these lines are, when not main.tex. */
+  get file(): string | undefined {
+    return this.origin.file;
+  }
+
+  /**
+   * The main.tex line a \usepackage must go above for a name used on `at` of these lines
+   * (it is used in the preamble); undefined: anywhere in the preamble.
+   */
+  placement(at: number | undefined): number | undefined {
+    if (this.origin.file === undefined) {
+      const begin = this.beginDocument;
+      return at !== undefined && begin !== undefined && at < begin ? at : undefined;
+    }
+    const { includedAt, mainBegin } = this.origin;
+    return includedAt !== undefined && mainBegin !== undefined && includedAt < mainBegin ? includedAt : undefined;
+  }
+
+  /** The main.tex line a probe compile stops at for `at` of these lines: the \input of the file. */
+  mainLine(at: number | undefined): number | undefined {
+    return this.origin.file === undefined ? at : this.origin.includedAt;
   }
 
   /** 1-based line of the first match at or after `from`. */
@@ -68,8 +116,11 @@ export class Source {
     return this.findArgument(LOADS, name, true, from);
   }
 
+  /** The document loads `name` (in main.tex, or in a file it inputs). */
   loads(name: string): boolean {
-    return this.usePackageLine(name) !== undefined;
+    if (this.origin.document === undefined) return this.usePackageLine(name) !== undefined;
+    this.whole ??= new Source(this.origin.document);
+    return this.whole.usePackageLine(name) !== undefined;
   }
 
   /**

@@ -49,6 +49,24 @@ describe('index suggestions', () => {
     assert.equal(none.diagnosis?.suggested_package, undefined);
   });
 
+  it('issue 39: a name packages define gets no edit to a different command (\\dddot is not \\ddot)', () => {
+    const none = analyzeLog(log, 'pdflatex', { source: plain, catalog, probing: true, verdicts: new Map([['command:dddot', null]]) });
+    assert.doesNotMatch(`${none.diagnosis?.suggested_fix} ${none.agent_hint}`, /\\ddot(?![a-z])/);
+    assert.match(none.diagnosis?.suggested_fix ?? '', /^Define \\dddot in the preamble/);
+    // Negative control: a name no package defines (a typo of \\textbf) is corrected to the near one.
+    const typo = analyzeLog('./main.tex:3: Undefined control sequence.\nl.3 A \\textbff\n                {x}.\n', 'pdflatex', { source: plain.replace('$\\dddot{x}$', '\\textbff{x}'), catalog });
+    assert.match(typo.diagnosis?.suggested_fix ?? '', /^Change \\textbff on line 3 to \\textbf/);
+  });
+
+  it('issue 39: a name the project\'s own class defines counts as defined by the document', () => {
+    const source = '\\documentclass{mycls}\n\\begin{document}\nA jerk: $\\dddot{x}$.\n\\end{document}\n';
+    const files = [{ name: 'mycls.cls', data: Buffer.from('\\LoadClass{article}\n\\newcommand{\\dddot}[1]{#1}\n') }];
+    // The class defines it, yet TeX says undefined: the cause is not a missing package, so no package is named.
+    assert.equal(analyzeLog(log, 'pdflatex', { source, catalog, files }).diagnosis, undefined);
+    // Negative control: without the class's file, amsmath is named as for any document.
+    assert.equal(analyzeLog(log, 'pdflatex', { source, catalog }).diagnosis?.suggested_package, 'amsmath');
+  });
+
   it('probes that stopped early: the best candidate no probe ruled out, unverified', () => {
     const a = analyzeLog(log, 'pdflatex', { source: plain, catalog, verdicts: new Map([['command:dddot', { failed: ['amsmath'] }]]) });
     assert.ok(a.diagnosis?.suggested_package);

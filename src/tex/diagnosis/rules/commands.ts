@@ -63,7 +63,7 @@ export const undefinedCommand: Rule = (ctx) => {
   // document's undefined names (amsrefs' \cites in a document that uses amsrefs throughout).
   // The table knows packages whose names the index cannot read (siunitx's units), so the
   // index must cover at least two more names to overrule it.
-  const ranked = provider && !provider.options && !(name in ONLY_INSIDE) && ctx.catalog && source ? rankCandidates(ctx.catalog, name, 'command', { engine, source: source.text, preferred: provider.package }) : [];
+  const ranked = provider && !provider.options && !(name in ONLY_INSIDE) && ctx.catalog && source ? rankCandidates(ctx.catalog, name, 'command', { engine, source: source.document, ...(source.origin.project ? { project: source.origin.project } : {}), preferred: provider.package }) : [];
   const tableCoverage = ranked.find((c) => c.package === provider?.package)?.coverage ?? 0;
   const outranked = ranked[0] && ranked[0].package !== provider?.package && ranked[0].coverage >= tableCoverage + 2;
   if (provider && !outranked) return withPackage(provider, symbol, at, engine, summary, 'command', source);
@@ -72,12 +72,14 @@ export const undefinedCommand: Rule = (ctx) => {
   if (indexed === 'loaded') return undefined;
   if (indexed && indexed !== 'none') return indexedFinding(indexed, symbol, at, engine, summary, 'command', source);
 
-  const near = closest(name, [...COMMAND_PACKAGES.keys(), ...KERNEL_COMMANDS]);
+  // A package defines the very name asked for (\dddot): no edit to a different command (\ddot), whatever the probes said.
+  const defined = ctx.catalog?.definers(name, 'command').some((d) => ctx.catalog?.has(d.package)) ?? false; // packages, not classes (bgteubner.cls's \\textbff)
+  const near = defined ? undefined : closest(name, [...COMMAND_PACKAGES.keys(), ...KERNEL_COMMANDS]);
   const nearPackage = near ? COMMAND_PACKAGES.get(near)?.package : undefined;
   const defineAt = source?.beginDocument;
   const fix = near
     ? `Change ${symbol}${onLine(at)} to \\${near}${nearPackage && !source?.loads(nearPackage) ? ` and add ${usepackage(nearPackage)} to the preamble` : ''}; if you meant a command of your own, define it with \\newcommand{${symbol}}{...} in the preamble.`
-    : `Define ${symbol} in the preamble with \\newcommand{${symbol}}{...}${defineAt ? ` (before line ${defineAt})` : ''}, or remove or correct it${onLine(at)}; ${indexed === 'none' ? 'no installed package that defines it got TeX past it in a test compile' : 'no package we know provides it'}.`;
+    : `Define ${symbol} in the preamble with \\newcommand{${symbol}}{...}${defineAt ? ` (before line ${defineAt})` : ''}, or remove or correct it${onLine(at)}; ${indexed === 'none' ? 'no installed package that defines it got TeX past it in a test compile' : defined ? 'only little-known packages define it' : 'no package we know provides it'}.`;
   const hint = near
     ? `Change ${symbol}${onLine(at)} to \\${near} (or define ${symbol} with \\newcommand) and compile again.`
     : `Define ${symbol} with \\newcommand in the preamble or remove it${onLine(at)}, then compile again.`;

@@ -36,10 +36,12 @@ export const undefinedEnvironment: Rule = (ctx) => {
   const indexed = fromIndex(ctx, 'environment', name, line);
   if (indexed === 'loaded') return undefined;
   if (indexed && indexed !== 'none') return indexedFinding(indexed, name, line, engine, summary, 'environment', source);
-  const near = closest(name, [...ENVIRONMENT_PACKAGES.keys(), ...KERNEL_ENVIRONMENTS]);
+  // A package defines the very name asked for: no edit to a different environment.
+  const defined = ctx.catalog?.definers(name, 'environment').some((d) => ctx.catalog?.has(d.package)) ?? false; // packages: a class cannot be added
+  const near = defined ? undefined : closest(name, [...ENVIRONMENT_PACKAGES.keys(), ...KERNEL_ENVIRONMENTS]);
   const fix = near
     ? `Change "${name}"${onLine(line)} to "${near}" in both \\begin and \\end${ENVIRONMENT_PACKAGES.has(near) && !source?.loads(ENVIRONMENT_PACKAGES.get(near)?.package ?? '') ? ` and add ${usepackage(ENVIRONMENT_PACKAGES.get(near)?.package ?? '')} to the preamble` : ''}; if it is your own environment, define it with \\newenvironment{${name}}{...}{...} in the preamble.`
-    : `Define it with \\newenvironment{${name}}{...}{...} in the preamble, or replace \\begin{${name}}/\\end{${name}}${onLine(line)}; ${indexed === 'none' ? 'no installed package that defines it got TeX past it in a test compile' : 'no package we know provides it'}.`;
+    : `Define it with \\newenvironment{${name}}{...}{...} in the preamble, or replace \\begin{${name}}/\\end{${name}}${onLine(line)}; ${indexed === 'none' ? 'no installed package that defines it got TeX past it in a test compile' : defined ? 'only little-known packages define it' : 'no package we know provides it'}.`;
   return {
     ...base,
     summary,

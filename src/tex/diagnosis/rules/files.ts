@@ -6,7 +6,7 @@ import { PACKAGES, PACKAGE_ENGINES, PACKAGE_REPLACEMENTS } from '../packages.js'
 import { closest, INSTALLED_CLASSES, UNINSTALLED_CLASSES } from '../names.js';
 import { escape, onLine, usepackage, type Rule } from './finding.js';
 
-export const missingFile: Rule = ({ block, source, line, engine, catalog: cat }) => {
+export const missingFile: Rule = ({ block, source, line, engine, catalog: cat, project }) => {
   const m = /File `([^']+)' not found|Unable to load picture or PDF file '([^']+)'/.exec(block.message);
   const file = m?.[1] ?? m?.[2];
   if (!file) return undefined;
@@ -16,7 +16,8 @@ export const missingFile: Rule = ({ block, source, line, engine, catalog: cat })
 
   if (ext === 'cls') {
     const at = source?.find(/\\documentclass/) ?? line;
-    const near = UNINSTALLED_CLASSES.includes(base) ? undefined : (closest(base, INSTALLED_CLASSES) ?? (cat ? closest(base, cat.classNames()) : undefined));
+    // A class the project brings (its .cls among the files) first: the caller sent it to be used.
+    const near = UNINSTALLED_CLASSES.includes(base) ? undefined : ((project ? closest(base, project.classes) : undefined) ?? closest(base, INSTALLED_CLASSES) ?? (cat ? closest(base, cat.classNames()) : undefined));
     const fix = near
       ? `Change \\documentclass{${base}}${onLine(at)} to \\documentclass{${near}}.`
       : `Change \\documentclass{${base}}${onLine(at)} to an installed class such as article, report, book, beamer, amsart or scrartcl.`;
@@ -33,7 +34,7 @@ export const missingFile: Rule = ({ block, source, line, engine, catalog: cat })
   if (ext === 'sty') {
     const at = source?.usePackageLine(base) ?? line;
     // Well-known names first; then every package installed here (one edit away, and only one).
-    const typo = closest(base, PACKAGE_NAMES) ?? (cat ? closest(base, cat.packageNames()) : undefined);
+    const typo = (project ? closest(base, project.packages) : undefined) ?? closest(base, PACKAGE_NAMES) ?? (cat ? closest(base, cat.packageNames()) : undefined);
     const replacement = PACKAGE_REPLACEMENTS[base];
     let fix: string;
     let pkg: string | undefined;

@@ -6,6 +6,7 @@ import type { Source } from '../source.js';
 import type { TexCatalog } from '../catalog.js';
 import type { NameKind } from '../candidates.js';
 import type { ShellRefusals } from './shell.js';
+import type { Project } from '../project.js';
 
 /** A rule's answer: a Diagnosis (retryable defaults to true) and the hint for the agent. */
 export type Finding = Omit<Diagnosis, 'retryable'> & { retryable?: boolean; hint: string; verify?: Verification };
@@ -50,6 +51,8 @@ export interface RuleContext {
   line?: number;
   /** Shell escape refused before the error (rules/shell.ts). */
   shell?: ShellRefusals;
+  /** The project's other files (classes and packages it brings, its \input files). */
+  project?: Project;
 }
 
 export type Rule = (ctx: RuleContext) => Finding | undefined;

@@ -10,9 +10,9 @@ import { onLine, otherEngine, PREAMBLE as PREAMBLE_TEXT, usepackage, verdictKey,
 
 export function withPackage(provider: Provider, symbol: string, at: number | undefined, engine: Compiler, summary: string, kind: 'command' | 'environment', source?: Source): Finding {
   const line = usepackage(provider.package, provider.options);
-  // Used in the preamble itself: the package must be loaded above that line.
-  const begin = source?.beginDocument;
-  const PREAMBLE = at !== undefined && begin !== undefined && at < begin ? `to the preamble above line ${at}` : PREAMBLE_TEXT;
+  // Used in the preamble itself (or in a file the preamble inputs): the package must be loaded above that line of main.tex.
+  const above = source?.placement(at);
+  const PREAMBLE = above !== undefined ? `to the preamble above line ${above}${source?.file !== undefined ? ' of main.tex' : ''}` : PREAMBLE_TEXT;
   const needsEngine = provider.engines && !provider.engines.includes(engine);
   const what = kind === 'command' ? symbol : `the ${symbol} environment`;
   if (needsEngine && provider.engines) {
@@ -57,7 +57,7 @@ export function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: nu
   if (!cat) return undefined;
   // The index says a loaded package defines it, yet TeX says it does not (an option, a condition):
   // only a probe compile can tell whether another package helps.
-  const provided = source !== undefined && documentProvides(cat, source.text, name, kind);
+  const provided = source !== undefined && documentProvides(cat, source.document, name, kind, source.origin.project);
   if (provided) {
     // The index counts what a loaded class or package may load on request (KOMA-Script's
     // classes and scrlayer-scrpage): a name's one sure definer that the document does not load
@@ -66,12 +66,12 @@ export function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: nu
     const verdict = verdicts?.get(verdictKey(kind, name));
     if (own.length === 1 && own[0] && verdict === own[0].package) return { provider: { package: verdict, engines: cat.engines(verdict) }, confidence: 'verified' };
     if (own.length === 1 && own[0] && verdict === undefined && ctx.probing) {
-      return { provider: { package: own[0].package, engines: cat.engines(own[0].package) }, confidence: 'unverified', verify: { kind, name, candidates: [own[0].package], needed: true, ...(at !== undefined ? { line: at } : {}) } };
+      return { provider: { package: own[0].package, engines: cat.engines(own[0].package) }, confidence: 'unverified', verify: { kind, name, candidates: [own[0].package], needed: true, ...(source.mainLine(at) !== undefined ? { line: source.mainLine(at) } : {}) } };
     }
     if (!ctx.probing) return 'loaded';
   }
-  const loads = source ? readDocument(cat, source.text).loads : undefined;
-  const ranked = rankCandidates(cat, name, kind, { engine, source: source?.text, ...(preferred ? { preferred } : {}) }).filter((c) => !loads?.has(c.package));
+  const loads = source ? readDocument(cat, source.document, source.origin.project).loads : undefined;
+  const ranked = rankCandidates(cat, name, kind, { engine, source: source?.document, ...(source?.origin.project ? { project: source.origin.project } : {}), ...(preferred ? { preferred } : {}) }).filter((c) => !loads?.has(c.package));
   const verdict = verdicts?.get(verdictKey(kind, name));
   if (verdict === null) return 'none';
   if (typeof verdict === 'string') return { provider: { package: verdict, engines: cat.engines(verdict) }, confidence: 'verified' };
@@ -86,7 +86,9 @@ export function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: nu
   // likely meant a macro of its own.
   if (!clear && isObscure(cat, top)) return provided ? 'loaded' : undefined;
   const verify: Verification = { kind, name, candidates: ranked.slice(0, 3).map((c) => c.package), needed: !clear };
-  if (at !== undefined) verify.line = at;
+  // The probe compiles main.tex: for a name in a file it inputs, up to that \input.
+  const probeAt = source ? source.mainLine(at) : at;
+  if (probeAt !== undefined) verify.line = probeAt;
   return { provider, confidence: clear ? 'certain' : 'unverified', verify };
 }
 
