@@ -108,6 +108,15 @@ describe('inflated formats', () => {
     assert.deepEqual((await readdir(root)).filter((n) => n.includes('formats')).sort(), ['.formats-in-use', formats.dir.slice(root.length + 1)]);
   });
 
+  test('a root it makes itself stays traversable for the job uids', async () => {
+    const fresh = join(root, 'fresh', 'texlive');
+    const made = await prepareFormats(fresh, defaultImageRoot());
+    assert.equal((await stat(fresh)).mode & 0o777, 0o755);
+    assert.equal((await stat(made.dir)).mode & 0o777, 0o755);
+    assert.equal((await stat(join(fresh, '.formats-in-use'))).mode & 0o777, 0o700);
+    await rm(join(root, 'fresh'), { recursive: true, force: true });
+  });
+
   test('the engine loads the prepared format: a broken one there stops the job before TeX starts', async () => {
     const broken = join(root, 'broken');
     await mkdir(broken, { mode: 0o755 });

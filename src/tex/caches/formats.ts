@@ -72,11 +72,12 @@ export async function prepareFormats(root: string, image: string | undefined): P
     ...(fontMaps && fontMaps.coreSize > 0 ? { fontMaps } : {}),
     kpseHash: await sameLibrary(join(target, KPSE_HASH), libraryBytes),
   });
+  // Traversable (0755): job uids reach the formats through it.
+  await mkdir(root, { recursive: true });
   // Said before the folder is looked for: from here on no other process removes it (see removeUnused).
   await markUse(root, name);
   if (existsSync(join(target, '.ready'))) return formats();
 
-  await mkdir(root, { recursive: true });
   const work = await mkdtemp(join(root, 'formats-build-'));
   try {
     for (const [compiler, path] of sources) {
@@ -118,7 +119,9 @@ export async function prepareFormats(root: string, image: string | undefined): P
 const USERS = '.formats-in-use';
 
 async function markUse(root: string, name: string): Promise<void> {
-  await mkdir(join(root, USERS), { recursive: true, mode: 0o700 });
+  await mkdir(join(root, USERS), { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
   await writeFile(join(root, USERS, `${name}.${processTag()}`), '');
   // Every process start leaves a mark: those of ended processes go.
   await liveUses(root);
