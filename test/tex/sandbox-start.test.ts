@@ -1,7 +1,8 @@
 // Starting sandboxes while other processes do (session.ts, sandboxed.ts, uids.ts), with real
 // sandboxes and real processes: a sandbox that cannot start says why (bubblewrap's stderr is in
-// the error), and every process runs its jobs as the uids of a block no other live process
-// holds, where the old rule (the pid modulo 1000) gave two processes the same uids.
+// the error); RLIMIT_NPROC is counted per sandbox (its own user namespace), so a shared uid did
+// not stop sandboxes from starting; and every process runs its jobs as the uids of a block no
+// other live process holds, where the old rule (the pid modulo 1000) gave two processes the same uids.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,7 +14,8 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import { settledLeftovers } from './support.js';
 import { defaultImageRoot } from '../../src/tex/image/default.js';
-import { launchSandboxed, STDERR_HEAD } from '../../src/tex/sandbox/sandboxed.js';
+import { killSandboxed, launchSandboxed, runSandboxed, STDERR_HEAD } from '../../src/tex/sandbox/sandboxed.js';
+import { sandboxed } from '../../src/tex/sandbox/sandbox.js';
 import { Session } from '../../src/tex/sandbox/session.js';
 import { claimUidBlock, CONVERTER_UID, MAX_SLOTS, releaseUidBlock, sandboxUid, SLOT_UID_BASE, slotUid, UID_BLOCKS, validatorUid, VALIDATOR_UIDS } from '../../src/tex/sandbox/uids.js';
 
@@ -91,6 +93,34 @@ describe('sandbox starts among other processes', () => {
     assert.equal(code, 3);
     assert.equal(STDERR_HEAD, 4096);
     assert.equal(child.stderrHead(), 'x'.repeat(STDERR_HEAD));
+  });
+
+  test('RLIMIT_NPROC counts per sandbox: one forks under its limit of 32 while another of the same host uid holds 40 processes', async (t) => {
+    if (UID === undefined) return t.diagnostic('not root: every sandbox runs as this user, no uid of its own');
+    const workspaces = await Promise.all(['busy', 'forks', 'control'].map(async (name) => {
+      const workspace = join(root, name);
+      await mkdir(workspace, { mode: 0o700 });
+      await chown(workspace, UID, UID);
+      return workspace;
+    }));
+    const spec = (workspace: string) => ({ workspace, env: {}, isolate: true, root: defaultImageRoot(), uid: UID });
+    const busy = await launchSandboxed(spec(workspaces[0]!), ['sh', '-c', 'for i in $(seq 40); do sleep 60 & done; echo ready; wait']);
+    busy.stdin.end();
+    await new Promise((resolve) => busy.stdout.once('data', resolve));
+    try {
+      assert.ok(Number(spawnSync('sh', ['-c', `ps -u ${UID} -o pid= | wc -l`], { encoding: 'utf8' }).stdout) > 40);
+      const limits = { cpuSeconds: 10, fileBytes: 1 << 20, memoryBytes: 1 << 30, processes: 32 };
+      const forks = await runSandboxed({ ...spec(workspaces[1]!), limits }, ['sh', '-c', 'sleep 0 & sleep 0 & wait; echo forked'], { timeoutMs: 20_000, maxOutput: 1 << 20 });
+      assert.deepEqual([forks.code, forks.stdout.toString('utf8')], [0, 'forked\n'], forks.stderr);
+      // Control: bubblewrap itself started under the limit counts every process of its host uid, and cannot start.
+      const { file, args } = sandboxed(spec(workspaces[2]!), ['true']);
+      const control = spawnSync('prlimit', ['--nproc=32', '--', file, ...args], { uid: UID, gid: UID, encoding: 'utf8', timeout: 20_000 });
+      assert.equal(control.status, 1);
+      assert.equal(control.stderr, 'bwrap: Creating new namespace failed: Resource temporarily unavailable\n');
+    } finally {
+      killSandboxed(busy);
+    }
+    assert.equal(await settledLeftovers(UID), '');
   });
 
   test('the uid blocks: slots and validators of one block never meet another block\'s', () => {
