@@ -2,7 +2,7 @@
 // configuration, and a TeX sandbox that works unless the operator explicitly turned it off.
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { SLOT_UID_BASE } from './tex/sandbox/uids.js';
+import { sandboxUid, slotUid } from './tex/sandbox/uids.js';
 import { servedImages } from './tex/image/store.js';
 import { probeSandbox } from './tex/sandbox/sandbox.js';
 
@@ -30,7 +30,7 @@ export function requireSandbox(config: Config, log: Logger): void {
       );
       process.exit(2);
     }
-    const problem = probeSandbox(process.getuid?.() === 0 ? SLOT_UID_BASE : undefined, servedImages(config)[0]!.root);
+    const problem = probeSandbox(sandboxUid(slotUid(0)), servedImages(config)[0]!.root);
     if (problem) {
       log.fatal({ problem }, 'bubblewrap cannot run here');
       console.error(

@@ -57,7 +57,8 @@ test('--warm bakes the formats and the lualatex font cache, and the service then
   // The canary: a cache built again would have a new .ready (its build time) or leave a
   // luacache-* / formats-build-* folder behind it; the formats would be another folder.
   assert.equal(await readFile(join(caches, 'texmf-var/.ready'), 'utf8'), luaReady);
-  assert.deepEqual((await readdir(caches)).sort(), [formats, 'texmf-var']);
+  // .formats-in-use: the processes that use a formats folder mark it (formats.ts), so another build's start keeps it.
+  assert.deepEqual((await readdir(caches)).sort(), ['.formats-in-use', formats, 'texmf-var']);
   // … and a service that looked elsewhere would have made another folder beside it.
   assert.deepEqual((await readdir(root)).filter((name) => !/^p\d+-\d+$/.test(name)), [image]);
   assert.equal((await stat(join(caches, formats, '.ready'))).mtimeMs, formatsReady.mtimeMs);

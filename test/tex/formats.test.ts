@@ -1,7 +1,8 @@
 // Inflated formats (formats.ts): prepared once per TeX Live, and a job that loads them gives
 // the same pages (for pdfTeX and LuaTeX the same bytes but for dates and ID) as one that loads TeX Live's own.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,7 @@ import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
 import type { TexJob } from '../../src/tex/job.js';
 import { TexRunner } from '../../src/tex/runner.js';
 import { defaultImageRoot } from '../../src/tex/image/default.js';
+import { startTime } from '../../src/tex/sandbox/sweep.js';
 
 const UID = process.getuid?.() === 0 ? CONVERTER_UID - 3 : undefined;
 const MB = 1024 * 1024;
@@ -73,6 +75,46 @@ describe('inflated formats', () => {
     formats = await prepareFormats(root, defaultImageRoot());
     assert.equal(existsSync(stale), false);
     assert.equal(existsSync(join(formats.dir, '.ready')), true);
+  });
+
+  test('another build\'s folder stays while a live process uses it, and goes once none does', async () => {
+    // Another build of the service (another checkout, a rolling upgrade: with the library or
+    // without) names its folder otherwise; its process marked the folder as used when it prepared it.
+    const other = join(root, 'formats-fedcba9876543210');
+    await mkdir(other);
+    await writeFile(join(other, '.ready'), '');
+    const user = spawn('sleep', ['60'], { stdio: 'ignore' });
+    await once(user, 'spawn');
+    const mark = join(root, '.formats-in-use', `formats-fedcba9876543210.p${user.pid}-${await startTime(user.pid!)}`);
+    await writeFile(mark, '');
+    // A mark of a process that has ended (a pid with another start time) counts for nothing.
+    const ended = join(root, '.formats-in-use', `formats-0123456789abcdef.p${user.pid}-1`);
+    await writeFile(ended, '');
+    await mkdir(join(root, 'formats-0123456789abcdef'));
+    // Other folders are swept when this one is built: it is removed first.
+    await rm(formats.dir, { recursive: true, force: true });
+    assert.deepEqual(await prepareFormats(root, defaultImageRoot()), formats);
+    assert.equal(existsSync(join(other, '.ready')), true, 'used by a live process: kept');
+    assert.equal(existsSync(join(root, 'formats-0123456789abcdef')), false, 'used by none: removed');
+    assert.equal(existsSync(ended), false, 'the ended process\'s mark is removed');
+    // This process marked its own folder too.
+    assert.equal(existsSync(join(root, '.formats-in-use', `${formats.dir.slice(root.length + 1)}.p${process.pid}-${await startTime(process.pid)}`)), true);
+    user.kill('SIGKILL');
+    await once(user, 'close');
+    await rm(formats.dir, { recursive: true, force: true });
+    assert.deepEqual(await prepareFormats(root, defaultImageRoot()), formats);
+    assert.equal(existsSync(other), false, 'its process ended: removed');
+    assert.equal(existsSync(mark), false);
+    assert.deepEqual((await readdir(root)).filter((n) => n.includes('formats')).sort(), ['.formats-in-use', formats.dir.slice(root.length + 1)]);
+  });
+
+  test('a root it makes itself stays traversable for the job uids', async () => {
+    const fresh = join(root, 'fresh', 'texlive');
+    const made = await prepareFormats(fresh, defaultImageRoot());
+    assert.equal((await stat(fresh)).mode & 0o777, 0o755);
+    assert.equal((await stat(made.dir)).mode & 0o777, 0o755);
+    assert.equal((await stat(join(fresh, '.formats-in-use'))).mode & 0o777, 0o700);
+    await rm(join(root, 'fresh'), { recursive: true, force: true });
   });
 
   test('the engine loads the prepared format: a broken one there stops the job before TeX starts', async () => {

@@ -119,6 +119,27 @@ describe('sandbox pool', () => {
     assert.deepEqual(await workspaces(join(root, 'jobs')), []);
   });
 
+  test('formats whose folder has gone (another build removed it) are prepared again before a sandbox mounts them', async () => {
+    const dir = join(root, 'gone-formats');
+    let prepared = 0;
+    const formats = async () => {
+      prepared++;
+      await mkdir(dir, { recursive: true, mode: 0o755 });
+      return { dir, compilers: new Set(['pdflatex'] as const), kpseHash: false };
+    };
+    const p = pool({ warm: false, formats });
+    const first = await p.take(UID, 'pdflatex');
+    assert.equal(first.formats, dir);
+    await p.release(first, UID, false);
+    await rm(dir, { recursive: true });
+    // Without a new folder the sandbox would not start: "bwrap: Can't find source path …".
+    const session = await p.take(UID, 'pdflatex');
+    assert.equal(prepared, 2);
+    assert.deepEqual(await session.run(['sh', '-c', `test -d ${SANDBOX_FORMATS} && echo mounted`]), { code: 0, output: 'mounted\n' });
+    await p.release(session, UID, false);
+    await p.close();
+  });
+
   test('commands: the job limits, the lualatex cache copied first, the inflated format as mounted', async () => {
     const formats = join(root, 'formats');
     const luaCache = join(root, 'texmf-var');

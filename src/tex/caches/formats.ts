@@ -6,7 +6,7 @@
 // folder every sandbox mounts read-only; a TeX Live update (another format file) gets a new one.
 import { createReadStream, createWriteStream, existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
@@ -14,6 +14,7 @@ import { COMPILERS, type Compiler } from '../compilers.js';
 import { CORE_MAP, FontMaps } from './font-map.js';
 import { hostPath, imageTool } from '../image/tools.js';
 import { builtLibrary, KPSE_HASH, libraryAgrees } from '../sandbox/kpse-hash.js';
+import { processTag, startTime } from '../sandbox/sweep.js';
 
 /** The engine kpathsea looks formats up for (TeX Live 2022: lualatex runs on luahbtex). */
 const ENGINE: Record<Compiler, string> = { pdflatex: 'pdftex', xelatex: 'xetex', lualatex: 'luahbtex' };
@@ -71,9 +72,12 @@ export async function prepareFormats(root: string, image: string | undefined): P
     ...(fontMaps && fontMaps.coreSize > 0 ? { fontMaps } : {}),
     kpseHash: await sameLibrary(join(target, KPSE_HASH), libraryBytes),
   });
+  // Traversable (0755): job uids reach the formats through it.
+  await mkdir(root, { recursive: true });
+  // Said before the folder is looked for: from here on no other process removes it (see removeUnused).
+  await markUse(root, name);
   if (existsSync(join(target, '.ready'))) return formats();
 
-  await mkdir(root, { recursive: true });
   const work = await mkdtemp(join(root, 'formats-build-'));
   try {
     for (const [compiler, path] of sources) {
@@ -96,11 +100,56 @@ export async function prepareFormats(root: string, image: string | undefined): P
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  // Formats of an earlier TeX Live: no engine of this installation can load them.
+  // Formats of an earlier TeX Live, or of another build of the library, that no live process uses.
   for (const old of await readdir(root).catch(() => [])) {
-    if (/^formats-[0-9a-f]{16}$/.test(old) && old !== name) await rm(join(root, old), { recursive: true, force: true }).catch(() => {});
+    if (/^formats-[0-9a-f]{16}$/.test(old) && old !== name) await removeUnused(root, old).catch(() => {});
   }
   return formats();
+}
+
+/**
+ * Where the processes that use a formats folder say so: `<folder>.<process tag>`, an empty
+ * file per process (sweep.ts's tag: pid and start time, so a dead process's mark is told from
+ * a live one's). A folder another process still mounts into its sandboxes must stay: two
+ * builds of the service on one host (another checkout, a rolling upgrade; one with the
+ * library, one without) name their folders differently, and each start once removed the
+ * other's, so that every later sandbox of the other failed to start ("sandbox exited (1):
+ * bwrap: Can't find source path …/formats-…").
+ */
+const USERS = '.formats-in-use';
+
+async function markUse(root: string, name: string): Promise<void> {
+  await mkdir(join(root, USERS), { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+  await writeFile(join(root, USERS, `${name}.${processTag()}`), '');
+  // Every process start leaves a mark: those of ended processes go.
+  await liveUses(root);
+}
+
+/** The folders live processes have marked as used; the marks of ended processes are removed. */
+async function liveUses(root: string): Promise<Set<string>> {
+  const used = new Set<string>();
+  for (const mark of await readdir(join(root, USERS)).catch(() => [])) {
+    const owner = /^(.+)\.p(\d+)-(\d+)$/.exec(mark);
+    if (owner && (await startTime(Number(owner[2]))) === owner[3]) used.add(owner[1]!);
+    else await rm(join(root, USERS, mark), { force: true });
+  }
+  return used;
+}
+
+/**
+ * Removes the formats folder `name` unless a live process uses it. A process marks its use
+ * before it looks for the folder; the folder is first renamed away, then the marks are read
+ * again: one that came meanwhile gets its folder back (or one it built itself, having found
+ * none), and one that comes later finds no folder and builds it.
+ */
+async function removeUnused(root: string, name: string): Promise<void> {
+  if ((await liveUses(root)).has(name)) return;
+  const away = join(root, `.formats-old-${randomUUID()}`);
+  await rename(join(root, name), away);
+  if ((await liveUses(root)).has(name)) await rename(away, join(root, name)).catch(() => {});
+  await rm(away, { recursive: true, force: true });
 }
 
 /**

@@ -3,6 +3,7 @@
 // engine loading its format ahead of time (see session.ts). The pool also holds what every
 // sandbox of this process mounts or copies: its folder under the work root (swept once),
 // the inflated formats and the lualatex font cache.
+import { existsSync } from 'node:fs';
 import type { Compiler } from '../compilers.js';
 import { CORE_MAP, type FontMaps } from '../caches/font-map.js';
 import type { Formats } from '../caches/formats.js';
@@ -66,6 +67,8 @@ export class SandboxPool {
   /** The inflated formats, once prepared (none: the engines load TeX Live's own). */
   private formats: Formats | undefined;
   private rootReady: Promise<string[]> | null = null;
+  /** Set while the formats are prepared again (formatsThere). */
+  private reprepare: Promise<void> | null = null;
   /** This process's folder under the work root, holding its workspaces. */
   private folder: string | undefined;
   /** Set while this pool holds the folder (see sweep.ts leaveOwnerFolder): from start, or a job after close, to close. */
@@ -123,9 +126,27 @@ export class SandboxPool {
     return this.holding;
   }
 
+  /**
+   * Prepares the formats again when their folder has gone, and ends the warm sandboxes that
+   * mounted it (their engines would find no format). A build of the service older than the
+   * formats folders' use marks (formats.ts) removes another build's folder, as may a cleaner of
+   * /tmp; a sandbox cannot mount a folder that is not there ("bwrap: Can't find source path").
+   */
+  private async formatsThere(): Promise<void> {
+    if (!this.formats || existsSync(this.formats.dir)) return;
+    this.reprepare ??= (async () => {
+      const spares = [...this.spare.values()];
+      this.spare.clear();
+      for (const spare of spares) void spare.then((session) => this.discard(session, false)).catch(() => {});
+      this.formats = await this.options.formats?.().catch(() => undefined);
+    })().finally(() => (this.reprepare = null));
+    await this.reprepare;
+  }
+
   /** The sandbox for a job of `compiler` on `uid`: the uid's warm one when it suits, otherwise a new one. */
   async take(uid: number | undefined, compiler: Compiler): Promise<Session> {
     this.likely.set(String(uid), compiler);
+    await this.formatsThere();
     const lua = compiler === 'lualatex';
     if (lua) await this.preparedLuaCache();
     const spare = this.spare.get(String(uid));
@@ -175,6 +196,7 @@ export class SandboxPool {
   open(uid: number | undefined, after?: Promise<void>, engine?: Compiler): Promise<Session> {
     return Promise.all([this.start(), after]).then(async () => {
       await this.hold();
+      await this.formatsThere();
       const session = await Session.open(this.folder!, uid, {
         isolate: this.options.isolate,
         root: this.options.root,

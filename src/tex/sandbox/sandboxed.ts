@@ -30,23 +30,49 @@ export function startSandboxed(spec: SandboxSpec, argv: string[]): ChildProcessW
 /** Starts the sandboxes of TeX sessions (see launcher.ts); one helper for the whole process. */
 const launcher = new Launcher();
 
+/** How much of a long-running sandbox's stderr is kept: enough for bubblewrap's one-line complaint and then some. */
+export const STDERR_HEAD = 4096;
+
+/** A long-running sandbox (a TeX session, a warm validator), with the head of its stderr. */
+export interface LaunchedSandbox extends SandboxProcess {
+  /**
+   * The first STDERR_HEAD bytes the sandbox wrote to its stderr (the rest is read and
+   * dropped). Its driver sends its commands' output elsewhere, so what is here is bubblewrap's
+   * own complaint when it could not set the sandbox up ("bwrap: …"), or the driver shell's.
+   * Complete once 'close' has been emitted.
+   */
+  stderrHead(): string;
+}
+
+/** Keeps the first STDERR_HEAD bytes of `stream` and drains the rest (a full pipe would block the writer). */
+function keepHead(child: SandboxProcess, stream: NodeJS.ReadableStream | undefined): LaunchedSandbox {
+  let head = Buffer.alloc(0);
+  stream?.on('data', (chunk: Buffer) => {
+    if (head.length < STDERR_HEAD) head = Buffer.concat([head, chunk.subarray(0, STDERR_HEAD - head.length)]);
+  });
+  return Object.assign(child, { stderrHead: () => head.toString('utf8') });
+}
+
 /**
  * Starts `argv` in the sandbox of `spec` like startSandboxed, through the launcher when it
- * isolates (bubblewrap runs with an empty environment and no working directory of ours).
+ * isolates (bubblewrap runs with an empty environment and no working directory of ours). Its
+ * stderr is kept (the head of it): a sandbox that exits at once says why.
  */
-export async function launchSandboxed(spec: SandboxSpec, argv: string[]): Promise<SandboxProcess> {
+export async function launchSandboxed(spec: SandboxSpec, argv: string[]): Promise<LaunchedSandbox> {
   const spawned = () => {
     const child = startSandboxed(spec, argv);
-    child.stderr.resume();
-    return child;
+    return keepHead(child, child.stderr);
   };
   if (!spec.isolate || launcher.unavailable) return spawned();
   const { file, args } = sandboxed(spec, argv);
   // Without perl the helper cannot start: this process forks its sandboxes itself, as before.
-  return launcher.launch(file, args, spec.uid).catch((err: unknown) => {
-    if (err instanceof LauncherExited && launcher.unavailable) return spawned();
-    throw err;
-  });
+  return launcher.launch(file, args, spec.uid, true).then(
+    (child) => keepHead(child, child.stderr),
+    (err: unknown) => {
+      if (err instanceof LauncherExited && launcher.unavailable) return spawned();
+      throw err;
+    },
+  );
 }
 
 /** Kills every process of a sandboxed command: its process group, and with bwrap its PID namespace. */

@@ -18,8 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { SANDBOX_LUA_CACHE, type SandboxSpec } from './sandbox.js';
-import type { SandboxProcess } from './launcher.js';
-import { gone, killSandboxed, launchSandboxed } from './sandboxed.js';
+import { gone, killSandboxed, launchSandboxed, type LaunchedSandbox } from './sandboxed.js';
 import { removeWorkspace } from './workspace.js';
 
 /** Output of a command kept for the caller (qpdf's answer, a helper's complaint). */
@@ -182,7 +181,7 @@ export class Session {
     readonly luaCache: string | undefined,
     /** The inflated formats mounted in this sandbox (their host folder), if any. */
     readonly formats: string | undefined,
-    private readonly child: SandboxProcess,
+    private readonly child: LaunchedSandbox,
   ) {
     child.stdout.on('data', (chunk: Buffer) => {
       this.buffer = Buffer.concat([this.buffer, chunk]);
@@ -190,7 +189,10 @@ export class Session {
     });
     child.stdin.on('error', () => {});
     child.on('close', (code, signal) => {
-      this.exited = new Error(`sandbox exited (${signal ?? code})`);
+      // bubblewrap's complaint (a mount, a namespace it could not make) is all that says why a
+      // sandbox ended at its start: the error carries it, and the log of a 500 with it.
+      const why = child.stderrHead().trim();
+      this.exited = new Error(`sandbox exited (${signal ?? code})${why ? `: ${why}` : ''}`);
       this.pending?.reject(this.exited);
       this.pending = null;
     });
