@@ -28,7 +28,7 @@ export async function inImage(argv: string[], files: Record<string, Buffer>): Pr
       return { code: 0, output: stdout + stderr, written: await written(dir, files) };
     } catch (err) {
       const failed = err as { code?: number; stdout?: string; stderr?: string };
-      return { code: typeof failed.code === 'number' ? failed.code : -1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}`, written: {} };
+      return { code: typeof failed.code === 'number' ? failed.code : -1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}`, written: await written(dir, files) };
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -48,13 +48,13 @@ export function pdfsig(pdf: Buffer): Promise<{ code: number; output: string }> {
 }
 
 /**
- * `pdfsig -dump` of the image on `pdf`: its report, and the CMS of each signature as poppler
- * reads it from /Contents (doc.pdf.sig0, …).
+ * `pdfsig -dump` of the image on `pdf`: the CMS of each signature as poppler reads it from
+ * /Contents (doc.pdf.sig0, …), and what it printed (with -dump it only dumps: no verdict).
  */
-export async function pdfsigDump(pdf: Buffer): Promise<{ code: number; output: string; signatures: Buffer[] }> {
+export async function pdfsigDump(pdf: Buffer): Promise<{ output: string; signatures: Buffer[] }> {
   const run = await inImage(['pdfsig', '-nocert', '-dump', 'doc.pdf'], { 'doc.pdf': pdf });
   const names = Object.keys(run.written).filter((n) => /^doc\.pdf\.sig\d+$/.test(n)).sort();
-  return { code: run.code, output: run.output, signatures: names.map((n) => run.written[n]!) };
+  return { output: run.output, signatures: names.map((n) => run.written[n]!) };
 }
 
 /** PDFBox Preflight (the service's cold path: its jar, Debian's PDFBox, java in the image) on `pdf`: VALID or its error lines. */

