@@ -94,7 +94,22 @@ function applyUsage(next: Usage | null): void {
   saveButton.hidden = !next || next.templates.limit === 0;
   storedAssets = [];
   void refreshAssets();
+  void refreshIdentities();
   renderQuota();
+}
+
+/** The signing identities the Output panel offers (paid plans, like saved templates). */
+async function refreshIdentities(): Promise<void> {
+  if (!usage || usage.templates.limit === 0) {
+    outputPanel.setIdentities(null);
+    return;
+  }
+  try {
+    const res = await api<{ identities: Array<{ name: string }> }>('/api/v1/signing-identities');
+    outputPanel.setIdentities(res.identities.map((i) => i.name));
+  } catch {
+    outputPanel.setIdentities(null);
+  }
 }
 
 /** The library's names, re-read before each compile so uploads from the dashboard count at once. */
@@ -236,7 +251,7 @@ async function compile(): Promise<void> {
     const res = await api<Json>('/api/v1/compile', { body: request });
     clearDiagnosis();
     if (!template) history.replaceState(null, '', `#${buildFragment({ source: latex, compiler, output: shared })}`);
-    await showPdf(res, password, typeof output?.pdf_standard === 'string' ? output.pdf_standard : null);
+    await showPdf(res, password, output);
   } catch (err) {
     if (err instanceof ApiError) showFailure(err);
     else setStatus(`The PDF could not be shown: ${(err as Error).message}`, 'error');
@@ -250,7 +265,7 @@ async function compile(): Promise<void> {
 /** The server's PNG of page 1 (output.page_images), kept to re-add after pdf.js redraws. */
 let pageImage: HTMLElement | null = null;
 
-async function showPdf(res: Json, password: string, standard: string | null): Promise<void> {
+async function showPdf(res: Json, password: string, output: Json | undefined): Promise<void> {
   const pages = Number(res.pages);
   const ms = Number(res.compilation_time_ms);
   if (typeof res.remaining_today === 'number') anonRemaining = res.remaining_today;
@@ -266,7 +281,7 @@ async function showPdf(res: Json, password: string, standard: string | null): Pr
   if (pageImage) pdfBox.append(pageImage);
   markStale(false);
   const time = Number.isFinite(ms) ? ` in ${(ms / 1000).toFixed(1)} s` : '';
-  const checked = standard ? ` Meets ${standardName(standard)}.` : '';
+  const checked = checkedNote(res, output);
   const warning = typeof res.warning === 'string' ? ` ${res.warning}` : '';
   const errors = Array.isArray(res.errors) ? res.errors.length : 0;
   const despite = errors > 0 ? ` despite ${errors} TeX ${errors === 1 ? 'error' : 'errors'}` : '';
@@ -281,7 +296,25 @@ function showProblems(res: Json): void {
   problemsBox.hidden = nodes.length === 0;
 }
 
-const standardName = (level: string) => `PDF/A-${level.slice(2)}`;
+const standardName = (level: string) => (level.startsWith('ua-') ? `PDF/UA-${level.slice(3)}` : `PDF/A-${level.slice(2)}`);
+
+/**
+ * What the status line says of the output checks: a PDF/A level was met (a failure is a 422),
+ * and for tagging the report's result: its checks are necessary conditions, never a verdict
+ * of conformance, and a failed one does not stop delivery.
+ */
+function checkedNote(res: Json, output: Json | undefined): string {
+  const standard = typeof output?.pdf_standard === 'string' ? output.pdf_standard : null;
+  const signed = output?.sign ? ' Signed.' : '';
+  const report = res.conformance as { checks?: unknown[]; violations?: string[] } | undefined;
+  const tagging = output?.tagged === true || Boolean(standard?.startsWith('ua-'));
+  if (!tagging || !report || !Array.isArray(report.violations)) return `${standard ? ` Meets ${standardName(standard)}.` : ''}${signed}`;
+  const what = standard ? standardName(standard) : 'Tagging';
+  const failed = report.violations.map((v) => v.split(':')[0]);
+  const total = Array.isArray(report.checks) ? report.checks.length : 0;
+  const verdict = failed.length === 0 ? ` ${what}: all ${total} checks passed.` : ` ${what}: ${failed.length} of ${total} checks failed (${failed.join(', ')}).`;
+  return `${verdict}${signed}`;
+}
 
 /** The first page image of a success body, under the PDF view; null when none was asked for. */
 function pageImageFigure(images: unknown): HTMLElement | null {

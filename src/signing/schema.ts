@@ -11,7 +11,9 @@ export const IDENTITY_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
 
 const p12Base64 = Type.String({ minLength: 1, maxLength: P12_BASE64_MAX, description: `A PKCS#12 (.p12/.pfx) file, base64 (at most ${P12_MAX_BYTES} bytes decoded): the private key and its certificate (and chain)` });
 const password = Type.String({ maxLength: P12_PASSWORD_MAX, description: 'Password of the PKCS#12. Never logged, stored in a job or replayed.' });
-const text = (description: string) => Type.Optional(Type.String({ maxLength: 200, description }));
+/** Longest `reason`, `location` and `contact_info` (the studio's inputs take it too). */
+export const SIGN_TEXT_MAX = 200;
+const text = (description: string) => Type.Optional(Type.String({ maxLength: SIGN_TEXT_MAX, description }));
 
 export const SignBody = Type.Object(
   {

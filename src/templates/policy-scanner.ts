@@ -38,14 +38,18 @@ export class Scanner {
   }
 
   /** The balanced {…} group starting at or after `from` (blanks and [options] skipped). */
-  group(from: number, skipOptions = true, max = ARG_SCAN_LIMIT): { text: string; start: number; end: number; closed: boolean } | null {
+  group(from: number, skipOptions = true, max = ARG_SCAN_LIMIT): { text: string; start: number; end: number; closed: boolean; options: number } | null {
     let i = from;
+    let options = 0;
     for (;;) {
       while (i < this.source.length && /\s|\*/.test(this.source[i]!)) i++;
       if (skipOptions && this.source[i] === '[') {
-        const close = this.source.slice(i, i + 2000).indexOf(']');
+        // As TeX reads a delimited argument: the `]` that ends it is outside braces
+        // (alt={a [b] c} is one option), so a data value in an option cannot end it early.
+        const close = optionEnd(this.source, i, 2000);
         if (close === -1) return null;
-        i += close + 1;
+        options += close + 1 - i;
+        i = close + 1;
         continue;
       }
       break;
@@ -61,9 +65,23 @@ export class Scanner {
         continue;
       }
       if (ch === '{') depth++;
-      else if (ch === '}' && --depth === 0) return { text: this.source.slice(i + 1, j), start: i, end: j + 1, closed: true };
+      else if (ch === '}' && --depth === 0) return { text: this.source.slice(i + 1, j), start: i, end: j + 1, closed: true, options };
     }
-    return { text: this.source.slice(i + 1, limit), start: i, end: limit, closed: false };
+    return { text: this.source.slice(i + 1, limit), start: i, end: limit, closed: false, options };
   }
+}
+
+/** The index of the `]` closing the option that opens at `open` (outside braces), within `max` characters; -1 when none. */
+function optionEnd(source: string, open: number, max: number): number {
+  let depth = 0;
+  const limit = Math.min(source.length, open + max);
+  for (let j = open + 1; j < limit; j++) {
+    const ch = source[j];
+    if (ch === '\\') j++;
+    else if (ch === '{') depth++;
+    else if (ch === '}') depth = Math.max(0, depth - 1);
+    else if (ch === ']' && depth === 0) return j;
+  }
+  return -1;
 }
 

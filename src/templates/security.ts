@@ -372,7 +372,8 @@ function checkFileCommand(
   options: PolicyOptions,
 ): SecurityViolation | null {
   const arg = scanner.group(after);
-  let target: string | null = arg && arg.start - after < 200 ? arg.text : null;
+  // The file argument comes right after the command and its options (an image's alt text may be long).
+  let target: string | null = arg && arg.start - after - arg.options < 200 ? arg.text : null;
   if (BARE_FILE_PRIMITIVES.has(name)) {
     const bare = /^\s*(\||"|[^\s{\\%])/.exec(rest);
     if (bare && (!arg || arg.start > after + bare[0].length)) target = rest.trim().split(/[\s{}]/)[0] ?? '';

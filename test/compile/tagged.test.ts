@@ -154,6 +154,35 @@ describe('tagged PDF and PDF/UA', () => {
     assert.match(report.violations[0]!, /^figures_alt: 1 of 1 figure\(s\) have no \/Alt/);
   });
 
+  test('a layout table marked presentation needs no header cells; a data table beside it still does', async () => {
+    const doc = (dataTable: string) => [
+      '\\documentclass{article}',
+      '\\begin{document}',
+      '\\section{Order}',
+      '{\\tagpdfsetup{table/tagging=presentation}\\begin{tabular}{rl}Number & 2026-001\\\\ Date & 10 March\\\\\\end{tabular}}',
+      '',
+      dataTable,
+      '\\end{document}',
+      '',
+    ].join('\n');
+    const data = '\\begin{tabular}{ll}Item & Amount\\\\ Consulting & 1000\\\\\\end{tabular}';
+    const check = async (latex: string) => {
+      const res = await compile({ latex, compiler: 'pdflatex', output: { tagged: true, metadata: { lang: 'en-GB' } } });
+      assert.equal(res.statusCode, 200, res.body);
+      return res.json<{ conformance: Report }>().conformance.checks.find((c) => c.id === 'tables_header_cells')!;
+    };
+    assert.deepEqual(await check(doc(data)), {
+      id: 'tables_header_cells',
+      passed: false,
+      detail: '1 of 1 table(s) have no header cell (TH) (and 1 layout table(s) marked presentation): say which rows are headers, e.g. \\tagpdfsetup{table/header-rows={1}}, or mark a table that only lays out text \\tagpdfsetup{table/tagging=presentation}',
+    });
+    assert.deepEqual(await check(doc(`{\\tagpdfsetup{table/header-rows={1}}${data}}`)), {
+      id: 'tables_header_cells',
+      passed: true,
+      detail: '1 table(s), each with header cells (TH) (and 1 layout table(s) marked presentation)',
+    });
+  });
+
   test('a package that blocks tagging is named in warnings', async () => {
     const latex = TAGGED.replace('\\usepackage{graphicx}', '\\usepackage{graphicx}\n\\usepackage{listings}');
     const res = await compile({ latex, compiler: 'lualatex', output: { pdf_standard: 'ua-2', metadata: META } });

@@ -1,6 +1,7 @@
 // output.sign end to end (issue 40): real TeX in the real sandbox, the real app, certificates
 // made here with node-forge, verified with the TeX image's pdfsig and PDFBox Preflight and,
-// for the RFC 3161 token (which pdfsig does not report), `openssl ts -verify`. Every refusal is
+// for the RFC 3161 token (which pdfsig does not report: it prints /M as "Signing Time"; its
+// -dump hands out the CMS that carries the token), `openssl ts -verify`. Every refusal is
 // checked to cost nothing and store nothing; passwords are looked for everywhere they could go.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -15,7 +16,7 @@ import { waitForJob } from '../jobs/receiver.js';
 import { callTool } from '../mcp/call.js';
 import { capturedLog } from '../security/attack.js';
 import { signatureOf } from './cms.js';
-import { pdfsig, preflight } from './image-run.js';
+import { pdfsig, pdfsigDump, preflight } from './image-run.js';
 import { makeCa, makeLeaf, p12, type Pki } from './pki.js';
 import { startTsa, type Tsa } from './tsa-server.js';
 
@@ -154,7 +155,8 @@ describe('PAdES signatures (output.sign)', () => {
     assert.equal(res.statusCode, 200, res.body.slice(0, 1000));
     assert.equal(tsa.served, served + 1);
     const signed = await fetchPdf(res.json().pdf_url);
-    assert.match((await pdfsig(signed)).output, /Signature is Valid/);
+    const report = (await pdfsig(signed)).output;
+    assert.match(report, /Signature is Valid/);
     const parts = signatureOf(signed);
     assert.ok(parts.timestampToken, 'a timestamp token among the unsigned attributes');
     await writeFile(join(dir, 'token.der'), parts.timestampToken);
@@ -164,7 +166,20 @@ describe('PAdES signatures (output.sign)', () => {
     const verified = execFileSync('openssl', ['ts', '-verify', '-digest', digest, '-sha256', '-in', join(dir, 'token.der'), '-token_in', '-CAfile', join(dir, 'ca.pem'), '-untrusted', join(dir, 'tsa.pem')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
     assert.match(verified, /Verification: OK/);
     const shown = execFileSync('openssl', ['ts', '-reply', '-in', join(dir, 'token.der'), '-token_in', '-text'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-    assert.match(shown, /Time stamp: \w{3} +\d+ \d\d:\d\d:\d\d \d{4} GMT/);
+    const stamped = /Time stamp: (\w{3} +\d+ \d\d:\d\d:\d\d \d{4}) GMT/.exec(shown);
+    assert.ok(stamped, shown);
+
+    // What poppler shows of it: pdfsig prints no timestamp line (poppler reads /M as "Signing
+    // Time"), but the CMS its -dump hands out, the one it validated, carries this very token,
+    // and the time it prints agrees with the TSA's to within a minute.
+    const dump = await pdfsigDump(signed);
+    assert.equal(dump.signatures.length, 1, dump.output);
+    assert.ok(dump.signatures[0]!.includes(parts.timestampToken), 'the CMS pdfsig dumps carries the token');
+    assert.match(execFileSync('openssl', ['cms', '-cmsout', '-print', '-inform', 'DER'], { input: dump.signatures[0], encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }), /id-smime-aa-timeStampToken/);
+    const shownTime = /Signing Time: (\w{3} \d\d \d{4} \d\d:\d\d:\d\d)/.exec(report);
+    assert.ok(shownTime, report);
+    const skew = Math.abs(Date.parse(`${shownTime[1]} UTC`) - Date.parse(`${stamped[1]} UTC`));
+    assert.ok(skew <= 60_000, `pdfsig's ${shownTime[1]} and the token's ${stamped[1]}`);
   });
 
   test('bad identities and conflicts are 4xx catalogue codes, cost nothing and store nothing', async () => {

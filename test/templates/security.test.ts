@@ -55,6 +55,7 @@ const REFUSED: Record<string, string[]> = {
     '\\wri^^74e18{ls}',
     '\\@nameuse{openout}',
     '\\expandafter\\x\\csname cat#1\\endcsname',
+    '\\includegraphics[alt={a ] b},width=1cm]\\jobname',
   ],
 };
 
@@ -64,6 +65,8 @@ const ALLOWED = [
   '\\newcommand\\email[1]{\\href{mailto:#1}{#1}}\n\\href{\\#sec}{back}',
   '\\usepackage{amsmath, % maths\n  graphicx}\n\\graphicspath{{./img/}{figures/}}',
   '\\includegraphics[height=16mm,width=\\linewidth,keepaspectratio]{ {{- logo | asset -}} }',
+  // A long alt text (from data) and a `]` inside braces do not hide the file argument (issue 40).
+  `\\includegraphics[alt={${'A chart [2026] of revenue by quarter, '.repeat(8)}},width=3cm]{chart.png}`,
   '\\begin{luacode*}\nlocal s = "a\\nb"\ntex.print(s)\n\\end{luacode*}',
   '\\directlua{tex.print(tex.getcount("c@page") + 1)}',
   '\\hypersetup{colorlinks=true, pdftitle={Invoice}, pdfauthor={ {{- name -}} }}',

@@ -12,6 +12,7 @@ import { buildApp } from '../../src/app.js';
 import type { App } from '../../src/http/types.js';
 import { freePort, launchBrowser, SHOTS } from '../browser.js';
 import { createAccount, HELLO, testServices, type TestServices } from '../helpers.js';
+import { makeCa, makeLeaf, p12 } from '../signing/pki.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -573,6 +574,70 @@ describe('studio, sign-up and dashboard in Chromium', () => {
     await failed();
     assert.equal('on_error' in posted[2]!, false);
     assert.equal(await page.locator('#problems').isHidden(), true);
+    assert.deepEqual(problems, []);
+  });
+
+  it('Output panel: signs with a stored identity (reason, location) a tagged PDF/UA-2, and states the report', async () => {
+    const user = await createAccount(services, 'starter');
+    const ca = makeCa();
+    const stored = await api('/api/v1/signing-identities', { name: 'studio-signer', p12_base64: p12(makeLeaf(ca, 'Studio Signer'), [ca], 'pw-studio'), password: 'pw-studio' }, user.key);
+    assert.equal(stored.status, 201, JSON.stringify(stored.json));
+    const { page, problems, posted } = await studioWithKey(user.key);
+    await typeInStudio(page, `${base}/studio`, HELLO);
+    await page.locator('#output-panel > summary').click();
+    const identity = page.getByLabel('Signing identity');
+    await page.waitForFunction(() => document.querySelectorAll('#out-sign-identity option').length === 2);
+    assert.deepEqual(await identity.locator('option').allInnerTexts(), ["Don't sign", 'studio-signer']);
+    assert.equal(await page.getByLabel('Reason').isDisabled(), true, 'no signature fields before an identity is chosen');
+    await identity.selectOption('studio-signer');
+    await page.getByLabel('Reason').fill('Approved');
+    await page.getByLabel('Location').fill('Zürich');
+    assert.equal(await page.getByLabel("Timestamp from the server's authority (PAdES B-T)").isDisabled(), false);
+    assert.deepEqual(await unlabelled(page), []);
+
+    // A signature and linearization do not go together: said before anything is sent.
+    await page.getByLabel('Linearize (fast web view)').check();
+    await page.locator('#compile').click();
+    assert.equal(await page.locator('#status').innerText(), 'A signed PDF cannot also be linearized: untick Linearize or choose "Don\'t sign".');
+    assert.equal(await identity.getAttribute('aria-invalid'), 'true');
+    assert.equal(posted.length, 0);
+    await page.getByLabel('Linearize (fast web view)').uncheck();
+
+    await page.getByLabel('PDF standard').selectOption('ua-2');
+    await page.getByLabel('Title', { exact: true }).fill('Signed and tagged');
+    await page.getByLabel('Language').fill('en-GB');
+    await page.screenshot({ path: join(SHOTS, 'studio-output-sign.png') });
+    await page.locator('#compile').click();
+    await compiled(page);
+    assert.deepEqual(posted[0]!.output, {
+      pdf_standard: 'ua-2',
+      metadata: { title: 'Signed and tagged', lang: 'en-GB' },
+      sign: { identity: 'studio-signer', reason: 'Approved', location: 'Zürich' },
+    });
+    assert.match(await page.locator('#status').innerText(), /^Compiled 1 page in [\d.]+ s\. PDF\/UA-2: all 13 checks passed\. Signed\.$/, problems.join('; '));
+    const pdf = Buffer.from(await (await fetch(await page.locator('#open-pdf').getAttribute('href') as string)).arrayBuffer());
+    const dir = mkdtempSync(join(tmpdir(), 'quire-studio-sign-'));
+    try {
+      writeFileSync(join(dir, 'signed.pdf'), pdf);
+      const sig = execFileSync('pdfsig', ['-nocert', join(dir, 'signed.pdf')], { encoding: 'utf8' });
+      assert.match(sig, /Signer Certificate Common Name: Studio Signer\n/);
+      assert.match(sig, /Signature Validation: Signature is Valid\./);
+      assert.match(execFileSync('pdfinfo', ['-meta', join(dir, 'signed.pdf')], { encoding: 'utf8' }), /<pdfuaid:part>2<\/pdfuaid:part>/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // A link keeps the standard and metadata, never the signature.
+    assert.deepEqual(outOf(await page.evaluate(() => location.hash)), { pdf_standard: 'ua-2', metadata: { title: 'Signed and tagged', lang: 'en-GB' } });
+
+    // "Tagged PDF" without the UA claim sends output.tagged and leaves encryption open.
+    await page.locator('#output-panel > summary').click();
+    await identity.selectOption('');
+    await page.getByLabel('PDF standard').selectOption('tagged');
+    assert.equal(await page.getByLabel('Owner password').isDisabled(), false);
+    await page.locator('#compile').click();
+    await compiled(page);
+    assert.deepEqual(posted[1]!.output, { tagged: true, metadata: { title: 'Signed and tagged', lang: 'en-GB' } });
+    assert.match(await page.locator('#status').innerText(), /^Compiled 1 page in [\d.]+ s\. Tagging: all \d+ checks passed\.$/);
     assert.deepEqual(problems, []);
   });
 

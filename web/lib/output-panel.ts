@@ -1,9 +1,10 @@
 // The studio's Output panel in the page (markup: src/http/pages/output-panel.ts): reads and
 // restores its controls (the `output` object and `on_error`), and disables encryption and the watermark while a PDF standard is
-// chosen, because the API refuses those combinations.
+// chosen, because the API refuses those combinations. The signature's identity list comes from
+// the account (GET /api/v1/signing-identities, paid plans), handed in by the studio.
 import type { Json } from './api';
 import { $ } from './dom';
-import { buildOutput, DEFAULT_SETTINGS, OutputProblem, PERMISSIONS, settingsFrom, shareableOutput, type OutputSettings } from './output-options';
+import { buildOutput, DEFAULT_SETTINGS, locksProtection, OutputProblem, PERMISSIONS, settingsFrom, shareableOutput, type OutputSettings } from './output-options';
 
 export interface OutputPanel {
   /** The compile's `output` (undefined when nothing is set); on a problem, marks the control and throws OutputProblem. */
@@ -17,6 +18,8 @@ export interface OutputPanel {
   userPassword(): string;
   /** The compile's `on_error`: "continue" asks for a PDF despite recoverable TeX errors. */
   onError(): 'stop' | 'continue';
+  /** The account's stored signing identities; null when the key cannot sign (none, or a free plan). */
+  setIdentities(names: string[] | null): void;
 }
 
 const TEXT_CONTROLS = {
@@ -31,12 +34,18 @@ const TEXT_CONTROLS = {
   opacity: 'out-watermark-opacity',
   angle: 'out-watermark-angle',
   dpi: 'out-dpi',
+  signReason: 'out-sign-reason',
+  signLocation: 'out-sign-location',
 } as const;
-const CHECK_CONTROLS = { pageImage: 'out-page-image', linearize: 'out-linearize', compress: 'out-compress' } as const;
+const CHECK_CONTROLS = { pageImage: 'out-page-image', linearize: 'out-linearize', compress: 'out-compress', signTimestamp: 'out-sign-timestamp' } as const;
+/** Where a problem with a setting that is not a text box is shown. */
+const OTHER_CONTROLS: Partial<Record<keyof OutputSettings, string>> = { signIdentity: 'out-sign-identity' };
 
 export function mountOutputPanel(): OutputPanel {
   const details = $<HTMLDetailsElement>('#output-panel');
   const standard = $<HTMLSelectElement>('#out-standard');
+  const identity = $<HTMLSelectElement>('#out-sign-identity');
+  const signHint = $('#out-sign-hint');
   const count = $('#output-count');
   const input = (id: string) => $<HTMLInputElement>(`#${id}`);
   const permission = (name: string) => input(`out-perm-${name}`);
@@ -45,7 +54,7 @@ export function mountOutputPanel(): OutputPanel {
   const onError = () => (goOn.checked ? 'continue' : 'stop');
 
   function read(): OutputSettings {
-    const s: OutputSettings = { ...DEFAULT_SETTINGS, permissions: { ...DEFAULT_SETTINGS.permissions }, standard: standard.value };
+    const s: OutputSettings = { ...DEFAULT_SETTINGS, permissions: { ...DEFAULT_SETTINGS.permissions }, standard: standard.value, signIdentity: identity.value };
     for (const [key, id] of Object.entries(TEXT_CONTROLS)) s[key as keyof typeof TEXT_CONTROLS] = input(id).value;
     for (const [key, id] of Object.entries(CHECK_CONTROLS)) s[key as keyof typeof CHECK_CONTROLS] = input(id).checked;
     for (const name of PERMISSIONS) s.permissions[name] = permission(name).checked;
@@ -57,12 +66,27 @@ export function mountOutputPanel(): OutputPanel {
     for (const [key, id] of Object.entries(TEXT_CONTROLS)) input(id).value = s[key as keyof typeof TEXT_CONTROLS];
     for (const [key, id] of Object.entries(CHECK_CONTROLS)) input(id).checked = s[key as keyof typeof CHECK_CONTROLS];
     for (const name of PERMISSIONS) permission(name).checked = s.permissions[name];
+    identity.value = [...identity.options].some((o) => o.value === s.signIdentity) ? s.signIdentity : '';
+    sync();
+  }
+
+  function setIdentities(names: string[] | null): void {
+    const chosen = identity.value;
+    identity.replaceChildren(new Option("Don't sign", ''), ...(names ?? []).map((name) => new Option(name, name)));
+    identity.value = names?.includes(chosen) ? chosen : '';
+    identity.disabled = !names || names.length === 0;
+    signHint.textContent =
+      names === null
+        ? "Needs a paid plan's key and a signing identity stored on the account."
+        : names.length === 0
+          ? 'No signing identity stored yet: upload a PKCS#12 with POST /api/v1/signing-identities.'
+          : 'A PAdES signature with an identity stored on the account; the key never leaves the server.';
     sync();
   }
 
   /** Applies the standard's exclusions and shows how many options are set. */
   function sync(): void {
-    const locked = standard.value !== '';
+    const locked = locksProtection(standard.value);
     for (const group of guarded) {
       group.disabled = locked;
       const hint = $('.hint[data-on]', group);
@@ -71,6 +95,7 @@ export function mountOutputPanel(): OutputPanel {
     // Cleared, not only disabled: a password must not linger unseen in a locked form.
     if (locked) for (const id of [TEXT_CONTROLS.userPassword, TEXT_CONTROLS.ownerPassword]) input(id).value = '';
     input(TEXT_CONTROLS.dpi).disabled = !input(CHECK_CONTROLS.pageImage).checked;
+    for (const id of [TEXT_CONTROLS.signReason, TEXT_CONTROLS.signLocation, CHECK_CONTROLS.signTimestamp]) input(id).disabled = identity.value === '';
     let set = 0;
     try {
       set = Object.keys(buildOutput(read()) ?? {}).length;
@@ -106,8 +131,9 @@ export function mountOutputPanel(): OutputPanel {
       try {
         return buildOutput(read());
       } catch (err) {
-        if (err instanceof OutputProblem && err.setting in TEXT_CONTROLS) {
-          const control = input(TEXT_CONTROLS[err.setting as keyof typeof TEXT_CONTROLS]);
+        const id = err instanceof OutputProblem ? (TEXT_CONTROLS[err.setting as keyof typeof TEXT_CONTROLS] ?? OTHER_CONTROLS[err.setting]) : undefined;
+        if (id) {
+          const control = $<HTMLElement>(`#${id}`);
           details.open = true;
           control.setAttribute('aria-invalid', 'true');
           control.focus();
@@ -118,7 +144,8 @@ export function mountOutputPanel(): OutputPanel {
     shareable: () => shareableOutput(read()),
     close,
     restore: (output) => write(settingsFrom(output)),
-    userPassword: () => (standard.value ? '' : input(TEXT_CONTROLS.userPassword).value),
+    userPassword: () => (locksProtection(standard.value) ? '' : input(TEXT_CONTROLS.userPassword).value),
     onError,
+    setIdentities,
   };
 }

@@ -1,7 +1,9 @@
 // The studio's "Output" panel (issue 23): a <details> of form controls for the compile's
 // `output` object, and its `on_error` (issue 39). Limits come from the schema itself so the page and the API cannot drift;
-// web/lib/output-panel.ts reads the controls. Attachments and stamp assets stay API-only.
+// web/lib/output-panel.ts reads the controls. Attachments, stamp assets and a PKCS#12 sent with the
+// request stay API-only: the studio signs with an identity stored on the account (issue 40).
 import { DPI_MAX, DPI_MIN, METADATA_MAX, PASSWORD_MAX_BYTES, WATERMARK_MAX } from '../../compile/output-schema.js';
+import { SIGN_TEXT_MAX } from '../../signing/schema.js';
 
 /** The standards the studio offers; the API also takes a-2u, a-3u, a-4, a-4f, combinations and `tagged`. */
 const STANDARDS: Array<[string, string]> = [
@@ -12,6 +14,7 @@ const STANDARDS: Array<[string, string]> = [
   // Issue 40: tagged, accessible PDF (needs the language below, and lualatex or pdflatex).
   ['ua-1', 'PDF/UA-1 (tagged)'],
   ['ua-2', 'PDF/UA-2 (tagged)'],
+  ['tagged', 'Tagged PDF (no PDF/UA claim)'],
 ];
 
 const PERMISSIONS: Array<[string, string]> = [
@@ -44,7 +47,7 @@ export function outputPanel(): string {
         <legend>PDF standard</legend>
         <label for="out-standard" class="visually-hidden">PDF standard</label>
         <select id="out-standard" aria-describedby="out-standard-hint">${standards}</select>
-        <p id="out-standard-hint" class="hint">PDF/A for archiving: fonts embedded, checked after TeX. PDF/UA: a tagged, accessible PDF (set the language; lualatex or pdflatex). Not with encryption or a watermark.</p>
+        <p id="out-standard-hint" class="hint">PDF/A for archiving: fonts embedded, checked after TeX. PDF/UA: a tagged, accessible PDF (set the language and title; lualatex or pdflatex), with a report of the checks. Neither with encryption or a watermark; a tagged PDF without the PDF/UA claim takes both.</p>
       </fieldset>
       <fieldset class="output-group">
         <legend>Delivery</legend>
@@ -90,6 +93,17 @@ export function outputPanel(): string {
           <div><label for="out-watermark-opacity">Opacity</label><input id="out-watermark-opacity" type="number" min="0" max="1" step="0.05" value="0.2"></div>
           <div><label for="out-watermark-angle">Angle (°)</label><input id="out-watermark-angle" type="number" min="-360" max="360" step="1" value="45"></div>
         </div>
+      </fieldset>
+      <fieldset class="output-group" id="out-sign" aria-describedby="out-sign-hint">
+        <legend>Signature</legend>
+        <p id="out-sign-hint" class="hint">Needs a paid plan's key and a signing identity stored on the account.</p>
+        <label for="out-sign-identity">Signing identity</label>
+        <select id="out-sign-identity" disabled><option value="">Don't sign</option></select>
+        <label for="out-sign-reason">Reason</label>
+        <input id="out-sign-reason" maxlength="${SIGN_TEXT_MAX}" autocomplete="off">
+        <label for="out-sign-location">Location</label>
+        <input id="out-sign-location" maxlength="${SIGN_TEXT_MAX}" autocomplete="off">
+        <label class="check"><input type="checkbox" id="out-sign-timestamp"> Timestamp from the server's authority (PAdES B-T)</label>
       </fieldset>
     </div>
     <div class="output-foot"><button type="button" id="out-reset" class="button small">Reset output options</button></div>

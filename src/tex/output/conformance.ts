@@ -77,13 +77,19 @@ export function conformanceChecks(model: PdfModel, xmp: string | null, wanted: C
       `${headings.length} heading(s) (${summary(headings.map((h) => `H${h}`))}), no level skipped`,
       `heading H${headings[skip]} follows ${skip === 0 ? 'the start of the document' : `H${headings[skip - 1]}`}: a level is skipped`,
     );
-    const tables = elements.filter((e) => e.type === 'Table');
+    // A table marked as layout (ARIA role presentation: the kernel's table/tagging=presentation)
+    // declares it holds no data, so it needs no header cells.
+    const classMap = model.dict(root?.['/ClassMap']) ?? {};
+    const allTables = elements.filter((e) => e.type === 'Table');
+    const tables = allTables.filter((e) => !presentational(model, e.dict, classMap));
+    const layout = allTables.length - tables.length;
+    const layoutNote = layout > 0 ? ` (and ${layout} layout table(s) marked presentation)` : '';
     const headless = tables.filter((table) => !descendants(table).some((e) => e.type === 'TH'));
     check(
       'tables_header_cells',
       headless.length === 0,
-      `${tables.length} table(s), each with header cells (TH)`,
-      `${headless.length} of ${tables.length} table(s) have no header cell (TH): say which rows are headers, e.g. \\tagpdfsetup{table/header-rows={1}}`,
+      `${tables.length} table(s), each with header cells (TH)${layoutNote}`,
+      `${headless.length} of ${tables.length} table(s) have no header cell (TH)${layoutNote}: say which rows are headers, e.g. \\tagpdfsetup{table/header-rows={1}}, or mark a table that only lays out text \\tagpdfsetup{table/tagging=presentation}`,
     );
     const pages = model.pages();
     const untagged = pages.map((page, i) => (typeof model.resolve(page['/StructParents']) === 'number' ? 0 : i + 1)).filter((n) => n > 0);
@@ -208,6 +214,25 @@ function standardType(model: PdfModel, dict: PdfDict, roleMap: PdfDict): string 
     }
   }
   return type;
+}
+
+/**
+ * True when an element's attributes (its own /A, or its classes /C through the tree's
+ * /ClassMap) give it the ARIA role `presentation` or `none`: content laid out, not structure.
+ */
+function presentational(model: PdfModel, dict: PdfDict, classMap: PdfDict): boolean {
+  const listed = (value: JsonValue | undefined): JsonValue[] => {
+    const resolved = model.resolve(value);
+    return Array.isArray(resolved) ? resolved : resolved === null || resolved === undefined ? [] : [resolved];
+  };
+  const classes = listed(dict['/C']).flatMap((name) => (typeof name === 'string' ? listed(classMap[name]) : []));
+  // /A and a class's entries may interleave revision numbers with the attribute dictionaries.
+  return [...listed(dict['/A']), ...classes].some((entry) => {
+    const attributes = model.dict(entry);
+    if (!attributes || !/^\/ARIA/.test(String(attributes['/O']))) return false;
+    const role = text(model.resolve(attributes['/role']))?.trim().toLowerCase();
+    return role === 'presentation' || role === 'none';
+  });
 }
 
 function descendants(element: Element): Element[] {

@@ -38,6 +38,32 @@ export function documentMetadataLine(output: OutputSpec): string | null {
 }
 
 /**
+ * Text made for PDF strings (an image's alt={…}, /ActualText, bookmarks) goes through the
+ * kernel's \\pdf_purify:nN, which keeps a text command it has no equivalent for by its name:
+ * a template value's escapes (templates/escape.ts: \\textasciitilde{}, \\textquotesingle{}, …,
+ * and \\kern0pt{} between two hyphens or commas) would reach /Alt as "\\textquotesingle".
+ * Declared here, each becomes its character again (a \\kern's 0pt is dropped, any other kept).
+ */
+const PURIFY_ESCAPES =
+  '\\ExplSyntaxOn' +
+  [
+    ['textasciitilde', '\\c_tilde_str'],
+    ['textbackslash', '\\c_backslash_str'],
+    ['textasciicircum', '\\c_circumflex_str'],
+    ['textless', '<'],
+    ['textgreater', '>'],
+    ['textbar', '|'],
+    ['textquotedbl', '"'],
+    ['textquotesingle', "'"],
+    ['textasciigrave', '`'],
+  ]
+    .map(([command, text]) => `\\text_declare_purify_equivalent:Nn\\${command}{${text}}`)
+    .join('') +
+  '\\cs_new:Npn\\__quire_purify_kern:w#1#2#3{\\str_if_eq:nnF{#1#2#3}{0pt}{#1#2#3}}' +
+  '\\text_declare_purify_equivalent:Nn\\kern{\\__quire_purify_kern:w}' +
+  '\\ExplSyntaxOff';
+
+/**
  * What follows \documentclass on the tagging path: hyperref at the end of the preamble (the
  * kernel's UA support reads the title from it and shows it: /DisplayDocTitle) with the
  * caller's metadata. Title, author, subject and keywords are escaped by xmpText (the BCP 47
@@ -48,6 +74,7 @@ export function taggingPreamble(output: OutputSpec): string[] {
   const keys = ['pdfdisplaydoctitle=true', ...hyperrefKeys(output.metadata ?? {})];
   return [
     `\\makeatletter\\let\\QuireBackslash\\@backslashchar\\makeatother`,
+    PURIFY_ESCAPES,
     `\\AddToHook{begindocument/before}{\\RequirePackage{hyperref}\\hypersetup{${keys.join(',')}}}`,
   ];
 }
