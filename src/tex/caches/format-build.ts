@@ -21,6 +21,9 @@ import { SANDBOX_WORKDIR, type ProcessLimits } from '../sandbox/sandbox.js';
 import type { Exec } from '../sandbox/session.js';
 import { collectWarnings } from '../warnings.js';
 import type { Workspace } from '../sandbox/workspace.js';
+import { conformanceChecks, structureSignature } from '../output/conformance.js';
+import { MODEL_JSON_MAX, PdfModel } from '../output/pdf-model.js';
+import type { OutputTagging } from '../output/spec.js';
 
 /** The dump's job name in the build sandbox (jobs see the format under another name). */
 const BUILD = 'quirepre';
@@ -55,6 +58,8 @@ export interface BuildInput {
   preambleLines: number;
   /** The core font map's split (font-map.ts): whether the format's engines may read the core map. */
   fontMaps?: FontMaps | undefined;
+  /** A tagged job's tagging (issue 40): the passes compared must also have one structure tree, XMP and conformance report. */
+  tagging?: OutputTagging | undefined;
 }
 
 /**
@@ -146,7 +151,7 @@ export async function buildFormat(run: SandboxRun, workspace: Workspace, input: 
     return { rejected: `the preamble read ${name}${jobFiles.has(name) ? ', a job file' : name === 'main.tex' ? '' : ', which is not a job file'}` };
   }
 
-  const first = await compareWithCold(run, workspace, dated, coldPass);
+  const first = await compareWithCold(run, workspace, dated, coldPass, input.tagging);
   if ('rejected' in first) return first;
 
   // The second document: the same preamble, then a page of its own, then as many lines as the
@@ -173,7 +178,7 @@ export async function buildFormat(run: SandboxRun, workspace: Workspace, input: 
   if (variant.code !== 0) return { rejected: 'the second document could not be written' };
   // A cold pass first, so the files it writes (.aux, .toc) are the second document's for both compared passes.
   if ((await run(coldPass)).code !== 0) return { rejected: 'the second document failed cold' };
-  const second = await compareWithCold(run, workspace, dated, coldPass);
+  const second = await compareWithCold(run, workspace, dated, coldPass, input.tagging);
   if ('rejected' in second) return { rejected: `the second document: ${second.rejected}` };
   if (second.pages === first.pages) return { rejected: 'the second document has the page count of the first' };
 
@@ -206,7 +211,13 @@ export async function inflateFormat(fmt: Buffer): Promise<Buffer | null> {
  * A pass of main.tex with the format (its PDF and transcript moved aside), then a cold pass:
  * the files each leaves, its pages, text and warnings must be the same. Gives the page count.
  */
-async function compareWithCold(run: (argv: string[]) => Promise<Exec>, workspace: Workspace, dated: string[], coldPass: string[]): Promise<{ pages: number } | { rejected: string }> {
+async function compareWithCold(
+  run: (argv: string[]) => Promise<Exec>,
+  workspace: Workspace,
+  dated: string[],
+  coldPass: string[],
+  tagging?: OutputTagging,
+): Promise<{ pages: number } | { rejected: string }> {
   const aside = (argv: string[]) => ['sh', '-c', '"$@"; rc=$?; mv -f main.pdf f.pdf && mv -f main.log f.log || exit 9; exit $rc', 'sh', ...argv];
   const formatPass = [...dated, 'sh', '-c', 'echo | exec "$@"', 'sh', 'pdflatex', `-fmt=${BUILD}`, '-progname=pdflatex', ...FLAGS.filter((f) => !f.startsWith('-interaction')), '-jobname=main', FORMAT_FIRST_LINE];
   if ((await run(aside(formatPass))).code !== 0) return { rejected: 'the pass with the format failed' };
@@ -230,5 +241,29 @@ async function compareWithCold(run: (argv: string[]) => Promise<Exec>, workspace
   if (withFormat === null || cold === null) return { rejected: 'a transcript is missing' };
   const warnings = (log: string) => JSON.stringify(collectWarnings(log, null, 'pdflatex', []));
   if (warnings(withFormat) !== warnings(cold)) return { rejected: 'the warnings differ from a cold compile' };
+  if (tagging) {
+    const [a, b] = [await taggedFacts(run, workspace, 'f.pdf', tagging), await taggedFacts(run, workspace, 'main.pdf', tagging)];
+    if (a === null || b === null) return { rejected: 'the tagged PDFs could not be read' };
+    if (a.structure !== b.structure) return { rejected: 'the structure tree differs from a cold compile' };
+    // Both passes ran at one SOURCE_DATE_EPOCH (the dump did not): a date, or an id made from
+    // one, that the dump kept in the format shows here.
+    if (a.xmp !== b.xmp) return { rejected: 'the XMP metadata differs from a cold compile' };
+    if (a.report !== b.report) return { rejected: 'the conformance checks differ from a cold compile' };
+  }
   return { pages: Number(lines[3]) };
+}
+
+/**
+ * What a tagged PDF in the build's workspace is compared on: its structure tree (conformance.ts
+ * structureSignature), its XMP packet and the conformance checks the job's answer would carry,
+ * read by qpdf and pdfinfo in the build sandbox as a job's output step reads them.
+ */
+async function taggedFacts(run: SandboxRun, workspace: Workspace, pdf: string, tagging: OutputTagging): Promise<{ structure: string; xmp: string; report: string } | null> {
+  const read = await run(['sh', '-c', `qpdf --json=2 --json-key=qpdf "$1" >${BUILD}.json 2>/dev/null; rc=$?; pdfinfo -meta "$1" >${BUILD}.xmp || exit 9; exit $rc`, 'sh', pdf]);
+  if (read.code !== 0 && read.code !== 3) return null;
+  const [json, xmp] = [await workspace.read(`${BUILD}.json`, MODEL_JSON_MAX), await workspace.read(`${BUILD}.xmp`, FLS_CAP)];
+  const model = json instanceof Buffer ? PdfModel.parse(json.toString('utf8')) : null;
+  if (!model || !(xmp instanceof Buffer)) return null;
+  const checks = conformanceChecks(model, xmp.toString('utf8'), { ua: tagging.ua, tagged: true });
+  return { structure: structureSignature(model), xmp: xmp.toString('utf8'), report: JSON.stringify(checks) };
 }
