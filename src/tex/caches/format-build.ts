@@ -44,6 +44,20 @@ const FLAGS = [SHELL_ESCAPE, '-interaction=nonstopmode', '-halt-on-error', '-fil
  */
 const BEFORE_DUMP = String.raw`\expandafter\newtoks\csname MYLATEX@quirejob\endcsname \csname MYLATEX@quirejob\endcsname\expandafter{\the\everyjob}\expandafter\let\csname MYLATEX@quiredump\endcsname\dump \def\dump{\global\expandafter\let\csname MYLATEX@quirescan\expandafter\endcsname\csname MYLATEX@scanpreamble\endcsname\global\everyjob\expandafter{\the\csname MYLATEX@quirejob\endcsname}\csname MYLATEX@quiredump\endcsname}`;
 
+/**
+ * A tagged preamble's dump point (issue 40). mylatexformat stops the dump at \begin{document}
+ * by patching \begin, but the kernel's tagging code (latex-lab's block module, loaded by
+ * \DocumentMetadata) defines \begin anew, so the preamble would run on into the body. The
+ * kernel's \begin opens with the env/document/before hook, outside any group as mylatexformat's
+ * stop is: there this hook dumps, once (mylatexformat's \endofdump is \relax once it ran, in the
+ * format too, so a job's \begin{document} passes by), and mylatexformat's cleanup leaves the
+ * kernel's \begin alone (it would look for its own patch in it). And the l3 kernel's constants of
+ * the job (\c_sys_jobname_str, \c_sys_timestamp_str, the time and date integers) are made by
+ * \everyjob once per run and not again: a format would keep the dump's (pdfmanagement writes the
+ * timestamp into the XMP dates and InstanceID), so the format's \everyjob makes them anew.
+ */
+const TAGGED_DUMP_POINT = String.raw`\expandafter\def\csname MYLATEX@quirecleanup\endcsname{\expandafter\let\expandafter\openout\csname MYLATEX@openout\endcsname}\expandafter\def\csname MYLATEX@quirestop\endcsname{\ifx\endofdump\relax\else\expandafter\let\csname MYLATEX@cleanup\expandafter\endcsname\csname MYLATEX@quirecleanup\endcsname\expandafter\endofdump\fi}\AddToHook{env/document/before}{\csname MYLATEX@quirestop\endcsname}\csname MYLATEX@quirejob\endcsname\expandafter{\the\csname MYLATEX@quirejob\endcsname\expandafter\xdef\csname c_sys_jobname_str\endcsname{\jobname}\expandafter\xdef\csname c_sys_timestamp_str\endcsname{\pdfcreationdate}\global\expandafter\mathchardef\csname c_sys_hour_int\endcsname=\numexpr(\time-30)/60\relax\global\expandafter\mathchardef\csname c_sys_minute_int\endcsname=\numexpr\time-60*\csname c_sys_hour_int\endcsname\relax\global\expandafter\mathchardef\csname c_sys_day_int\endcsname=\day\global\expandafter\mathchardef\csname c_sys_month_int\endcsname=\month\global\expandafter\mathchardef\csname c_sys_year_int\endcsname=\year}`;
+
 /** The hash of every file in the workspace but PDFs, transcripts, recorder files and the format. */
 const WRITTEN = ['sh', '-c', `find . -type f ! -name '*.pdf' ! -name '*.log' ! -name '*.fls' ! -name '${BUILD}.*' -exec sha256sum {} + | LC_ALL=C sort`];
 
@@ -120,7 +134,7 @@ export async function buildFormat(run: SandboxRun, workspace: Workspace, input: 
   // The body may write files (\openout main.tex among them): the dump must read the job's own source.
   const mainHash = await run(['sha256sum', 'main.tex']);
   if (mainHash.code !== 0 || mainHash.output.split(/\s/)[0] !== sha256(Buffer.from(input.source, 'utf8'))) return { rejected: 'the document rewrote main.tex' };
-  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', SHELL_ESCAPE, '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}\\input mylatexformat.ltx main.tex`]);
+  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', SHELL_ESCAPE, '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}${input.tagging ? TAGGED_DUMP_POINT : ''}\\input mylatexformat.ltx main.tex`]);
   if (dump.code !== 0) return { rejected: 'the dump failed' };
   const dumpLog = (await workspace.readLog(`${BUILD}.log`)) ?? '';
   if (/^! /m.test(dumpLog)) return { rejected: 'the dump reported an error' };

@@ -16,6 +16,8 @@ import { contradicts, doubtful, taggedDoubt, TexliveRefresh } from './trust.js';
 
 /** A format build's wall clock, CPU per command, and the workspace it may fill. */
 const BUILD_MS = 60_000;
+/** A tagged preamble's build: its five cold passes each load the kernel's tagging code (about 1.5 s each on a quiet machine). */
+const TAGGED_BUILD_MS = 180_000;
 const BUILD_CPU_SECONDS = 30;
 const BUILD_DISK = 512 * 1024 * 1024;
 
@@ -175,7 +177,7 @@ export class PreambleCache implements JobRunner {
     const stop = new AbortController();
     this.stopBuild = stop;
     if (this.closed) stop.abort();
-    const timer = setTimeout(() => stop.abort(), BUILD_MS);
+    const timer = setTimeout(() => stop.abort(), job.output?.tagging ? TAGGED_BUILD_MS : BUILD_MS);
     try {
       const limits = { cpuSeconds: BUILD_CPU_SECONDS, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
       const input = { source: lookup.source, tagging: job.output?.tagging, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes, preambleLines: lookup.lines, fontMaps: this.runner.pool.fontMaps };
