@@ -106,7 +106,7 @@ async function main(): Promise<void> {
     // has its own case (bench/abuse.ts).
     QUIRE_CALLER_CONCURRENCY_FACTOR: '10',
   });
-  const services = await createServices(config, { log: pino({ level: 'silent' }) });
+  const services = await createServices(config, { log: pino({ level: process.env.BENCH_LOG ?? 'silent' }) });
   const app = await buildApp(services);
   const registry = services.metrics.registry;
   const say = (line: string) => console.log(line);
