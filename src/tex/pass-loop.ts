@@ -157,7 +157,6 @@ async function passes(run: PassRun): Promise<Omit<TexResult, 'passes' | 'duratio
     // Engines started ahead of time halt on errors: a job that goes on past them starts its own.
     const warm = paused || (!job.continueOnError && session.engine === (format ? FORMAT_ENGINE : job.compiler) && !(job.compiler !== 'xelatex' && setsFontMap(sources)) && !(coreMap && state.wholeMap));
     // A second engine already waiting (a primed format's) is used whatever the guess.
-    // pdfTeX's tagging learns each marked-content chunk's page from the .aux: a tagged job takes two passes.
     const again = warm && !paused && state.passes === 1 && (rerunLikely(sources) || session.next);
     const argv = format ? formatEngineArgs(true) : engineArgs(job.compiler, run.hardenLua, pool.fmt(session, job.compiler), !job.continueOnError);
     const pass = await timed(execIn(pool, session, workspace, job, deadline, argv, undefined, warm, again, paused ? goLine(new Date()) : undefined));
