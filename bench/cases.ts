@@ -157,6 +157,6 @@ export function latencyCases(ctx: BenchContext): LatencyCase[] {
     cases.push({ name: `${engine} fontspec+unicode-math, preamble seen`, service: (n) => call({ latex: unicodeDoc(n), compiler: engine }), bare: (n) => bareLatexmk(bareRoot, unicodeDoc(n), `-${engine}`), versus: `latexmk -${engine}`, goal: { kind: 'ratio', value: 0.2 }, ...paused() });
   }
   // The output option (issue 23).
-  cases.push(...outputCases(bareRoot, (body) => call(body)));
+  cases.push(...outputCases(bareRoot, (body) => call(body), { bytes: ctx.formatBytes, waitFor: ctx.waitForFormat }, ctx.warmup));
   return cases;
 }

@@ -9,7 +9,8 @@
 // A short run: BENCH_QUICK=1 (3 runs a case, 5 s windows, 50 compiles for RSS, no fair-use
 // case unless BENCH_CASES names it); BENCH_CASES=a,b picks cases by part of their name
 // ("throughput" for both throughput rows); BENCH_RUNS, BENCH_THROUGHPUT_SECONDS,
-// BENCH_THROUGHPUT_DOCS, BENCH_RSS_COMPILES set the counts. docs/performance.md explains the
+// BENCH_THROUGHPUT_DOCS, BENCH_RSS_COMPILES set the counts; BENCH_LOG (a pino level, e.g. error)
+// shows the service's own log, silent by default. docs/performance.md explains the
 // rows; docs/performance-log.md keeps the dated runs. The client commands' rows (issue 42,
 // bench/cli.ts): `quire compile` process start to PDF against `latexmk -pdf`, and a `quire watch`
 // edit-to-PDF cycle against latexmk's rerun.
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
     // has its own case (bench/abuse.ts).
     QUIRE_CALLER_CONCURRENCY_FACTOR: '10',
   });
-  const services = await createServices(config, { log: pino({ level: 'silent' }) });
+  const services = await createServices(config, { log: pino({ level: process.env.BENCH_LOG ?? 'silent' }) });
   const app = await buildApp(services);
   const registry = services.metrics.registry;
   const say = (line: string) => console.log(line);

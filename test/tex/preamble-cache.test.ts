@@ -211,4 +211,60 @@ describe('preamble cache', () => {
     const key = preambleKey({ scope: 'account:1', day: '2026-11-23', engine: 'pdflatex', preamble: PREAMBLE, texlive: (await texliveIdentity(defaultImageRoot())).id });
     assert.equal(formats.isRefused(key), false);
   });
+
+  describe('tagged jobs (issue 40)', () => {
+    const ua2 = { pdfStandard: undefined, tagging: { ua: 'ua-2' as const, lang: 'de-DE', pdfVersion: '2.0' as const }, metadata: { title: 'Invoice' } };
+    const ua1 = { pdfStandard: 'a-2b' as const, tagging: { ua: 'ua-1' as const, lang: 'de-DE', pdfVersion: '1.7' as const }, metadata: { title: 'Invoice' } };
+    const report = (violations: string[]) => ({ standards: ['ua-2'], checks: [], violations, validators: [] });
+    const clean: TexResult = { ...ok, conformance: report([]) };
+
+    test('a tagged job is served by the format of its own preamble: the \\DocumentMetadata line and metadata are in the key', async () => {
+      const { runner, formats, run } = setup();
+      runner.answers = [clean];
+      await run(job(doc('first'), { output: ua2 }));
+      assert.equal(runner.builds.length, 1, 'a delivered tagged job has its format built');
+      await run(job(doc('second'), { output: ua2 }));
+      assert.equal(runner.runs.at(-1)!.format?.toString(), 'format');
+      // Another standard, another title, or no tagging: never the ua-2 format.
+      await run(job(doc('third'), { output: ua1 }));
+      await run(job(doc('fourth'), { output: { ...ua2, metadata: { title: 'Other' } } }));
+      await run(job(doc('fifth')));
+      assert.deepEqual(runner.runs.slice(-3).map((call) => call.format), [undefined, undefined, undefined]);
+      assert.equal(formats.stats.hits, 1);
+      // PDF/A by pdfx and attachments still run without a format, and start no build.
+      const builds = runner.builds.length;
+      await run(job(doc('pdfx'), { output: { pdfStandard: 'a-2b' } }));
+      await run(job(doc('attached'), { output: { ...ua2, attachments: [{ name: 'a.xml', data: Buffer.from('<a/>'), relationship: 'Data', mimeType: 'text/xml' }] } }));
+      assert.deepEqual(runner.runs.slice(-2).map((call) => call.format), [undefined, undefined]);
+      assert.equal(runner.builds.length, builds);
+    });
+
+    test('a tagged run with the format whose report has a violation runs again cold: the cold answer is delivered; the format goes when the cold report differs', async () => {
+      const { runner, formats, run } = setup();
+      runner.answers = [clean];
+      await run(job(doc('warm-up'), { output: ua2 }));
+      assert.equal(formats.size, 1);
+
+      // The document's own fault: the cold run says the same, the format stays.
+      const own = { ...ok, conformance: report(['figures_alt: 1 of 1 figure(s) have no /Alt']) };
+      runner.answers = [own, own];
+      let before = runner.runs.length;
+      assert.deepEqual((await run(job(doc('\\includegraphics{x}'), { output: ua2 }))).conformance, own.conformance);
+      assert.deepEqual(runner.runs.slice(before).map((call) => call.format !== undefined), [true, false]);
+      assert.equal(formats.size, 1, 'a report the cold run repeats keeps the format');
+
+      // The format's fault: the cold run has a clean report, which is the one delivered.
+      runner.answers = [{ ...ok, conformance: report(['pages_struct_parents: page(s) 1 have no /StructParents']) }, clean];
+      before = runner.runs.length;
+      const result = await run(job(doc('body'), { output: ua2 }));
+      assert.deepEqual(result.conformance, clean.conformance);
+      assert.deepEqual(runner.runs.slice(before).map((call) => call.format !== undefined), [true, false]);
+      assert.equal(formats.size, 0, 'the format whose structure a cold run contradicts is gone');
+      assert.equal(formats.stats.rejections, 1);
+      runner.answers = [clean];
+      await run(job(doc('again'), { output: ua2 }));
+      assert.equal(runner.builds.length, 1, 'and is not built again');
+    });
+  });
 });
+

@@ -21,6 +21,9 @@ import { SANDBOX_WORKDIR, type ProcessLimits } from '../sandbox/sandbox.js';
 import type { Exec } from '../sandbox/session.js';
 import { collectWarnings } from '../warnings.js';
 import type { Workspace } from '../sandbox/workspace.js';
+import { conformanceChecks, structureSignature } from '../output/conformance.js';
+import { MODEL_JSON_MAX, PdfModel } from '../output/pdf-model.js';
+import type { OutputTagging } from '../output/spec.js';
 
 /** The dump's job name in the build sandbox (jobs see the format under another name). */
 const BUILD = 'quirepre';
@@ -41,6 +44,20 @@ const FLAGS = [SHELL_ESCAPE, '-interaction=nonstopmode', '-halt-on-error', '-fil
  */
 const BEFORE_DUMP = String.raw`\expandafter\newtoks\csname MYLATEX@quirejob\endcsname \csname MYLATEX@quirejob\endcsname\expandafter{\the\everyjob}\expandafter\let\csname MYLATEX@quiredump\endcsname\dump \def\dump{\global\expandafter\let\csname MYLATEX@quirescan\expandafter\endcsname\csname MYLATEX@scanpreamble\endcsname\global\everyjob\expandafter{\the\csname MYLATEX@quirejob\endcsname}\csname MYLATEX@quiredump\endcsname}`;
 
+/**
+ * A tagged preamble's dump point (issue 40). mylatexformat stops the dump at \begin{document}
+ * by patching \begin, but the kernel's tagging code (latex-lab's block module, loaded by
+ * \DocumentMetadata) defines \begin anew, so the preamble would run on into the body. The
+ * kernel's \begin opens with the env/document/before hook, outside any group as mylatexformat's
+ * stop is: there this hook dumps, once (mylatexformat's \endofdump is \relax once it ran, in the
+ * format too, so a job's \begin{document} passes by), and mylatexformat's cleanup leaves the
+ * kernel's \begin alone (it would look for its own patch in it). And the l3 kernel's constants of
+ * the job (\c_sys_jobname_str, \c_sys_timestamp_str, the time and date integers) are made by
+ * \everyjob once per run and not again: a format would keep the dump's (pdfmanagement writes the
+ * timestamp into the XMP dates and InstanceID), so the format's \everyjob makes them anew.
+ */
+const TAGGED_DUMP_POINT = String.raw`\expandafter\def\csname MYLATEX@quirecleanup\endcsname{\expandafter\let\expandafter\openout\csname MYLATEX@openout\endcsname}\expandafter\def\csname MYLATEX@quirestop\endcsname{\ifx\endofdump\relax\else\expandafter\let\csname MYLATEX@cleanup\expandafter\endcsname\csname MYLATEX@quirecleanup\endcsname\expandafter\endofdump\fi}\AddToHook{env/document/before}{\csname MYLATEX@quirestop\endcsname}\csname MYLATEX@quirejob\endcsname\expandafter{\the\csname MYLATEX@quirejob\endcsname\expandafter\xdef\csname c_sys_jobname_str\endcsname{\jobname}\expandafter\xdef\csname c_sys_timestamp_str\endcsname{\pdfcreationdate}\global\expandafter\mathchardef\csname c_sys_hour_int\endcsname=\numexpr(\time-30)/60\relax\global\expandafter\mathchardef\csname c_sys_minute_int\endcsname=\numexpr\time-60*\csname c_sys_hour_int\endcsname\relax\global\expandafter\mathchardef\csname c_sys_day_int\endcsname=\day\global\expandafter\mathchardef\csname c_sys_month_int\endcsname=\month\global\expandafter\mathchardef\csname c_sys_year_int\endcsname=\year}`;
+
 /** The hash of every file in the workspace but PDFs, transcripts, recorder files and the format. */
 const WRITTEN = ['sh', '-c', `find . -type f ! -name '*.pdf' ! -name '*.log' ! -name '*.fls' ! -name '${BUILD}.*' -exec sha256sum {} + | LC_ALL=C sort`];
 
@@ -55,6 +72,8 @@ export interface BuildInput {
   preambleLines: number;
   /** The core font map's split (font-map.ts): whether the format's engines may read the core map. */
   fontMaps?: FontMaps | undefined;
+  /** A tagged job's tagging (issue 40): the passes compared must also have one structure tree, XMP and conformance report. */
+  tagging?: OutputTagging | undefined;
 }
 
 /**
@@ -115,7 +134,7 @@ export async function buildFormat(run: SandboxRun, workspace: Workspace, input: 
   // The body may write files (\openout main.tex among them): the dump must read the job's own source.
   const mainHash = await run(['sha256sum', 'main.tex']);
   if (mainHash.code !== 0 || mainHash.output.split(/\s/)[0] !== sha256(Buffer.from(input.source, 'utf8'))) return { rejected: 'the document rewrote main.tex' };
-  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', SHELL_ESCAPE, '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}\\input mylatexformat.ltx main.tex`]);
+  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', SHELL_ESCAPE, '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}${input.tagging ? TAGGED_DUMP_POINT : ''}\\input mylatexformat.ltx main.tex`]);
   if (dump.code !== 0) return { rejected: 'the dump failed' };
   const dumpLog = (await workspace.readLog(`${BUILD}.log`)) ?? '';
   if (/^! /m.test(dumpLog)) return { rejected: 'the dump reported an error' };
@@ -146,7 +165,7 @@ export async function buildFormat(run: SandboxRun, workspace: Workspace, input: 
     return { rejected: `the preamble read ${name}${jobFiles.has(name) ? ', a job file' : name === 'main.tex' ? '' : ', which is not a job file'}` };
   }
 
-  const first = await compareWithCold(run, workspace, dated, coldPass);
+  const first = await compareWithCold(run, workspace, dated, coldPass, input.tagging);
   if ('rejected' in first) return first;
 
   // The second document: the same preamble, then a page of its own, then as many lines as the
@@ -173,7 +192,7 @@ export async function buildFormat(run: SandboxRun, workspace: Workspace, input: 
   if (variant.code !== 0) return { rejected: 'the second document could not be written' };
   // A cold pass first, so the files it writes (.aux, .toc) are the second document's for both compared passes.
   if ((await run(coldPass)).code !== 0) return { rejected: 'the second document failed cold' };
-  const second = await compareWithCold(run, workspace, dated, coldPass);
+  const second = await compareWithCold(run, workspace, dated, coldPass, input.tagging);
   if ('rejected' in second) return { rejected: `the second document: ${second.rejected}` };
   if (second.pages === first.pages) return { rejected: 'the second document has the page count of the first' };
 
@@ -206,7 +225,13 @@ export async function inflateFormat(fmt: Buffer): Promise<Buffer | null> {
  * A pass of main.tex with the format (its PDF and transcript moved aside), then a cold pass:
  * the files each leaves, its pages, text and warnings must be the same. Gives the page count.
  */
-async function compareWithCold(run: (argv: string[]) => Promise<Exec>, workspace: Workspace, dated: string[], coldPass: string[]): Promise<{ pages: number } | { rejected: string }> {
+async function compareWithCold(
+  run: (argv: string[]) => Promise<Exec>,
+  workspace: Workspace,
+  dated: string[],
+  coldPass: string[],
+  tagging?: OutputTagging,
+): Promise<{ pages: number } | { rejected: string }> {
   const aside = (argv: string[]) => ['sh', '-c', '"$@"; rc=$?; mv -f main.pdf f.pdf && mv -f main.log f.log || exit 9; exit $rc', 'sh', ...argv];
   const formatPass = [...dated, 'sh', '-c', 'echo | exec "$@"', 'sh', 'pdflatex', `-fmt=${BUILD}`, '-progname=pdflatex', ...FLAGS.filter((f) => !f.startsWith('-interaction')), '-jobname=main', FORMAT_FIRST_LINE];
   if ((await run(aside(formatPass))).code !== 0) return { rejected: 'the pass with the format failed' };
@@ -230,5 +255,29 @@ async function compareWithCold(run: (argv: string[]) => Promise<Exec>, workspace
   if (withFormat === null || cold === null) return { rejected: 'a transcript is missing' };
   const warnings = (log: string) => JSON.stringify(collectWarnings(log, null, 'pdflatex', []));
   if (warnings(withFormat) !== warnings(cold)) return { rejected: 'the warnings differ from a cold compile' };
+  if (tagging) {
+    const [a, b] = [await taggedFacts(run, workspace, 'f.pdf', tagging), await taggedFacts(run, workspace, 'main.pdf', tagging)];
+    if (a === null || b === null) return { rejected: 'the tagged PDFs could not be read' };
+    if (a.structure !== b.structure) return { rejected: 'the structure tree differs from a cold compile' };
+    // Both passes ran at one SOURCE_DATE_EPOCH (the dump did not): a date, or an id made from
+    // one, that the dump kept in the format shows here.
+    if (a.xmp !== b.xmp) return { rejected: 'the XMP metadata differs from a cold compile' };
+    if (a.report !== b.report) return { rejected: 'the conformance checks differ from a cold compile' };
+  }
   return { pages: Number(lines[3]) };
+}
+
+/**
+ * What a tagged PDF in the build's workspace is compared on: its structure tree (conformance.ts
+ * structureSignature), its XMP packet and the conformance checks the job's answer would carry,
+ * read by qpdf and pdfinfo in the build sandbox as a job's output step reads them.
+ */
+async function taggedFacts(run: SandboxRun, workspace: Workspace, pdf: string, tagging: OutputTagging): Promise<{ structure: string; xmp: string; report: string } | null> {
+  const read = await run(['sh', '-c', `qpdf --json=2 --json-key=qpdf "$1" >${BUILD}.json 2>/dev/null; rc=$?; pdfinfo -meta "$1" >${BUILD}.xmp || exit 9; exit $rc`, 'sh', pdf]);
+  if (read.code !== 0 && read.code !== 3) return null;
+  const [json, xmp] = [await workspace.read(`${BUILD}.json`, MODEL_JSON_MAX), await workspace.read(`${BUILD}.xmp`, FLS_CAP)];
+  const model = json instanceof Buffer ? PdfModel.parse(json.toString('utf8')) : null;
+  if (!model || !(xmp instanceof Buffer)) return null;
+  const checks = conformanceChecks(model, xmp.toString('utf8'), { ua: tagging.ua, tagged: true });
+  return { structure: structureSignature(model), xmp: xmp.toString('utf8'), report: JSON.stringify(checks) };
 }

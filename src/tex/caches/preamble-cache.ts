@@ -7,15 +7,17 @@ import { availableParallelism } from 'node:os';
 import { buildFormat, FORMAT_CAP, inBuildSandbox, type BuildOutcome } from './format-build.js';
 import type { FormatCache } from './format-cache.js';
 import { MEMORY_BYTES, PROCESSES, type JobRunner, type TexJob, type TexResult } from '../job.js';
-import { changesSource } from '../output/spec.js';
+import { outputSource } from '../output/source.js';
 import type { JobFormat } from './job-start.js';
 import { preambleKey, refusal, splitPreamble } from './preamble.js';
 import type { PrimedFormats } from './primed-formats.js';
 import type { TexRunner } from '../runner.js';
-import { doubtful, TexliveRefresh } from './trust.js';
+import { contradicts, doubtful, taggedDoubt, TexliveRefresh } from './trust.js';
 
 /** A format build's wall clock, CPU per command, and the workspace it may fill. */
 const BUILD_MS = 60_000;
+/** A tagged preamble's build: its five cold passes each load the kernel's tagging code (about 1.5 s each on a quiet machine). */
+const TAGGED_BUILD_MS = 180_000;
 const BUILD_CPU_SECONDS = 30;
 const BUILD_DISK = 512 * 1024 * 1024;
 
@@ -37,6 +39,8 @@ export interface PreambleCacheOptions {
 
 interface Lookup {
   key: string;
+  /** main.tex as the job's passes read it (a tagged job's with the output step's lines). */
+  source: string;
   /** Lines of the preamble: an error on a later line of main.tex is the body's. */
   lines: number;
   format?: JobFormat;
@@ -99,7 +103,8 @@ export class PreambleCache implements JobRunner {
     if (session) this.options.formats.stats.primed++;
     const start = session ? { from: 'primed' as const, format: cached.format!, session } : { from: 'format' as const, format: cached.format! };
     const withFormat = await this.runner.run(job, uid, start).catch(() => null);
-    if (withFormat && !doubtful(withFormat, cached.lines)) {
+    const tagged = job.output?.tagging !== undefined;
+    if (withFormat && !doubtful(withFormat, cached.lines) && !taggedDoubt(withFormat, tagged)) {
       // The next job of this preamble on this uid finds its engine started.
       primed?.replenish(uid, cached.key, cached.format!, withFormat.passes > 1);
       return withFormat;
@@ -108,7 +113,8 @@ export class PreambleCache implements JobRunner {
     // The cold run gets what is left of the job's time (at least a second).
     const spent = performance.now() - started;
     const cold = await this.runner.run({ ...job, timeoutMs: Math.max(1000, job.timeoutMs - spent) }, uid);
-    if (cold.outcome === 'ok' || !withFormat) {
+    // A tagged job the cold run answered alike (a document whose own structure fails a check) keeps its format.
+    if (!withFormat || (cold.outcome === 'ok' && (!taggedDoubt(withFormat, tagged) || contradicts(withFormat, cold)))) {
       // The format did what a cold run would not: it goes, and is not built again.
       this.options.formats.refuse(cached.key);
       this.options.formats.stats.rejections++;
@@ -123,15 +129,18 @@ export class PreambleCache implements JobRunner {
    */
   private async lookup(job: TexJob): Promise<Lookup | null> {
     const formats = this.options.formats;
-    // PDF/A and attachments add to the preamble (tex/output/source.ts): such jobs run without a format.
-    if (!formats.enabled || job.compiler !== 'pdflatex' || !job.preamble || changesSource(job.output)) return null;
-    const split = splitPreamble(job.source);
+    if (!formats.enabled || job.compiler !== 'pdflatex' || !job.preamble) return null;
+    const source = formatSource(job);
+    if (source === null) return null;
+    const split = splitPreamble(source);
     if (!split || refusal(split.preamble, (job.files ?? []).map((file) => file.name)) !== null) return null;
     const texlive = await this.texliveId.get();
     if (texlive === null) return null;
+    // A tagged job's preamble is the one the output step writes: its \DocumentMetadata (language,
+    // standards, PDF version) and metadata are in the key, so two standards never share a format.
     const key = preambleKey({ ...job.preamble, engine: 'pdflatex', preamble: split.preamble, texlive: texlive.id });
     const entry = formats.lookup(key, job.files ?? []);
-    return { key, lines: split.lines, ...(entry ? { format: entry } : {}) };
+    return { key, lines: split.lines, source, ...(entry ? { format: entry } : {}) };
   }
 
   /**
@@ -139,7 +148,8 @@ export class PreambleCache implements JobRunner {
    * the machine is busy with jobs or the cache closes, in a fresh sandbox as the same uid
    * holding a copy of the job (see format-build.ts). Only a verified format is kept.
    */
-  private scheduleBuild(job: TexJob, { key, lines }: Lookup, uid: number | undefined): void {
+  private scheduleBuild(job: TexJob, lookup: Lookup, uid: number | undefined): void {
+    const { key } = lookup;
     const formats = this.options.formats;
     if (this.closed || this.building || this.active >= availableParallelism() || formats.has(key) || formats.isRefused(key)) return;
     const report = (admitted: boolean, reason?: string) => {
@@ -151,7 +161,7 @@ export class PreambleCache implements JobRunner {
       this.options.onFormatBuild?.({ admitted, ...(reason ? { reason } : {}) });
     };
     formats.stats.builds++;
-    this.building = this.build(job, lines, uid)
+    this.building = this.build(job, lookup, uid)
       .then((outcome) => {
         if (!('entry' in outcome) || this.closed || !formats.admit(key, outcome.entry)) return report(false, 'rejected' in outcome ? outcome.rejected : 'not kept');
         this.options.primed?.replenish(uid, key, outcome.entry);
@@ -161,20 +171,39 @@ export class PreambleCache implements JobRunner {
       .finally(() => (this.building = null));
   }
 
-  private async build(job: TexJob, preambleLines: number, uid: number | undefined): Promise<BuildOutcome> {
+  private async build(job: TexJob, lookup: Lookup, uid: number | undefined): Promise<BuildOutcome> {
     const texlive = await this.texliveId.get();
     if (!texlive) return { rejected: 'TeX Live unknown' };
     const stop = new AbortController();
     this.stopBuild = stop;
     if (this.closed) stop.abort();
-    const timer = setTimeout(() => stop.abort(), BUILD_MS);
+    const timer = setTimeout(() => stop.abort(), job.output?.tagging ? TAGGED_BUILD_MS : BUILD_MS);
     try {
       const limits = { cpuSeconds: BUILD_CPU_SECONDS, fileBytes: FORMAT_CAP, memoryBytes: MEMORY_BYTES, processes: PROCESSES };
-      const input = { source: job.source, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes, preambleLines, fontMaps: this.runner.pool.fontMaps };
+      const input = { source: lookup.source, tagging: job.output?.tagging, files: job.files ?? [], day: job.preamble!.day, baseBytes: texlive.baseBytes, preambleLines: lookup.lines, fontMaps: this.runner.pool.fontMaps };
       return await (this.options.buildSandbox ?? inBuildSandbox)(this.runner.pool, job, uid, limits, BUILD_DISK, stop.signal, (run, workspace) => buildFormat(run, workspace, input));
     } finally {
       clearTimeout(timer);
       this.stopBuild = null;
     }
+  }
+}
+
+/**
+ * main.tex as a job with a format reads it, or null when no format may serve the job: PDF/A by
+ * pdfx and attachments add to the preamble what a dump cannot keep (pdfx and embedfile write
+ * PDF objects while they load), so such jobs run without one. A tagged job (issue 40) starts
+ * with the kernel's \DocumentMetadata (tagging.ts): its tagging code is dumped with the rest
+ * of the preamble, and its format is built and verified like any other, its structure tree and
+ * conformance report compared with a cold compile's too (format-build.ts).
+ */
+export function formatSource(job: Pick<TexJob, 'source' | 'output' | 'compiler'>): string | null {
+  const output = job.output;
+  if ((output?.attachments?.length ?? 0) > 0 || (output?.pdfStandard !== undefined && !output.tagging)) return null;
+  try {
+    return (output && outputSource(job.source, output, job.compiler)) ?? job.source;
+  } catch {
+    // No \documentclass line: the runner refuses the job itself.
+    return null;
   }
 }

@@ -19,6 +19,21 @@ export function doubtful(result: TexResult, preambleLines: number): boolean {
   return !at || Number(at[1]) <= preambleLines;
 }
 
+/**
+ * A tagged job (issue 40) from a cache is trusted only with a clean conformance report: a
+ * failed check may be the cache's (a structure tree the format or paused process got wrong),
+ * so that job runs again cold, and the cold run's report is the one delivered.
+ */
+export function taggedDoubt(result: TexResult, tagged: boolean): boolean {
+  return tagged && result.outcome === 'ok' && (result.conformance?.violations.length ?? 1) > 0;
+}
+
+/** Whether a cold run contradicts the cache's: the same job, another outcome, conformance report or warnings. */
+export function contradicts(cached: TexResult, cold: TexResult): boolean {
+  const facts = (r: TexResult) => JSON.stringify([r.outcome, r.totalPages, r.conformance ?? null, r.warnings ?? []]);
+  return facts(cached) !== facts(cold);
+}
+
 /** The TeX Live identity of the image `root` (preamble.ts texliveIdentity), read again every TEXLIVE_REFRESH_MS; null when unknown. */
 export class TexliveRefresh {
   private last: { at: number; id: Promise<{ id: string; baseBytes: number } | null> } | null = null;

@@ -12,7 +12,7 @@ import { runSandboxed } from '../sandbox/sandboxed.js';
 import { NOBODY_UID, sandboxUid } from '../sandbox/uids.js';
 import type { Exec } from '../sandbox/session.js';
 import type { Workspace } from '../sandbox/workspace.js';
-import { claimedStandards, conformanceChecks, conformanceReport, modelFacts, pdfaChecks, type ConformanceReport } from './conformance.js';
+import { claimedStandards, conformanceChecks, conformanceReport, modelFacts, pdfaChecks, structureSignature, type ConformanceReport } from './conformance.js';
 import { MODEL_JSON_MAX, PdfModel } from './pdf-model.js';
 import type { OutputSpec, PdfStandard, UaStandard } from './spec.js';
 
@@ -62,10 +62,30 @@ const TIMEOUT_MS = 30_000;
 
 /**
  * The checks on a caller's PDF, for the standards it names or else those its XMP claims; the
- * tagging checks always run. qpdf and pdfinfo run in a fresh sandbox (no network, prlimit),
- * on a copy in a folder of its own that is removed afterwards.
+ * tagging checks always run. The PDF is read by readPdf (a fresh sandbox).
  */
 export async function checkUploadedPdf(pdf: Buffer, isolate: boolean, asked?: { pdfa?: PdfStandard; ua?: UaStandard }): Promise<UploadCheck> {
+  const read = await readPdf(pdf, isolate);
+  if ('reason' in read) return { ok: false, reason: read.reason };
+  const { model, xmp } = read;
+  const claims = asked ?? claimedStandards(xmp);
+  const standards = [claims.pdfa, claims.ua].filter((s) => s !== undefined);
+  const pdfa = claims.pdfa ? pdfaChecks(claims.pdfa, modelFacts(model, xmp)) : [];
+  const report = conformanceReport(standards, [...pdfa, ...conformanceChecks(model, xmp, { pdfa: claims.pdfa, ua: claims.ua, tagged: true })]);
+  return { ok: true, report, pages: model.pages().length };
+}
+
+/** The tagged structure of `pdf` (conformance.ts structureSignature), read as checkUploadedPdf reads it; null when it cannot be read. */
+export async function pdfStructure(pdf: Buffer, isolate: boolean): Promise<string | null> {
+  const read = await readPdf(pdf, isolate);
+  return 'reason' in read ? null : structureSignature(read.model);
+}
+
+/**
+ * qpdf's object model and the XMP of `pdf`: qpdf and pdfinfo run in a fresh sandbox (no
+ * network, prlimit), on a copy in a folder of its own that is removed afterwards.
+ */
+async function readPdf(pdf: Buffer, isolate: boolean): Promise<{ model: PdfModel; xmp: string | null } | { reason: string }> {
   const root = join(tmpdir(), 'quire-pdfcheck');
   await mkdir(root, { recursive: true });
   const dir = await mkdtemp(join(root, 'check-'));
@@ -75,19 +95,14 @@ export async function checkUploadedPdf(pdf: Buffer, isolate: boolean, asked?: { 
     if (uid !== undefined) for (const name of ['.', 'in.pdf']) await chown(join(dir, name), uid, uid);
     const limits = { cpuSeconds: 30, fileBytes: MODEL_JSON_MAX, memoryBytes: 2 * 1024 ** 3, processes: 8 };
     const run = await runSandboxed({ workspace: dir, env: {}, isolate, limits, uid, root: defaultImageRoot() }, ['sh', '-c', SCRIPT, 'conformance', 'in.pdf'], { timeoutMs: TIMEOUT_MS, maxOutput: 64 * 1024 });
-    if (run.killed === 'timeout') return { ok: false, reason: 'reading the PDF took longer than 30 seconds' };
-    if (run.code !== 0 && run.code !== 3) return { ok: false, reason: 'qpdf could not read the file as a PDF' };
+    if (run.killed === 'timeout') return { reason: 'reading the PDF took longer than 30 seconds' };
+    if (run.code !== 0 && run.code !== 3) return { reason: 'qpdf could not read the file as a PDF' };
     const json = await plainFile(join(dir, '.quire-conf.json'), MODEL_JSON_MAX);
-    if (json === 'over') return { ok: false, reason: 'the PDF has too many objects to be checked' };
+    if (json === 'over') return { reason: 'the PDF has too many objects to be checked' };
     const model = json ? PdfModel.parse(json.toString('utf8')) : null;
-    if (!model) return { ok: false, reason: 'qpdf could not read the objects of the PDF' };
+    if (!model) return { reason: 'qpdf could not read the objects of the PDF' };
     const xmpData = await plainFile(join(dir, '.quire-conf.xmp'), XMP_MAX);
-    const xmp = xmpData instanceof Buffer && xmpData.length > 0 ? xmpData.toString('utf8') : null;
-    const claims = asked ?? claimedStandards(xmp);
-    const standards = [claims.pdfa, claims.ua].filter((s) => s !== undefined);
-    const pdfa = claims.pdfa ? pdfaChecks(claims.pdfa, modelFacts(model, xmp)) : [];
-    const report = conformanceReport(standards, [...pdfa, ...conformanceChecks(model, xmp, { pdfa: claims.pdfa, ua: claims.ua, tagged: true })]);
-    return { ok: true, report, pages: model.pages().length };
+    return { model, xmp: xmpData instanceof Buffer && xmpData.length > 0 ? xmpData.toString('utf8') : null };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -272,3 +272,69 @@ function summary(items: string[]): string {
   if (items.length === 0) return 'none';
   return items.length > MAX_LISTED ? `${items.slice(0, MAX_LISTED).join(', ')} and ${items.length - MAX_LISTED} more` : items.join(', ');
 }
+
+/**
+ * The tagged structure of `model` as one canonical text, without object numbers: the catalog's
+ * /Lang, /MarkInfo and /ViewerPreferences, every structure element in tree order (its type,
+ * title, language, alternate and actual text, attributes, and its kids: marked-content ids
+ * with their page, object references, elements), each page's /StructParents and /Tabs, and the
+ * parent tree (which element each page's marked content and each annotation belongs to). Two
+ * PDFs of one document with the same text have the same signature when their structure trees
+ * agree: what a cache's run is compared on against a cold one (caches/paused-cache.ts).
+ */
+export function structureSignature(model: PdfModel): string {
+  const catalog = model.catalog ?? {};
+  const pages = model.pages();
+  const pageIndex = new Map(pages.map((page, i) => [page, i + 1]));
+  const page = (value: JsonValue | undefined) => {
+    const dict = model.dict(value);
+    return dict ? (pageIndex.get(dict) ?? '?') : null;
+  };
+  const ids = new Map<PdfDict, number>();
+  const plain = (value: JsonValue | undefined, depth = 0): JsonValue => {
+    const resolved = model.resolve(value);
+    if (depth > 8) return '…';
+    if (Array.isArray(resolved)) return resolved.map((v) => plain(v, depth + 1));
+    if (resolved && typeof resolved === 'object') return Object.fromEntries(Object.keys(resolved).sort().map((k) => [k, plain(resolved[k], depth + 1)]));
+    return resolved;
+  };
+  const element = (dict: PdfDict, depth: number, inherited: number | string | null): JsonValue => {
+    if (ids.has(dict) || ids.size >= MAX_ELEMENTS || depth > 200) return { again: ids.get(dict) ?? -1 };
+    ids.set(dict, ids.size);
+    const pg = dict['/Pg'] !== undefined ? page(dict['/Pg']) : inherited;
+    const kids = model.array(dict['/K']).map((kid): JsonValue => {
+      if (typeof kid === 'number') return { mcid: kid, page: pg };
+      const k = model.dict(kid);
+      if (!k) return null;
+      if (k['/Type'] === '/MCR') return { mcid: plain(k['/MCID']), page: k['/Pg'] !== undefined ? page(k['/Pg']) : pg };
+      if (k['/Type'] === '/OBJR') return { objr: page(k['/Pg']) ?? pg, subtype: plain(model.dict(k['/Obj'])?.['/Subtype']) };
+      return element(k, depth + 1, pg);
+    });
+    const keys = ['/S', '/NS', '/T', '/Lang', '/Alt', '/ActualText', '/E', '/A', '/C', '/ID'];
+    return { id: ids.get(dict)!, ...Object.fromEntries(keys.filter((k) => dict[k] !== undefined).map((k) => [k, plain(dict[k])])), kids };
+  };
+  const root = model.dict(catalog['/StructTreeRoot']);
+  const tree = root ? model.array(root['/K']).map((kid) => (model.dict(kid) ? element(model.dict(kid)!, 0, null) : null)) : null;
+  // The parent tree's number tree, flattened (bounded like the walk above).
+  const parents: JsonValue[] = [];
+  const nums = (node: PdfDict | null, depth: number) => {
+    if (!node || depth > 32 || parents.length > MAX_ELEMENTS) return;
+    const flat = model.array(node['/Nums']);
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      const target = model.resolve(flat[i + 1]);
+      const id = (v: JsonValue) => (model.dict(v) ? (ids.get(model.dict(v)!) ?? 'outside the tree') : null);
+      parents.push([flat[i]!, Array.isArray(target) ? target.map(id) : id(flat[i + 1]!)]);
+    }
+    for (const kid of model.array(node['/Kids'])) nums(model.dict(kid), depth + 1);
+  };
+  nums(root ? model.dict(root['/ParentTree']) : null, 0);
+  return JSON.stringify({
+    lang: plain(catalog['/Lang']),
+    markInfo: plain(catalog['/MarkInfo']),
+    viewer: plain(catalog['/ViewerPreferences']),
+    roleMap: root ? plain(root['/RoleMap']) : null,
+    tree,
+    pages: pages.map((p) => [plain(p['/StructParents']), plain(p['/Tabs']), model.array(p['/Annots']).map((a) => plain(model.dict(a)?.['/StructParent']))]),
+    parents,
+  });
+}

@@ -98,8 +98,3 @@ export interface PageImage {
   height: number;
   png: Buffer;
 }
-
-/** Whether the job's source is changed by the output step (its preamble format then differs). */
-export function changesSource(output: OutputSpec | undefined): boolean {
-  return output?.pdfStandard !== undefined || output?.tagging !== undefined || (output?.attachments?.length ?? 0) > 0;
-}
