@@ -20,9 +20,25 @@ const b64 = async (name: string) => (await readFile(join(ASSETS, name))).toStrin
 const SIXTEEN = `${Array.from({ length: 16 }, (_, i) => `d${i}`).join('/')}/deepest.tex`;
 const LONG = `${Array.from({ length: 10 }, () => 'x'.repeat(100)).join('/')}/long-name-past-the-bound.tex`;
 
+const PLAIN_PS = Buffer.from('%!PS-Adobe-3.0\n%%BoundingBox: 0 0 100 50\nnewpath 10 10 moveto 90 40 lineto 2 setlinewidth stroke\nshowpage\n%%EOF\n');
+
 const FONT_DOC = (font: string) =>
   `\\documentclass{article}\n\\usepackage{fontspec}\n${font}\n\\begin{document}\nBrand text.\n\\end{document}\n`;
-const EPS_DOC = '\\documentclass{article}\n\\usepackage{graphicx}\n\\begin{document}\n\\includegraphics{figures/fig1.eps}\n\\includegraphics{figures/fig1}\n\\end{document}\n';
+// The figures keep their bounding box (100 by 50 bp), not an A4 page's, the document stops
+// otherwise: an EPSF file, and a PostScript file whose first line does not say EPSF but that
+// has a %%BoundingBox, which epstopdf crops too (REVTeX's sample figures).
+const EPS_DOC = [
+  '\\documentclass{article}',
+  '\\usepackage{graphicx}',
+  '\\begin{document}',
+  '\\includegraphics{figures/fig1.eps}',
+  ...['figures/fig1', 'figures/plain'].flatMap((fig) => [
+    `\\sbox0{\\includegraphics{${fig}}}\\usebox0`,
+    '\\ifdim\\wd0<101bp \\ifdim\\ht0<51bp \\else\\errmessage{height \\the\\ht0}\\fi\\else\\errmessage{width \\the\\wd0}\\fi',
+  ]),
+  '\\end{document}',
+  '',
+].join('\n');
 
 /** A zip of `entries` (text or bytes), with per-entry fflate options such as Unix attributes. */
 function zip(entries: Record<string, string | Uint8Array | [Uint8Array, object]>): string {
@@ -89,7 +105,7 @@ describe('real project inputs: fonts, EPS, folders, binary files, project_zip', 
 
   for (const compiler of ['pdflatex', 'xelatex', 'lualatex']) {
     test(`EPS in figures/ is converted and included as {fig1.eps} and {fig1} (${compiler})`, async () => {
-      const res = await compile({ latex: EPS_DOC, compiler, files: { 'figures/fig1.eps': { base64: await b64('fig1.eps') } } });
+      const res = await compile({ latex: EPS_DOC, compiler, files: { 'figures/fig1.eps': { base64: await b64('fig1.eps') }, 'figures/plain.eps': { base64: PLAIN_PS.toString('base64') } } });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().pages, 1);
     });
