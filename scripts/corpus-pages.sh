@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compiles every project of the real-project corpus (test/fixtures/projects/real) with latexmk,
 # as an author would, and records the page count (or null where latexmk made no PDF) in
-# expected-<TeX Live year>.json, which test/compile/real-projects.ts (run by corpus.test.ts and corpus-2.test.ts) holds the service to. With
+# expected-<TeX Live year>.json, which test/compile/real-projects.ts (run by corpus.test.ts to corpus-4.test.ts) holds the service to. With
 # --image (a TeX image root, issue #22) latexmk runs inside it with bubblewrap; without, on
 # the host's TeX Live.
 # With --corpus DIR it works on another corpus folder of the same layout (corpus.json, one folder

@@ -52,7 +52,24 @@ export function convertSvg(name: string, svg: string, options: { isolate: boolea
  */
 export function convertPostScript(name: string, data: Buffer, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {
   const gs = ['gs', '-q', '-dSAFER', '-dBATCH', '-dNOPAUSE', '-dEPSCrop', '-sstdout=%stderr', '-sDEVICE=pdfwrite', '-sOutputFile=-', '-'];
-  return convert(name, 'PostScript', gs, data, options);
+  return convert(name, 'PostScript', gs, croppedToBoundingBox(data), options);
+}
+
+/**
+ * Ghostscript crops to the bounding box only a file whose first line says EPSF; epstopdf (what
+ * latexmk's pdflatex runs) crops any file with a %%BoundingBox comment, as REVTeX's samples'
+ * `%!PS-Adobe-3.0` figures are: without it each became an A4 page, and the samples three
+ * pages longer. Such a file gets epstopdf's own prologue: the box as the page, moved to the origin.
+ */
+function croppedToBoundingBox(data: Buffer): Buffer {
+  const head = data.subarray(0, 4096).toString('latin1');
+  if (!head.startsWith('%!') || /^%!PS-Adobe-\d\.\d EPSF/.test(head)) return data;
+  const box = /^%%BoundingBox:[ \t]*(-?\d+)[ \t]+(-?\d+)[ \t]+(-?\d+)[ \t]+(-?\d+)[ \t]*$/m.exec(head);
+  if (!box) return data;
+  const [llx, lly, urx, ury] = box.slice(1).map(Number) as [number, number, number, number];
+  if (urx <= llx || ury <= lly) return data;
+  const prologue = `%!PS\n<< /PageSize [${urx - llx} ${ury - lly}] >> setpagedevice\n${-llx} ${-lly} translate\n`;
+  return Buffer.concat([Buffer.from(prologue), data]);
 }
 
 async function convert(name: string, kind: Kind, argv: string[], input: string | Buffer, options: { isolate: boolean; timeoutMs?: number }): Promise<Buffer> {

@@ -9,7 +9,7 @@
 import { crc32, inflateRawSync } from 'node:zlib';
 import { decodeBase64, formatOfName, quoteName } from '../assets/validate.js';
 import { errors, type ServiceError } from '../errors.js';
-import { isJobOwnPath, PATH_FOLDERS_MAX, pathProblem, sameFileKey } from '../tex/project/paths.js';
+import { isJobOwnPath, PATH_BYTES_MAX, PATH_FOLDERS_MAX, pathProblem, sameFileKey } from '../tex/project/paths.js';
 import { MAIN } from '../tex/sandbox/workspace.js';
 import { isClutter } from './clutter.js';
 import { chooseMainFile } from './main-file.js';
@@ -79,10 +79,10 @@ function centralDirectory(zip: Buffer): Entry[] {
   return entries;
 }
 
-/** `path` of the archive's `entry`; without `depth` (a name as archived, which may still lose its top folder) any depth passes. */
+/** `path` of the archive's `entry`; without `depth` (a name as archived, which may still lose its top folder) any depth and length pass. */
 function checkEntryName(path: string, entry: string, depth: boolean): void {
   const problem = pathProblem(path.endsWith('/') ? path.slice(0, -1) : path);
-  if (!problem || (!depth && problem.limit === PATH_FOLDERS_MAX)) return;
+  if (!problem || (!depth && (problem.limit === PATH_FOLDERS_MAX || problem.limit === PATH_BYTES_MAX))) return;
   throw refused(problem.why, { entry, ...(problem.limit !== undefined ? { limit: problem.limit } : {}) });
 }
 

@@ -71,7 +71,7 @@ const CompileFields = {
     checkedByService(
       Type.Record(Type.String(), Type.Union([Type.String(), Type.Object({ base64: Type.String({ contentEncoding: 'base64' }) })]), {
         description:
-          'Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 4 folders, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md.',
+          'Extension of SPEC 1.5.0. The other files of a multi-file project: map of relative path (up to 16 folders and 1,024 bytes, e.g. "chapters/part1/intro.tex") to UTF-8 text (any extension; counts toward the source limit) or {"base64": "…"} for a binary file of an asset type (figures/plot.png, fonts/Brand.otf, figures/fig1.eps; counted as assets). See docs/projects-and-warnings.md.',
       }),
     ),
   ),

@@ -124,6 +124,9 @@ export async function runPasses(run: PassRun): Promise<Omit<TexResult, 'passes' 
   return result;
 }
 
+/** What TeX prints when it cannot load its format: it then stops before it writes a transcript. */
+const FORMAT_FAILURE = /Fatal format file error|I can't find the format file/;
+
 async function passes(run: PassRun): Promise<Omit<TexResult, 'passes' | 'durationMs'>> {
   const { pool, session, job, format, state, validators } = run;
   const { stages } = state;
@@ -164,14 +167,18 @@ async function passes(run: PassRun): Promise<Omit<TexResult, 'passes' | 'duratio
     // A warm engine read the core font map: a pass that opened a font only the whole map has runs again with it.
     if (warm && coreMap && pool.fontMaps?.needsWholeMap(fls)) throw new WholeMapNeeded();
     const transcript = await workspace.readLog(`${MAIN}.log`);
+    const output = () => (warm ? session.passOutput() : Promise.resolve(pass.output));
     if (transcript === null) {
       // No transcript and no banner means TeX never started: our fault, not the document's.
-      // A format TeX cannot load (a broken inflated copy) is ours too.
-      const output = warm ? await session.passOutput() : pass.output;
-      if (!/^This is /m.test(output) || /Fatal format file error|I can't find the format file/.test(output)) {
-        throw new Error(`TeX did not start: ${output.slice(0, 2000)}`);
-      }
+      const printed = await output();
+      if (!/^This is /m.test(printed) || FORMAT_FAILURE.test(printed)) throw new Error(`TeX did not start: ${printed.slice(0, 2000)}`);
       return { outcome: 'refused', log: '', problem: `${MAIN}.log is missing: the document removed its own transcript` };
+    }
+    // A format TeX cannot load (a broken inflated copy, one gone under a later pass) is ours too,
+    // even with a transcript there: that one is an earlier pass's, which TeX never reached.
+    if (pass.code !== 0) {
+      const printed = await output().catch(() => '');
+      if (FORMAT_FAILURE.test(printed)) throw new Error(`TeX did not start (pass ${state.passes}): ${printed.slice(0, 2000)}`);
     }
     log = transcript;
     // The paused engine really ran the first pass (its driver is in the transcript), or the sandbox ran it cold.

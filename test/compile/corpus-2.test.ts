@@ -1,4 +1,4 @@
-// The real-project corpus of issue #22, second half (real-projects.ts says how).
+// The real-project corpus of issues #22 and #39, second quarter (real-projects.ts says how).
 import { realProjects } from './real-projects.js';
 
 realProjects(1);

@@ -1,4 +1,4 @@
-// The real-project corpus of issue #22, first half (real-projects.ts says how).
+// The real-project corpus of issues #22 and #39, first quarter (real-projects.ts says how).
 import { realProjects } from './real-projects.js';
 
 realProjects(0);

@@ -1,6 +1,6 @@
 // Real project inputs (issue #22), through the real HTTP route with real TeX and Ghostscript:
 // fonts as assets and project files (xelatex/lualatex by file name and Path=), EPS converted on
-// every engine, folders up to four deep with binary files as {"base64"}, text files of any
+// every engine, folders up to sixteen deep with binary files as {"base64"}, text files of any
 // extension, and project_zip. Every bad input (a font that is not a font, a bomb, a path
 // escape, links, too many or too deep files) is a catalogue 422 with its exact code, charges
 // nothing and writes nothing outside the workspace.
@@ -16,9 +16,29 @@ import { createAccount, HELLO, testApp, type TestAccount, type TestApp } from '.
 const ASSETS = join(import.meta.dirname, '..', 'fixtures', 'assets');
 const b64 = async (name: string) => (await readFile(join(ASSETS, name))).toString('base64');
 
+/** A file sixteen folders deep (the most a project path may hold) and a path of 1,100 bytes in parts under 255. */
+const SIXTEEN = `${Array.from({ length: 16 }, (_, i) => `d${i}`).join('/')}/deepest.tex`;
+const LONG = `${Array.from({ length: 10 }, () => 'x'.repeat(100)).join('/')}/long-name-past-the-bound.tex`;
+
+const PLAIN_PS = Buffer.from('%!PS-Adobe-3.0\n%%BoundingBox: 0 0 100 50\nnewpath 10 10 moveto 90 40 lineto 2 setlinewidth stroke\nshowpage\n%%EOF\n');
+
 const FONT_DOC = (font: string) =>
   `\\documentclass{article}\n\\usepackage{fontspec}\n${font}\n\\begin{document}\nBrand text.\n\\end{document}\n`;
-const EPS_DOC = '\\documentclass{article}\n\\usepackage{graphicx}\n\\begin{document}\n\\includegraphics{figures/fig1.eps}\n\\includegraphics{figures/fig1}\n\\end{document}\n';
+// The figures keep their bounding box (100 by 50 bp), not an A4 page's, the document stops
+// otherwise: an EPSF file, and a PostScript file whose first line does not say EPSF but that
+// has a %%BoundingBox, which epstopdf crops too (REVTeX's sample figures).
+const EPS_DOC = [
+  '\\documentclass{article}',
+  '\\usepackage{graphicx}',
+  '\\begin{document}',
+  '\\includegraphics{figures/fig1.eps}',
+  ...['figures/fig1', 'figures/plain'].flatMap((fig) => [
+    `\\sbox0{\\includegraphics{${fig}}}\\usebox0`,
+    '\\ifdim\\wd0<101bp \\ifdim\\ht0<51bp \\else\\errmessage{height \\the\\ht0}\\fi\\else\\errmessage{width \\the\\wd0}\\fi',
+  ]),
+  '\\end{document}',
+  '',
+].join('\n');
 
 /** A zip of `entries` (text or bytes), with per-entry fflate options such as Unix attributes. */
 function zip(entries: Record<string, string | Uint8Array | [Uint8Array, object]>): string {
@@ -85,13 +105,13 @@ describe('real project inputs: fonts, EPS, folders, binary files, project_zip', 
 
   for (const compiler of ['pdflatex', 'xelatex', 'lualatex']) {
     test(`EPS in figures/ is converted and included as {fig1.eps} and {fig1} (${compiler})`, async () => {
-      const res = await compile({ latex: EPS_DOC, compiler, files: { 'figures/fig1.eps': { base64: await b64('fig1.eps') } } });
+      const res = await compile({ latex: EPS_DOC, compiler, files: { 'figures/fig1.eps': { base64: await b64('fig1.eps') }, 'figures/plain.eps': { base64: PLAIN_PS.toString('base64') } } });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(res.json().pages, 1);
     });
   }
 
-  test('four folders deep, a .lco letter option file and a .tikz picture: text of any extension, \\includegraphics{figures/plot}', async () => {
+  test('five and sixteen folders deep (a local texmf tree), a .lco letter option file and a .tikz picture: text of any extension, \\includegraphics{figures/plot}', async () => {
     const latex = [
       '\\documentclass[brand]{scrlttr2}',
       '\\usepackage{graphicx,tikz}',
@@ -99,6 +119,8 @@ describe('real project inputs: fonts, EPS, folders, binary files, project_zip', 
       '\\begin{letter}{Someone}',
       '\\opening{Hello,}',
       '\\input{chapters/part1/sub/deep/body.tex}',
+      '\\input{texmf/tex/latex/brand/preset/brand.def}',
+      `\\input{${SIXTEEN}}`,
       '\\includegraphics[width=2cm]{figures/plot}',
       '\\input{pics/box.tikz}',
       '\\closing{Bye}',
@@ -110,6 +132,8 @@ describe('real project inputs: fonts, EPS, folders, binary files, project_zip', 
       files: {
         'brand.lco': '\\ProvidesFile{brand.lco}\\setkomavar{fromname}{Brand Ltd}\n',
         'chapters/part1/sub/deep/body.tex': 'Deep text.\n',
+        'texmf/tex/latex/brand/preset/brand.def': 'Preset text.\n',
+        [SIXTEEN]: 'Deepest text.\n',
         'figures/plot.png': { base64: await b64('logo.png') },
         'pics/box.tikz': '\\begin{tikzpicture}\\draw (0,0) rectangle (1,1);\\end{tikzpicture}\n',
       },
@@ -162,7 +186,8 @@ describe('real project inputs: fonts, EPS, folders, binary files, project_zip', 
     ['files: backslash', async () => ({ files: { 'a\\escape.tex': 'x' } }), 'invalid_asset_filename', { file: 'a\\escape.tex' }],
     // The JSON layer refuses NUL in any string of a body (src/wire/json-safety.ts) before the file rules run.
     ['files: NUL in the name', async () => ({ files: { 'a\0.tex': 'x' } }), 'validation_failed', {}],
-    ['files: five folders', async () => ({ files: { 'a/b/c/d/e/f.tex': 'x' } }), 'invalid_asset_filename', { file: 'a/b/c/d/e/f.tex', limit: 4 }],
+    ['files: seventeen folders', async () => ({ files: { [`a/${SIXTEEN}`]: 'x' } }), 'invalid_asset_filename', { file: `a/${SIXTEEN}`, limit: 16 }],
+    ['files: a path over 1024 bytes', async () => ({ files: { [LONG]: 'x' } }), 'invalid_asset_filename', { file: LONG, limit: 1024 }],
     ['files: binary text value', async () => ({ files: { 'blob.dat': 'ab\0cd' } }), 'validation_failed', { fields: [{ field: 'files.blob.dat', rule: 'no_nul', message: 'must not contain a NUL byte (\\u0000)' }] }],
     ['files: a png sent as text', async () => ({ files: { 'logo.png': 'x' } }), 'invalid_asset_format', { file: 'logo.png' }],
     ['files: {base64} of a non-asset type', async () => ({ files: { 'run.sh': { base64: 'eA==' } } }), 'invalid_asset_format', { file: 'run.sh' }],
@@ -178,7 +203,9 @@ describe('real project inputs: fonts, EPS, folders, binary files, project_zip', 
     ['zip: control character in an entry', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'chapters/a\u001b[2J.tex': 'x' }) }), 'invalid_project_zip', { entry: 'chapters/a\u001b[2J.tex' }],
     ['zip: symlink entry', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'link.tex': [strToU8('/etc/passwd'), { os: 3, attrs: (0o120777 << 16) >>> 0 }] }) }), 'invalid_project_zip', { entry: 'link.tex' }],
     ['zip: duplicate names', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'a.tex': 'x', 'A.tex': 'y' }) }), 'invalid_project_zip', { entry: 'A.tex' }],
-    ['zip: five folders', async () => ({ project_zip: zip({ 'main.tex': HELLO, 'a/b/c/d/e/f.tex': 'x' }) }), 'invalid_project_zip', { entry: 'a/b/c/d/e/f.tex', limit: 4 }],
+    ['zip: seventeen folders', async () => ({ project_zip: zip({ 'main.tex': HELLO, [`a/${SIXTEEN}`]: 'x' }) }), 'invalid_project_zip', { entry: `a/${SIXTEEN}`, limit: 16 }],
+    ['zip: seventeen folders under a top folder', async () => ({ project_zip: zip({ 'repo-main/main.tex': HELLO, [`repo-main/a/${SIXTEEN}`]: 'x' }) }), 'invalid_project_zip', { entry: `repo-main/a/${SIXTEEN}`, limit: 16 }],
+    ['zip: a path over 1024 bytes', async () => ({ project_zip: zip({ 'main.tex': HELLO, [LONG]: 'x' }) }), 'invalid_project_zip', { entry: LONG, limit: 1024 }],
     ['zip: too many entries', async () => ({ project_zip: zip({ 'main.tex': HELLO, ...Object.fromEntries(Array.from({ length: 1001 }, (_, i) => [`f${i}.tex`, ''])) }) }), 'invalid_project_zip', { limit: 1000 }],
     ['zip: two main candidates', async () => ({ project_zip: zip({ 'a.tex': HELLO, 'b.tex': HELLO }) }), 'invalid_project_zip', { candidates: ['a.tex', 'b.tex'] }],
     ['zip: not a zip', async () => ({ project_zip: Buffer.from('plain text, not an archive').toString('base64') }), 'invalid_project_zip', {}],

@@ -4,12 +4,13 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { stable } from './support.js';
+import { SANDBOX_FORMATS } from '../../src/tex/sandbox/sandbox.js';
 import { CONVERTER_UID } from '../../src/tex/sandbox/uids.js';
 import { prepareFormats, type Formats } from '../../src/tex/caches/formats.js';
 import { prepareLuaCache } from '../../src/tex/caches/luacache.js';
@@ -25,6 +26,27 @@ const MB = 1024 * 1024;
 function pages(pdf: Buffer | undefined): Buffer {
   assert.ok(pdf, 'a PDF');
   return execFileSync('pdftoppm', ['-r', '50', '-gray', '-'], { input: pdf, maxBuffer: 64 * MB });
+}
+
+/**
+ * Waits until a sandboxed engine whose format folder is `dir` has read the whole of `name`
+ * (its read bytes reach the file's size): a warm engine then waits with the format in memory.
+ */
+async function formatLoaded(dir: string, name: string): Promise<void> {
+  const [folder, size] = [(await stat(dir)).ino, (await stat(join(dir, name))).size];
+  for (const end = Date.now() + 60_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    for (const pid of await readdir('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        if ((await stat(`/proc/${pid}/root${SANDBOX_FORMATS}`)).ino !== folder) continue;
+        const read = Number(/^rchar: (\d+)$/m.exec(await readFile(`/proc/${pid}/io`, 'utf8'))?.[1] ?? 0);
+        if ((await readFile(`/proc/${pid}/cmdline`, 'utf8')).includes('-fmt=') && read >= size) return;
+      } catch {
+        // A process that ended meanwhile, or another's.
+      }
+    }
+  }
+  throw new Error(`no engine loaded ${name} within a minute`);
 }
 
 const doc = (body: string) =>
@@ -124,6 +146,24 @@ describe('inflated formats', () => {
     const runner = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), formats: async () => ({ dir: broken, compilers: new Set(['pdflatex']), kpseHash: false }) });
     try {
       await assert.rejects(runner.run(job('pdflatex', doc('x')), UID), /TeX did not start: [^]*Fatal format file error/);
+    } finally {
+      await runner.close();
+    }
+  });
+
+  test('a format gone under the second pass is the service\'s fault: the first pass\'s transcript is not judged as the document\'s failure', async () => {
+    const gone = join(root, 'gone');
+    await mkdir(gone, { mode: 0o755 });
+    await copyFile(join(formats.dir, 'pdflatex.fmt'), join(gone, 'pdflatex.fmt'));
+    await chmod(join(gone, 'pdflatex.fmt'), 0o644);
+    const runner = new TexRunner({ workRoot: join(root, 'jobs'), isolate: true, root: defaultImageRoot(), formats: async () => ({ dir: gone, compilers: new Set(['pdflatex']), kpseHash: false }) });
+    try {
+      // The first job leaves the uid a warm pdflatex, which loads the format ahead of the next job.
+      assert.equal((await runner.run(job('pdflatex', doc('x')), UID)).outcome, 'ok');
+      await formatLoaded(gone, 'pdflatex.fmt');
+      await rm(join(gone, 'pdflatex.fmt'));
+      // Pass 1 runs on the loaded engine and writes its transcript; pass 2 (a \ref to resolve) cannot load the format.
+      await assert.rejects(runner.run(job('pdflatex', doc('See \\ref{a}.\\label{a}')), UID), /TeX did not start \(pass 2\)[^]*can't find the format file/);
     } finally {
       await runner.close();
     }

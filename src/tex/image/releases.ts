@@ -7,12 +7,12 @@
  * change, so that setup rebuilds an image an older Quire made (the old one serves until the new
  * one is ready and renamed in its place).
  */
-export const RECIPE = 3;
+export const RECIPE = 4;
 
 /**
  * The oldest recipe whose image a rebuild may start from (a copy, then apt installs what is new
  * and the later steps run again) instead of from debootstrap: recipe 3 only added packages and
- * the font repair and check.
+ * the font repair and check, recipe 4 only fonts-noto-cjk-extra.
  */
 export const UPGRADE_FROM = 2;
 
@@ -48,6 +48,9 @@ export const EXTRA_PACKAGES = [
   'fontconfig',
   'fonts-noto-core',
   'fonts-noto-cjk',
+  // The CJK weights beyond Regular and Bold (Noto Serif CJK SC Light and the like): ctex's and
+  // thuthesis's font sets on Linux name them.
+  'fonts-noto-cjk-extra',
   'fonts-liberation2',
   'fonts-dejavu-core',
   'tex-gyre',

@@ -8,10 +8,16 @@
 import { PAUSED_DRIVER, PAUSED_PREAMBLE } from '../caches/paused.js';
 import { MAIN } from '../sandbox/workspace.js';
 
-/** Folders a project path may hold (chapters/part1/sections/a/intro.tex is the deepest). */
-export const PATH_FOLDERS_MAX = 4;
+/**
+ * Folders a project path may hold. Real projects go deeper than chapters/part1/intro.tex: a
+ * local texmf tree (texmf/tex/latex/pkg/preset/x.def is five) as latexmk reads it; sixteen keeps
+ * every one seen while a path stays bounded (with PATH_BYTES_MAX).
+ */
+export const PATH_FOLDERS_MAX = 16;
 /** Bytes of one part of a path: a Linux file name. */
 export const PATH_PART_BYTES_MAX = 255;
+/** Bytes of a whole path: far below Linux's PATH_MAX (4096) once under the job's workspace. */
+export const PATH_BYTES_MAX = 1024;
 
 /**
  * Folder of the output step's attachments in the job's workspace, under the job's name (main.*
@@ -46,8 +52,9 @@ export function pathProblem(path: string): { why: string; limit?: number } | nul
   const parts = path.split('/');
   if (parts.some((part) => part === '..' || part === '.' || part === '')) return { why: 'a part of the path is "..", "." or empty.' };
   if (parts.length - 1 > PATH_FOLDERS_MAX) {
-    return { why: `the path is ${parts.length - 1} folders deep; the limit is ${PATH_FOLDERS_MAX} (e.g. "chapters/part1/intro.tex").`, limit: PATH_FOLDERS_MAX };
+    return { why: `the path is ${parts.length - 1} folders deep; the limit is ${PATH_FOLDERS_MAX}.`, limit: PATH_FOLDERS_MAX };
   }
+  if (Buffer.byteLength(path) > PATH_BYTES_MAX) return { why: `the path is ${Buffer.byteLength(path)} bytes long; the limit is ${PATH_BYTES_MAX}.`, limit: PATH_BYTES_MAX };
   const long = parts.find((part) => Buffer.byteLength(part) > PATH_PART_BYTES_MAX);
   if (long !== undefined) return { why: `a part of the path is ${Buffer.byteLength(long)} bytes long; the limit is ${PATH_PART_BYTES_MAX}.`, limit: PATH_PART_BYTES_MAX };
   return null;

@@ -1,0 +1,4 @@
+// The real-project corpus of issues #22 and #39, third quarter (real-projects.ts says how).
+import { realProjects } from './real-projects.js';
+
+realProjects(2);
