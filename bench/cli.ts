@@ -11,7 +11,8 @@ import type { Readable } from 'node:stream';
 import { bare } from './bare.js';
 import type { OutputCase } from './output.js';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'quire.js');
+// BENCH_QUIRE_BIN: another build's bin/quire.js (an older commit's, say), to compare in the same conditions.
+const BIN = process.env.BENCH_QUIRE_BIN ?? join(import.meta.dirname, '..', 'bin', 'quire.js');
 const hello = (n: number) => `\\documentclass{article}\n\\begin{document}\nHello, Quire. A one-page document.\n\\end{document}\n% cli ${n}\n`;
 const LATEXMK = ['-pdf', '-interaction=nonstopmode', '-halt-on-error', 'main.tex'];
 
