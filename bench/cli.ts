@@ -51,6 +51,11 @@ export function cliCases(root: string, server: string, key: string): CliCases {
     await mkdir(watchDir, { recursive: true });
     await writeFile(join(watchDir, 'main.tex'), hello(-1));
     watcher = spawn(process.execPath, [BIN, 'watch', watchDir, '--server', server, '--key', key], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // What the watcher says besides its PDFs goes to the bench's stderr: a refused or failed
+    // compile is otherwise a silent stall (the bench waits for a PDF that will not come).
+    watcher.stderr.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) if (line && !line.startsWith('watching ')) process.stderr.write(`quire watch: ${line}\n`);
+    });
     watcher.stdout.on('data', (chunk: Buffer) => {
       wrote += chunk.toString().split('\n').filter((line) => line.startsWith('wrote ')).length;
       if (waiting && wrote >= waiting.count) waiting.resolve();
