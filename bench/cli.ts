@@ -47,6 +47,9 @@ export function cliCases(root: string, server: string, key: string): CliCases {
   let watcher: ChildProcessByStdio<null, Readable, Readable> | null = null;
   let wrote = 0;
   let waiting: { count: number; resolve: () => void } | null = null;
+  /** What the watched main.tex holds, and how many times a failed compile was retried by saving again. */
+  let saved = hello(-1);
+  let retries = 0;
   const startWatch = async () => {
     await mkdir(watchDir, { recursive: true });
     await writeFile(join(watchDir, 'main.tex'), hello(-1));
@@ -54,7 +57,11 @@ export function cliCases(root: string, server: string, key: string): CliCases {
     // What the watcher says besides its PDFs goes to the bench's stderr: a refused or failed
     // compile is otherwise a silent stall (the bench waits for a PDF that will not come).
     watcher.stderr.on('data', (chunk: Buffer) => {
-      for (const line of chunk.toString().split('\n')) if (line && !line.startsWith('watching ')) process.stderr.write(`quire watch: ${line}\n`);
+      for (const line of chunk.toString().split('\n')) {
+        if (line && !line.startsWith('watching ')) process.stderr.write(`quire watch: ${line}\n`);
+        // The compile the bench waits for failed (a server fault): save again, so that it comes.
+        if (line.startsWith('(kept the last good PDF') && waiting) void writeFile(join(watchDir, 'main.tex'), `${saved}% retry ${++retries}\n`);
+      }
     });
     watcher.stdout.on('data', (chunk: Buffer) => {
       wrote += chunk.toString().split('\n').filter((line) => line.startsWith('wrote ')).length;
@@ -85,7 +92,8 @@ export function cliCases(root: string, server: string, key: string): CliCases {
         service: async (n) => {
           if (!watcher) await startWatch();
           const done = nextPdf();
-          await writeFile(join(watchDir, 'main.tex'), hello(n));
+          saved = hello(n);
+          await writeFile(join(watchDir, 'main.tex'), saved);
           await done;
         },
         bare: async (n) => {
