@@ -46,10 +46,11 @@ export function cliCases(root: string, server: string, key: string): CliCases {
   let latexmkBuilt = false;
   let watcher: ChildProcessByStdio<null, Readable, Readable> | null = null;
   let wrote = 0;
-  let waiting: { count: number; resolve: () => void } | null = null;
+  let waiting: { count: number; resolve: () => void; reject: (err: Error) => void } | null = null;
   /** What the watched main.tex holds, and how many times a failed compile was retried by saving again. */
   let saved = hello(-1);
   let retries = 0;
+  const MAX_RETRIES = 3;
   const startWatch = async () => {
     await mkdir(watchDir, { recursive: true });
     await writeFile(join(watchDir, 'main.tex'), hello(-1));
@@ -60,7 +61,11 @@ export function cliCases(root: string, server: string, key: string): CliCases {
       for (const line of chunk.toString().split('\n')) {
         if (line && !line.startsWith('watching ')) process.stderr.write(`quire watch: ${line}\n`);
         // The compile the bench waits for failed (a server fault): save again, so that it comes.
-        if (line.startsWith('(kept the last good PDF') && waiting) void writeFile(join(watchDir, 'main.tex'), `${saved}% retry ${++retries}\n`);
+        // A few times: a server that keeps failing ends the row with what it said.
+        if (line.startsWith('(kept the last good PDF') && waiting) {
+          if (++retries > MAX_RETRIES) waiting.reject(new Error(`quire watch: ${retries - 1} compiles in a row failed on the server`));
+          else void writeFile(join(watchDir, 'main.tex'), `${saved}% retry ${retries}\n`);
+        }
       }
     });
     watcher.stdout.on('data', (chunk: Buffer) => {
@@ -69,7 +74,11 @@ export function cliCases(root: string, server: string, key: string): CliCases {
     });
     await nextPdf();
   };
-  const nextPdf = () => new Promise<void>((resolve) => (waiting = { count: wrote + 1, resolve }));
+  const nextPdf = () =>
+    new Promise<void>((resolve, reject) => {
+      retries = 0;
+      waiting = { count: wrote + 1, resolve, reject };
+    });
 
   return {
     cases: [
