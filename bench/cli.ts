@@ -11,7 +11,8 @@ import type { Readable } from 'node:stream';
 import { bare } from './bare.js';
 import type { OutputCase } from './output.js';
 
-const BIN = join(import.meta.dirname, '..', 'bin', 'quire.js');
+// BENCH_QUIRE_BIN: another build's bin/quire.js (an older commit's, say), to compare in the same conditions.
+const BIN = process.env.BENCH_QUIRE_BIN ?? join(import.meta.dirname, '..', 'bin', 'quire.js');
 const hello = (n: number) => `\\documentclass{article}\n\\begin{document}\nHello, Quire. A one-page document.\n\\end{document}\n% cli ${n}\n`;
 const LATEXMK = ['-pdf', '-interaction=nonstopmode', '-halt-on-error', 'main.tex'];
 
@@ -45,18 +46,39 @@ export function cliCases(root: string, server: string, key: string): CliCases {
   let latexmkBuilt = false;
   let watcher: ChildProcessByStdio<null, Readable, Readable> | null = null;
   let wrote = 0;
-  let waiting: { count: number; resolve: () => void } | null = null;
+  let waiting: { count: number; resolve: () => void; reject: (err: Error) => void } | null = null;
+  /** What the watched main.tex holds, and how many times a failed compile was retried by saving again. */
+  let saved = hello(-1);
+  let retries = 0;
+  const MAX_RETRIES = 3;
   const startWatch = async () => {
     await mkdir(watchDir, { recursive: true });
     await writeFile(join(watchDir, 'main.tex'), hello(-1));
     watcher = spawn(process.execPath, [BIN, 'watch', watchDir, '--server', server, '--key', key], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // What the watcher says besides its PDFs goes to the bench's stderr: a refused or failed
+    // compile is otherwise a silent stall (the bench waits for a PDF that will not come).
+    watcher.stderr.on('data', (chunk: Buffer) => {
+      for (const line of chunk.toString().split('\n')) {
+        if (line && !line.startsWith('watching ')) process.stderr.write(`quire watch: ${line}\n`);
+        // The compile the bench waits for failed (a server fault): save again, so that it comes.
+        // A few times: a server that keeps failing ends the row with what it said.
+        if (line.startsWith('(kept the last good PDF') && waiting) {
+          if (++retries > MAX_RETRIES) waiting.reject(new Error(`quire watch: ${retries - 1} compiles in a row failed on the server`));
+          else void writeFile(join(watchDir, 'main.tex'), `${saved}% retry ${retries}\n`);
+        }
+      }
+    });
     watcher.stdout.on('data', (chunk: Buffer) => {
       wrote += chunk.toString().split('\n').filter((line) => line.startsWith('wrote ')).length;
       if (waiting && wrote >= waiting.count) waiting.resolve();
     });
     await nextPdf();
   };
-  const nextPdf = () => new Promise<void>((resolve) => (waiting = { count: wrote + 1, resolve }));
+  const nextPdf = () =>
+    new Promise<void>((resolve, reject) => {
+      retries = 0;
+      waiting = { count: wrote + 1, resolve, reject };
+    });
 
   return {
     cases: [
@@ -79,7 +101,8 @@ export function cliCases(root: string, server: string, key: string): CliCases {
         service: async (n) => {
           if (!watcher) await startWatch();
           const done = nextPdf();
-          await writeFile(join(watchDir, 'main.tex'), hello(n));
+          saved = hello(n);
+          await writeFile(join(watchDir, 'main.tex'), saved);
           await done;
         },
         bare: async (n) => {

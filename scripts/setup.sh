@@ -41,7 +41,7 @@ if [ ! -f node_modules/.quire-lock ] || [ "$(cat node_modules/.quire-lock)" != "
 fi
 
 # Build when any source is newer than the last build.
-if [ ! -f dist/.built ] || [ -n "$(find src bin web native clients/typescript/src scripts/build-web.mjs scripts/build-native.mjs package.json tsconfig.json tsconfig.build.json -newer dist/.built -print -quit)" ]; then
+if [ ! -f dist/.built ] || [ -n "$(find src bin web native clients/typescript/src scripts/build-web.mjs scripts/build-cli.mjs scripts/build-native.mjs package.json tsconfig.json tsconfig.build.json -newer dist/.built -print -quit)" ]; then
   echo "quire setup: building"
   npm run --silent build
   touch dist/.built

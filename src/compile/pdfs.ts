@@ -54,6 +54,11 @@ export class PdfStore {
     return this.blobs.stream(blobKey(id), range);
   }
 
+  /** The whole PDF (the compile answer that carries it, src/http/inline-pdf.ts); null when gone. */
+  bytes(id: string): Promise<Buffer | null> {
+    return this.blobs.get(blobKey(id));
+  }
+
   /** Whether the PDF's bytes are stored (a HEAD needs no more). */
   async exists(id: string): Promise<boolean> {
     return (await this.blobs.size(blobKey(id))) !== null;

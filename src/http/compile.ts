@@ -4,6 +4,7 @@ import { CompileFailureBody, CompileRequestBody, CompileSuccessBody } from '../c
 import type { Services } from '../services.js';
 import { AcceptedResponse, answer, asyncOf } from './async.js';
 import { callerOf } from './auth.js';
+import { compileSuccessResponse, inlinePdf } from './inline-pdf.js';
 import { COMPILE_ASSET_NAMES } from '../wire/json-safety.js';
 import type { App } from './types.js';
 import type { ErrorCode } from '../errors.js';
@@ -35,16 +36,18 @@ export function compileRoutes(app: App, services: Services): void {
         operationId: 'compile',
         summary: 'Compile LaTeX source into a PDF',
         description:
-          `Returns a signed pdf_url. Without credentials the anonymous tier applies (${anonymousTierPhrase()}). Failed or refused compiles cost no quota.`,
+          `Returns a signed pdf_url (extension: with Accept: application/pdf, the PDF itself). Without credentials the anonymous tier applies (${anonymousTierPhrase()}). Failed or refused compiles cost no quota.`,
         tags: ['compile'],
         body: CompileRequestBody,
-        response: { 200: CompileSuccessBody, 202: AcceptedResponse, 422: CompileFailureBody },
+        response: { 200: compileSuccessResponse(CompileSuccessBody), 202: AcceptedResponse, 422: CompileFailureBody },
       },
     },
     async (req, reply) => {
       const caller = callerOf(req);
       const { request, rest } = asyncOf(req.body);
-      return answer(services, reply, caller, 'compile', request, (hooks) => services.compile.compile(caller, rest, { via: 'compile', ...hooks }));
+      const answered = await answer(services, reply, caller, 'compile', request, (hooks) => services.compile.compile(caller, rest, { via: 'compile', ...hooks }));
+      // Extension: `Accept: application/pdf` gets the PDF itself (src/http/inline-pdf.ts).
+      return reply.sent ? answered : inlinePdf(services, reply, req.headers.accept, answered);
     },
   );
 }

@@ -49,7 +49,7 @@ describe('@quire/client', () => {
 
   test('the built package compiles, downloads, renders, batches, waits for a job, verifies its webhook and types refusals', async () => {
     await run(bin('tsc'), ['-p', join(sdk, 'tsconfig.json')]);
-    const { createQuireClient, downloadPdf, verifyWebhook, waitForJob }: Sdk = await import(pathToFileURL(join(sdk, 'dist', 'index.js')).href);
+    const { compilePdf, createQuireClient, downloadPdf, verifyWebhook, waitForJob }: Sdk = await import(pathToFileURL(join(sdk, 'dist', 'index.js')).href);
     const pro = await createAccount(t.services, 'pro');
     const client = createQuireClient({ baseUrl: base, apiKey: pro.key });
 
@@ -58,6 +58,14 @@ describe('@quire/client', () => {
     const pdfUrl = new URL(compiled.data.pdf_url);
     const pdf = await downloadPdf(`${base}${pdfUrl.pathname}${pdfUrl.search}`);
     assert.equal(Buffer.from(pdf.subarray(0, 5)).toString('latin1'), '%PDF-');
+    // The PDF in the compile's own answer (extension: Accept: application/pdf), the body beside it.
+    const inline = await compilePdf(client, { latex: HELLO });
+    assert.equal(inline.error, undefined, JSON.stringify(inline.error));
+    assert.equal(inline.result!.pages, 1);
+    assert.equal(Buffer.from(inline.pdf!.subarray(0, 5)).toString('latin1'), '%PDF-');
+    const notLatex = await compilePdf(client, { latex: 'plain text' });
+    assert.equal(notLatex.error?.error, 'not_latex_source');
+    assert.equal(notLatex.response.status, 422);
 
     const created = await client.POST('/api/v2/templates', {
       body: { name: 'letter', latex_with_placeholders: '\\documentclass{article}\n\\begin{document}\nDear {{ name }},\n\\end{document}\n' },

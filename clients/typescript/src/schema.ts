@@ -49,7 +49,7 @@ export interface paths {
         put?: never;
         /**
          * Compile LaTeX source into a PDF
-         * @description Returns a signed pdf_url. Without credentials the anonymous tier applies (pdflatex, 3 pages, 3 per day). Failed or refused compiles cost no quota.
+         * @description Returns a signed pdf_url (extension: with Accept: application/pdf, the PDF itself). Without credentials the anonymous tier applies (pdflatex, 3 pages, 3 per day). Failed or refused compiles cost no quota.
          */
         post: operations["compile"];
         delete?: never;
@@ -1220,9 +1220,11 @@ export interface operations {
             };
         };
         responses: {
-            /** @description CompileSuccess */
+            /** @description CompileSuccess; with `Accept: application/pdf` (extension) the PDF itself, the CompileSuccess in the Quire-Result header */
             200: {
                 headers: {
+                    /** @description Extension, only on the application/pdf answer: the CompileSuccess body as JSON (non-ASCII escaped). When it would be longer than 8192 bytes, the answer is the JSON body instead. */
+                    "Quire-Result"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1314,6 +1316,7 @@ export interface operations {
                             line?: number;
                         }[];
                     };
+                    "application/pdf": string;
                 };
             };
             /** @description Accepted: the job runs in the background (async: true) */

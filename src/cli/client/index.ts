@@ -1,14 +1,13 @@
 // The client commands of `quire`: compile, watch and login. They talk HTTP to a Quire server
 // (docs/cli.md) and load nothing of the service, so `npx quire compile` starts fast.
 import { parseArgs } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
 import { CLIENT_USAGE } from './commands.js';
 import { createQuireClient } from '../../../clients/typescript/src/index.js';
 import { compileOnce, type CompileOptions } from './compile.js';
 import { normalizeServer, resolveTarget, saveLogin, type Target } from './config.js';
 import { locate, UsageError } from './project.js';
 import { EXIT } from './remote.js';
-import { watchProject } from './watch.js';
+import { nodeFetch } from './transport.js';
 
 const ENGINES = ['pdflatex', 'xelatex', 'lualatex'];
 
@@ -62,7 +61,7 @@ async function login(values: ReturnType<typeof parse>['values']): Promise<number
   let status: number;
   let body: { usage?: { used_this_month?: unknown; monthly_limit?: unknown } } = {};
   try {
-    const answer = await createQuireClient({ baseUrl: server, apiKey: values.key }).GET('/api/v1/usage');
+    const answer = await createQuireClient({ baseUrl: server, apiKey: values.key, fetch: nodeFetch, Request }).GET('/api/v1/usage');
     status = answer.response.status;
     body = (answer.data ?? {}) as typeof body;
   } catch (err) {
@@ -79,10 +78,6 @@ async function login(values: ReturnType<typeof parse>['values']): Promise<number
 
 /** Runs `quire compile|watch|login …`; the exit code. */
 export async function runClient(argv: string[]): Promise<number> {
-  // fetch parses HTTP with WebAssembly (undici's llhttp), which V8 recompiles in background
-  // threads that the process then waits for at exit: 0.2-0.8 s after the PDF was written,
-  // measured under load. Liftoff's first compile is fast enough for a few responses.
-  setFlagsFromString('--liftoff-only');
   // End to end means from the process start (performance.now() counts from it).
   const started = 0;
   const streams = { out: process.stdout, err: process.stderr };
@@ -110,7 +105,7 @@ export async function runClient(argv: string[]): Promise<number> {
     }
     const located = await locate(positionals[0] ?? '.', { main: values.main, output: values.output });
     if (!target.key) streams.err.write(keylessNotice(target));
-    if (command === 'watch') return await watchProject(target, located, options, streams);
+    if (command === 'watch') return await (await import('./watch.js')).watchProject(target, located, options, streams);
     return (await compileOnce(target, located, options, streams, started)).code;
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;

@@ -1,8 +1,10 @@
 // The client's only way to the service: POST /api/v1/compile through the generated
-// @quire/client, then the PDF behind its signed link. Failures come back as values a
+// @quire/client, asking for the PDF itself in the answer (extension), else (a server without
+// it) the PDF behind its signed link. Failures come back as values a
 // command can act on — a refusal with its catalogue body and exit code, or a connection
 // problem said in words — never as a stack trace.
-import { createQuireClient, downloadPdf } from '../../../clients/typescript/src/index.js';
+import { compilePdf, createQuireClient, downloadPdf } from '../../../clients/typescript/src/index.js';
+import { nodeFetch } from './transport.js';
 import type { Refusal } from './print.js';
 
 /** Exit codes of `quire compile` (docs/cli.md). */
@@ -73,28 +75,31 @@ export async function compileRemote(
   // not Quire answers HTML.
   let answered: { status: number; type: string } | null = null;
   const watchingFetch: typeof fetch = async (input, init) => {
-    const res = await fetch(input, { ...init, signal });
+    const res = await nodeFetch(input, { ...init, signal });
     answered = { status: res.status, type: res.headers.get('content-type') ?? '' };
     return res;
   };
-  const client = createQuireClient({ baseUrl: server, apiKey: key ?? undefined, fetch: watchingFetch });
-  let result;
+  const client = createQuireClient({ baseUrl: server, apiKey: key ?? undefined, fetch: watchingFetch, Request });
+  let answer;
   try {
+    // One round trip where the server offers it: the PDF is the answer (extension, docs/api.md).
     // The body is the schema's compile request; project_zip is one of its fields.
-    result = await client.POST('/api/v1/compile', { body: body as { project_zip: string } });
+    answer = await compilePdf(client, body as { project_zip: string }, { signal });
   } catch (err) {
     if (signal?.aborted) throw err;
     const seen = answered as { status: number; type: string } | null;
     if (seen) throw notQuire(server, seen.status, seen.type);
     throw unreachable(server, err);
   }
-  const status = result.response.status;
-  if (result.error !== undefined || !result.data || !('pdf_url' in result.data)) {
-    const refusal = (result.error ?? {}) as Partial<Refusal>;
-    if (typeof refusal.error !== 'string') throw notQuire(server, status, result.response.headers.get('content-type') ?? '');
+  const status = answer.response.status;
+  if (answer.error !== undefined || !answer.result || typeof answer.result !== 'object' || !('pdf_url' in answer.result)) {
+    const refusal = (answer.error ?? {}) as Partial<Refusal>;
+    if (typeof refusal.error !== 'string') throw notQuire(server, status, answer.response.headers.get('content-type') ?? '');
     return { ok: false, status, body: refusal as Refusal };
   }
-  const delivered = result.data as Delivered['body'];
+  const delivered = answer.result as Delivered['body'];
+  if (answer.pdf) return { ok: true, body: delivered, pdf: answer.pdf };
+  // A server without the extension answered SPEC's JSON: the PDF is behind its signed link.
   // Fetched from the server this command talks to: its QUIRE_BASE_URL may name a public
   // address that is not reachable from here (or not yet set up, on a local server).
   const signed = new URL(delivered.pdf_url);
