@@ -149,7 +149,7 @@ describe('quire compile against a real server', () => {
     r = await run(['compile', '.', '--key', pro.key, '--server', server.url], nested);
     assert.equal(r.code, 1);
     assert.deepEqual(r.stderr.split('\n').slice(0, 3), [
-      'chapters/intro.tex:4: error: LaTeX Error: \\begin{itemize} on input line 2 ended by \\end{enumerate}.',
+      'chapters/intro.tex:4: error: \\begin{itemize} (opened on line 2 of chapters/intro.tex) is closed by \\end{enumerate} on line 4 of chapters/intro.tex.',
       '    4 | \\end{enumerate}',
       '      | ^~~~~~~~~~~~~~~',
     ]);

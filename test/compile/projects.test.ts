@@ -181,7 +181,7 @@ describe('compile with files and warnings', () => {
     ['traversal', { '../x.tex': 'x' }, 422, 'invalid_asset_filename', { file: '../x.tex' }],
     ['absolute path', { '/etc/x': 'x' }, 422, 'invalid_asset_filename', { file: '/etc/x' }],
     ['traversal in a file that would be skipped', { '../LICENSE': 'x' }, 422, 'invalid_asset_filename', { file: '../LICENSE' }],
-    ['five folder levels', { 'a/b/c/d/e/f.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a/b/c/d/e/f.tex', limit: 4 }],
+    ['seventeen folder levels', { 'a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/f.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a/b/c/d/e/f/g/h/i/j/k/l/m/n/o/p/q/f.tex', limit: 16 }],
     ['backslash', { 'a\\b.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a\\b.tex' }],
     ['a control character', { 'chap\u0007ter.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'chap\u0007ter.tex' }],
     ['a line feed', { 'a\nb.tex': 'x' }, 422, 'invalid_asset_filename', { file: 'a\nb.tex' }],

@@ -6,6 +6,7 @@
 // count untouched (the allowed calls after them still pass).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { ManualClock } from '../../src/clock.js';
 import { VALIDATE_LIMITS } from '../../src/compile/validate-limits.js';
 import { testApp, type TestApp } from '../helpers.js';
 
@@ -15,8 +16,10 @@ const doc = (preamble: string[], body: string[] = []) => ['\\documentclass{artic
 
 describe('validate against hostile input', () => {
   let t: TestApp;
+  // A stopped clock: the per-minute count cannot roll over between the calls it counts.
+  const clock = new ManualClock(new Date('2026-03-10T10:00:30Z'));
   before(async () => {
-    t = await testApp({ env: { QUIRE_VALIDATE_PER_MINUTE: '6' } });
+    t = await testApp({ clock, env: { QUIRE_VALIDATE_PER_MINUTE: '6' } });
   });
   after(() => t.close());
 
