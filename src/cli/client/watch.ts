@@ -4,11 +4,12 @@
 // the PDF itself, a dotfile) starts nothing. The PDF is replaced atomically, and a broken save
 // keeps the last good one. SIGINT or SIGTERM stops it with exit 0.
 import { createHash } from 'node:crypto';
-import { watch, type FSWatcher } from 'node:fs';
 import type { Target } from './config.js';
 import { compileOnce, type CompileOptions, type Streams } from './compile.js';
+import { isIgnored } from './ignore.js';
 import { collect, type Collected, type Located, readIgnore, skipReason, UsageError } from './project.js';
 import { shownPath } from './print.js';
+import { MAX_FOLDERS, watchTree, type TreeWatch } from './tree-watch.js';
 
 /** Editors save in bursts (write, rename, chmod) within a few milliseconds: one compile per burst (watchexec waits 50 ms too). */
 export const DEBOUNCE_MS = 50;
@@ -59,17 +60,19 @@ export async function watchProject(target: Target, located: Located, options: Co
     });
   };
 
-  let watcher: FSWatcher;
+  let watcher: TreeWatch;
   try {
-    watcher = watch(located.root, { recursive: true }, (_event, name) => {
-      const rel = name?.toString().split('\\').join('/');
-      if (!rel) return;
-      if (rel === '.quireignore') {
-        void readIgnore(located.root).then((fresh) => (rules = fresh), () => {});
-      } else if (skipReason(located, rel, rules) !== null || rel.split('/').some((part) => part.startsWith('.'))) return;
-      since ??= performance.now();
-      clearTimeout(timer);
-      timer = setTimeout(kick, DEBOUNCE_MS);
+    watcher = await watchTree(located.root, {
+      skipFolder: (rel) => rel.split('/').some((part) => part.startsWith('.')) || isIgnored(rules, rel, true),
+      onEvent: (rel) => {
+        if (rel === '.quireignore') {
+          void readIgnore(located.root).then((fresh) => (rules = fresh), () => {});
+        } else if (skipReason(located, rel, rules) !== null || rel.split('/').some((part) => part.startsWith('.'))) return;
+        since ??= performance.now();
+        clearTimeout(timer);
+        timer = setTimeout(kick, DEBOUNCE_MS);
+      },
+      onFull: () => streams.err.write(`quire: the project has over ${MAX_FOLDERS} folders; saves in the others are not seen\n`),
     });
   } catch (err) {
     streams.err.write(`quire: cannot watch ${located.root}: ${(err as Error).message}\n`);
