@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createAccount, HELLO, type TestAccount } from '../helpers.js';
-import { freshHome, project, ROOT, type Run, type Server, startServer } from './client-helpers.js';
+import { freshHome, project, quire, ROOT, type Run, type Server, startServer } from './client-helpers.js';
 
 const BIN = join(ROOT, 'bin', 'quire.js');
 const MANY_WARNINGS = `\\documentclass{article}\n\\begin{document}\n${Array.from({ length: 60 }, (_, i) => `See \\ref{a-rather-long-label-name-that-makes-the-warning-longer-${i}}.`).join('\n')}\n\\end{document}\n`;
@@ -49,16 +49,7 @@ describe('bin/quire.js runs the bundled client commands', () => {
     dirs.push(dir);
     return dir;
   };
-  const run = (args: string[]): Promise<Run> =>
-    new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
+  const run = (args: string[]): Promise<Run> => quire(args, { home, command: [BIN] });
 
   before(async () => {
     server = await startServer();

@@ -44,11 +44,15 @@ export async function freshHome(): Promise<{ home: string; cleanup: () => Promis
   return { home, cleanup: () => rm(home, { recursive: true, force: true }) };
 }
 
-/** Runs `quire args…` (src/cli/quire.ts through tsx) in `cwd` and waits for it to exit. */
-export function quire(args: string[], options: { cwd?: string; env?: Record<string, string>; home: string }): Promise<Run> {
+/**
+ * Runs `quire args…` in `cwd` and waits for it to exit: src/cli/quire.ts through tsx, or
+ * `command` (Node's arguments before `args`, such as the built bin/quire.js).
+ */
+export function quire(args: string[], options: { cwd?: string; env?: Record<string, string>; home: string; command?: string[] }): Promise<Run> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: options.home, ...options.env };
+  const command = options.command ?? ['--import', TSX, join(ROOT, 'src', 'cli', 'quire.ts')];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src', 'cli', 'quire.ts'), ...args], { cwd: options.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...command, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -240,7 +240,7 @@ describe('quire compile against a real server', () => {
   test('on a terminal a progress line appears once a compile takes over a second, and is erased', async () => {
     // tikz and pgfplots plotting take well over a second on any machine.
     const dir = await folder({
-      'main.tex': doc('\\begin{tikzpicture}\\begin{axis}\\addplot[samples=400]{sin(deg(x))*x^2};\\addplot[samples=400]{cos(deg(x))};\\end{axis}\\end{tikzpicture}', '\\usepackage{pgfplots}\n\\pgfplotsset{compat=1.18}\n'),
+      'main.tex': doc('\\begin{tikzpicture}\\begin{axis}\\addplot[samples=1500]{sin(deg(x))*x^2};\\addplot[samples=1500]{cos(deg(x))};\\end{axis}\\end{tikzpicture}', '\\usepackage{pgfplots}\n\\pgfplotsset{compat=1.18}\n'),
     });
     const command = [process.execPath, '--import', TSX, join(ROOT, 'src', 'cli', 'quire.ts'), 'compile', '--key', pro.key, '--server', server.url].map((a) => `'${a}'`).join(' ');
     const out = await new Promise<{ code: number | null; text: string }>((resolve, reject) => {
