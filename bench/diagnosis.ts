@@ -160,6 +160,23 @@ function candidates(docRoot: string): Doc[] {
   return docs;
 }
 
+/**
+ * One document per body markup: KOMA-Script ships one example four times (German and English,
+ * with and without a patch), the same commands in the same order, and four copies would count
+ * one diagnosis four times. The first of each stays.
+ */
+function distinct(docs: Doc[]): Doc[] {
+  const seen = new Set<string>();
+  return docs.filter((doc) => {
+    const body = doc.source.slice(bodyStart(doc.source)).replace(/(?<!\\)%.*$/gm, '');
+    const markup = [...body.matchAll(/\\[A-Za-z]+|\\begin\s*\{[^}]*\}/g)].map((m) => m[0]).join(' ');
+    const key = createHash('sha1').update(markup).digest('hex');
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 // ---------------------------------------------------------------- mutations
 
 const NOT_WORTH_DELETING = /^(inputenc|fontenc|lmodern|microtype|geometry|hyperref|babel|polyglossia|fontspec|ifthen|etoolbox|xkeyval|kvoptions|calc|fix-cm|fixltx2e|textcomp|times|mathptmx|helvet|courier|palatino|parskip|setspace|a4wide|a4|fullpage|showframe|blindtext|lipsum|bookmark|cmap|ucs|url|iftex|ifpdf|ifxetex|ifluatex|xspace)$/;
@@ -249,7 +266,9 @@ function mutations(doc: Doc, cat: TexCatalog): Array<() => Mutant | undefined> {
     }
   }
   out.push(() => mk('delete_begin_document', source.replace('\\begin{document}', ''), { class: 'missing_begin_document', symbol: '\\begin{document}', package: null }));
-  if (/\\usepackage\s*(\[[^\]]*\])?\s*\{[^}]*\bgraphicx?\b/.test(source)) {
+  // Loaded, not named in a comment: IEEEtran's sample has `% \usepackage[pdftex]{graphicx}`, and
+  // there `\includegraphics` is undefined, which the diagnosis rightly says.
+  if (/\\usepackage\s*(\[[^\]]*\])?\s*\{[^}]*\bgraphicx?\b/.test(source.replace(/(?<!\\)%.*$/gm, ''))) {
     out.push(() => mk('missing_image', source.replace('\\begin{document}', '\\begin{document}\n\\includegraphics{missing-figure}\n'), { class: 'missing_asset', symbol: 'missing-figure', package: null }));
   }
   out.push(() => mk('undefined_command', source.replace('\\begin{document}', '\\begin{document}\n\\qzxundefinedmacro\n'), { class: 'undefined_command', symbol: '\\qzxundefinedmacro', package: null }));
@@ -382,7 +401,7 @@ async function measure(image: TexImage): Promise<void> {
   console.log(`index: ${cat.size} packages and classes (built in ${cat.buildMs} ms)`);
   const runner = await corpusRunner(image);
   try {
-    const pool1 = [...candidates(docRoot), ...(EXTRA ? [...projectDocs(), ...(await galleryDocs())] : [])];
+    const pool1 = distinct([...candidates(docRoot), ...(EXTRA ? [...projectDocs(), ...(await galleryDocs())] : [])]);
     if (process.env.BENCH_LIST === '1') {
       for (const d of pool1) console.log(d.engine, d.path);
       return;

@@ -7,10 +7,13 @@ import { after, before, describe, it } from 'node:test';
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, writeFileSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { texIndexDir } from '../../src/config.js';
+import { texIndexDir, texliveSettings } from '../../src/config.js';
 import { buildAndCacheCatalog, ensureCatalog, loadCachedCatalog, type TexCatalog } from '../../src/tex/diagnosis/catalog.js';
 import { hostPath, imageToolSync } from '../../src/tex/image/tools.js';
 import { rankCandidates } from '../../src/tex/diagnosis/candidates.js';
+import { documentsLoading, USAGE_MIN_DOCUMENTS } from '../../src/tex/diagnosis/usage.js';
+import { USAGE } from '../../src/tex/diagnosis/usage-table.js';
+import { servedImages } from '../../src/tex/image/store.js';
 import { extractDefinitions } from '../../src/tex/diagnosis/extract.js';
 import { analyzeLog, diagnose } from '../../src/tex/diagnosis/index.js';
 import { probeDocument, verifyCandidates, type ProbeCompile } from '../../src/tex/diagnosis/probe.js';
@@ -20,6 +23,8 @@ import { defaultImageRoot } from '../../src/tex/image/default.js';
 
 /** A probe port whose budget is spent. */
 const refuse: ProbeCompile = () => Promise.reject(new Error('probe budget spent'));
+
+const readImageVersion = () => servedImages({ sandbox: true, texlive: texliveSettings() }).find((i) => i.year === '2026')?.texliveVersion ?? 'no 2026 image';
 
 const installed = (file: string) => readFileSync(hostPath(imageToolSync(['kpsewhich', file], defaultImageRoot()).trim(), defaultImageRoot()), 'latin1');
 
@@ -99,6 +104,30 @@ describe('TeX Live index', () => {
     assert.equal(top('dddot', 'command', doc), 'mathtools');
     // scrlayer-notecolumn over a look-alike when the document is a KOMA-Script one.
     assert.equal(top('makenote', 'command', '\\documentclass{scrartcl}\n\\begin{document}\n\\makenote{x}\n\\end{document}\n'), 'scrlayer-notecolumn');
+  });
+
+  it('ranks the package real documents load for a name first among packages that define it (the usage table)', () => {
+    // Twenty packages define \ch; by the index alone the smallest (frenchmath) came first and,
+    // little known, was no suggestion: the achemso demo without chemformula got "define \ch".
+    const source = '\\documentclass{article}\n\\begin{document}\nWater is \\ch{H2O}.\n\\end{document}\n';
+    const ranked = rankCandidates(cat, 'ch', 'command', { engine: 'pdflatex', source });
+    assert.equal(ranked[0]?.package, 'chemformula');
+    assert.ok(documentsLoading('chemformula', 'ch', 'command') >= USAGE_MIN_DOCUMENTS);
+    // Negative control: the rival the index alone preferred defines \ch too, and no document loads it for that.
+    assert.ok(cat.definers('ch', 'command').some((d) => d.package === 'frenchmath'));
+    assert.equal(documentsLoading('frenchmath', 'ch', 'command'), 0);
+    assert.ok(ranked.some((c) => c.package === 'frenchmath' && c.coverage === ranked[0]?.coverage && cat.bytes('frenchmath') < cat.bytes('chemformula')), 'without the table frenchmath wins on size');
+    const a = analyzeLog('./main.tex:3: Undefined control sequence.\nl.3 Water is \\ch\n                {H2O}.\n', 'pdflatex', { source, catalog: cat, probing: true });
+    assert.equal(a.diagnosis?.suggested_package, 'chemformula');
+    assert.equal(a.verify?.candidates[0], 'chemformula');
+  });
+
+  it('reads its usage table from the TeX Live the default image runs, without the documents the diagnosis bench reads', () => {
+    assert.match(USAGE.source, /texlive-latex-extra-doc/);
+    assert.ok(USAGE.source.endsWith(readImageVersion()), `${USAGE.source} vs the image's ${readImageVersion()}`);
+    assert.ok(USAGE.documents > 1000, `${USAGE.documents} documents`);
+    // Real documents load blindtext for \blindtext, not mwe (which loads it).
+    assert.ok(documentsLoading('blindtext', 'blindtext', 'command') > 10 * Math.max(1, documentsLoading('mwe', 'blindtext', 'command')));
   });
 
   it('suggests an index package for a name the table does not know, and none when the document loads its definer', () => {

@@ -1,8 +1,8 @@
 // Which installed package most likely provides an undefined command or environment, from the
 // TeX Live index. Ranked, in order: packages that work with the engine; the package that also
 // defines the most of the document's other undefined names (a deleted \usepackage takes
-// several names with it); a package the document names or whose family it already uses; of
-// those covering the document, well-known ones first; packages that define the name themselves before those that load a definer; definitions made
+// several names with it); a package the document names or whose family it already uses; the
+// package real documents load for the name (usage.ts); of those covering the document, well-known ones first; packages that define the name themselves before those that load a definer; definitions made
 // at load time before ones inside options or hooks; the LaTeX core and required collection;
 // well-known packages (loaded by many others); the smallest file.
 import type { Compiler } from '../compilers.js';
@@ -10,6 +10,7 @@ import type { TexCatalog } from './catalog.js';
 import { extractDefinitions, stripComments } from './extract.js';
 import { KERNEL_COMMANDS, KERNEL_ENVIRONMENTS } from './names.js';
 import type { ProjectDefinitions } from './project.js';
+import { documentsLoading } from './usage.js';
 
 /** What LaTeX and the standard classes define in ways the index cannot read (\small comes from size10.clo, chosen at run time). */
 const KERNEL_COMMAND_SET = new Set(KERNEL_COMMANDS);
@@ -100,6 +101,7 @@ export function rankCandidates(cat: TexCatalog, name: string, kind: NameKind, ct
     c.coverage,
     Number(c.package === ctx.preferred),
     Number(related(c.package)),
+    documentsLoading(c.package, name, kind),
     // Among those covering the document, a well-known package before a little-known definer.
     c.coverage > 0 ? Math.min(3, Math.floor(Math.log2(1 + cat.loaderCount(c.package)))) : 0,
     Number(c.direct),

@@ -5,6 +5,7 @@ import type { Provider } from '../packages.js';
 import type { Source } from '../source.js';
 import { documentProvides, rankCandidates, readDocument, type Candidate, type NameKind } from '../candidates.js';
 import type { TexCatalog } from '../catalog.js';
+import { documentsLoading } from '../usage.js';
 import type { Confidence, ErrorClass } from '../diagnosis.js';
 import { onLine, otherEngine, PREAMBLE as PREAMBLE_TEXT, usepackage, verdictKey, type Finding, type RuleContext, type Verification } from './finding.js';
 
@@ -84,7 +85,7 @@ export function fromIndex(ctx: RuleContext, kind: NameKind, name: string, at: nu
   // A whole TeX Live defines many everyday names (\vect, \authorinfo) in some little-known
   // package: among several candidates, such a one is no suggestion, since the document most
   // likely meant a macro of its own.
-  if (!clear && isObscure(cat, top)) return provided ? 'loaded' : undefined;
+  if (!clear && isObscure(cat, top, kind, name)) return provided ? 'loaded' : undefined;
   const verify: Verification = { kind, name, candidates: ranked.slice(0, 3).map((c) => c.package), needed: !clear };
   // The probe compiles main.tex: for a name in a file it inputs, up to that \input.
   const probeAt = source ? source.mainLine(at) : at;
@@ -98,9 +99,9 @@ export function indexedFinding(indexed: Indexed, symbol: string, at: number | un
   return { ...finding, confidence: indexed.confidence, ...(indexed.verify ? { verify: indexed.verify } : {}) };
 }
 
-/** Outside the core, loaded by fewer than two packages, and covering nothing else the document lacks. */
-function isObscure(cat: TexCatalog, candidate: Candidate): boolean {
-  return !cat.isCore(candidate.package) && cat.loaderCount(candidate.package) < 2 && candidate.coverage === 0;
+/** Outside the core, loaded by fewer than two packages, covering nothing else the document lacks, and not what real documents load for the name. */
+function isObscure(cat: TexCatalog, candidate: Candidate, kind: NameKind, name: string): boolean {
+  return !cat.isCore(candidate.package) && cat.loaderCount(candidate.package) < 2 && candidate.coverage === 0 && documentsLoading(candidate.package, name, kind) === 0;
 }
 
 /**
