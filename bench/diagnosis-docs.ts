@@ -20,8 +20,19 @@ const REAL = new URL('../test/fixtures/projects/real/', import.meta.url).pathnam
 /** A project whose files weigh more is left out (the bench sends them with every mutant). */
 const MAX_PROJECT_BYTES = 6 * 1024 * 1024;
 
-function walk(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
+/** Every file under `dir`, in name order (nothing when it cannot be read). */
+export function* filesUnder(dir: string): Generator<string> {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return;
+  }
+  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) yield* filesUnder(path);
+    else if (e.isFile()) yield path;
+  }
 }
 
 /** The real-project corpus: main.tex and the project's other files. */
@@ -30,7 +41,7 @@ export function projectDocs(): BenchDoc[] {
   const docs: BenchDoc[] = [];
   for (const [name, meta] of Object.entries(corpus).sort(([a], [b]) => a.localeCompare(b))) {
     const dir = join(REAL, name);
-    const paths = walk(dir);
+    const paths = [...filesUnder(dir)];
     if (paths.reduce((sum, path) => sum + statSync(path).size, 0) > MAX_PROJECT_BYTES) continue;
     const files = paths.filter((path) => relative(dir, path) !== 'main.tex').map((path) => ({ name: relative(dir, path), data: readFileSync(path) }));
     docs.push({ path: `projects/real/${name}`, source: readFileSync(join(dir, 'main.tex'), 'utf8'), engine: meta.engine, files });

@@ -13,7 +13,7 @@
 // prints the figures per TeX Live year.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -28,7 +28,7 @@ import { servedImages, type TexImage } from '../src/tex/image/store.js';
 import type { TexResult } from '../src/tex/job.js';
 import type { TexRunner } from '../src/tex/runner.js';
 import { applyFix, compile as compileSource, corpusRunner, pool } from '../test/diagnosis/corpus.js';
-import { galleryDocs, projectDocs, type BenchDoc } from './diagnosis-docs.js';
+import { filesUnder, galleryDocs, projectDocs, type BenchDoc } from './diagnosis-docs.js';
 
 /** A compile of `source` in place of the document's main file, with the document's other files. */
 function compile(runner: TexRunner, source: string, engine: Compiler, doc?: Doc): Promise<TexResult> {
@@ -88,17 +88,7 @@ interface Mutant {
 // ---------------------------------------------------------------- documents
 
 function* texFiles(dir: string): Generator<string> {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) yield* texFiles(path);
-    else if (/\.tex(\.gz)?$/.test(e.name)) yield path;
-  }
+  for (const path of filesUnder(dir)) if (/\.tex(\.gz)?$/.test(path)) yield path;
 }
 
 function readDoc(path: string): string | undefined {

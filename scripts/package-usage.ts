@@ -14,6 +14,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { filesUnder } from '../bench/diagnosis-docs.js';
 import { texIndexDir, texliveSettings } from '../src/config.js';
 import { ensureCatalog, type TexCatalog } from '../src/tex/diagnosis/catalog.js';
 import { extractDefinitions, stripComments } from '../src/tex/diagnosis/extract.js';
@@ -81,7 +82,7 @@ function download(suite: string, version: string): string {
 /** Package folders (`latex/koma-script`) under which the diagnosis bench finds documents in the image's tree. */
 function benchFolders(texmf: string): string[] {
   const folders = new Set<string>();
-  for (const path of walk(texmf)) {
+  for (const path of filesUnder(texmf)) {
     if (!/\.tex$/.test(path) || statSync(path).size > 200_000) continue;
     const text = readFileSync(path, 'latin1');
     if (!/^\s*\\documentclass/m.test(text) || !/\\begin\{document\}/.test(text)) continue;
@@ -96,20 +97,6 @@ function corpusFolders(): string[] {
   return [...readFileSync(CORPUS_SOURCES, 'utf8').matchAll(/texlive-doc\/([\w.-]+\/[\w.-]+)\//g)].map((m) => m[1] as string);
 }
 
-function* walk(dir: string): Generator<string> {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return;
-  }
-  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) yield* walk(path);
-    else if (e.isFile()) yield path;
-  }
-}
-
 /**
  * Per name, per package: documents that load the package for it. A document counts for the
  * packages it loads itself that provide the name, the most specific ones (it loads blindtext
@@ -119,7 +106,7 @@ function count(cat: TexCatalog, docRoot: string, excluded: ReadonlySet<string>):
   const counts = new Map<string, Map<string, number>>();
   const seen = new Set<string>();
   let documents = 0;
-  for (const path of walk(docRoot)) {
+  for (const path of filesUnder(docRoot)) {
     if (!/\.(tex|ltx)(\.gz)?$/.test(path) || statSync(path).size > MAX_DOC_BYTES) continue;
     const folder = relative(docRoot, path).split('/').slice(0, 2).join('/');
     if (excluded.has(folder)) continue;
