@@ -54,7 +54,7 @@ async function inDir(root: string, source: string, extra: Record<string, string>
 }
 
 /** A one-page invoice: letterhead, a heading, an items table with a header row (for tagging). */
-const invoice = (n: number) =>
+export const invoice = (n: number) =>
   [
     '\\documentclass[11pt]{article}',
     '\\usepackage[margin=2cm]{geometry}',

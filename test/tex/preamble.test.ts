@@ -132,6 +132,22 @@ describe('preamble cache', () => {
     assert.equal(formats.stats.rejections, before);
   });
 
+  test("the l3 kernel's job constants in a job from the format are the job's, not the dump's", async () => {
+    // expl3 makes \c_sys_jobname_str and \c_sys_timestamp_str in \everyjob; a format that kept the
+    // dump's would name files `quirepre.*` (some 40 packages name files after the constant) and
+    // date the document at the build. The timestamp is made from \pdfcreationdate at the job's start.
+    const source = (n: string) => heavy(`${n} \\ExplSyntaxOn job=\\c_sys_jobname_str{}~ts=\\c_sys_timestamp_str{}~pd=\\tex_creationdate:D{} \\ExplSyntaxOff`);
+    await run(job(source('One.'), 'account:7'));
+    assert.deepEqual(builds.at(-1), { admitted: true });
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // the job starts in a later second than the dump
+    const hit = await run(job(source('Two.'), 'account:7'));
+    assert.ok(usedFormat(hit), 'ran with the format');
+    const shown = /job=(\S+) ts=(\S+) pd=(\S+)/.exec(text(hit).replace(/\s+/g, ' '));
+    assert.ok(shown, text(hit));
+    assert.equal(shown[1], 'main');
+    assert.equal(shown[2], shown[3], "the timestamp is the job's creation date");
+  });
+
   test('another account never uses the format: it misses and runs cold', async () => {
     const source = heavy('Account two.');
     await run(job(heavy('Account one, warming.'), 'account:1'));

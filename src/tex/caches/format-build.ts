@@ -51,12 +51,18 @@ const BEFORE_DUMP = String.raw`\expandafter\newtoks\csname MYLATEX@quirejob\endc
  * kernel's \begin opens with the env/document/before hook, outside any group as mylatexformat's
  * stop is: there this hook dumps, once (mylatexformat's \endofdump is \relax once it ran, in the
  * format too, so a job's \begin{document} passes by), and mylatexformat's cleanup leaves the
- * kernel's \begin alone (it would look for its own patch in it). And the l3 kernel's constants of
- * the job (\c_sys_jobname_str, \c_sys_timestamp_str, the time and date integers) are made by
- * \everyjob once per run and not again: a format would keep the dump's (pdfmanagement writes the
- * timestamp into the XMP dates and InstanceID), so the format's \everyjob makes them anew.
+ * kernel's \begin alone (it would look for its own patch in it).
  */
-const TAGGED_DUMP_POINT = String.raw`\expandafter\def\csname MYLATEX@quirecleanup\endcsname{\expandafter\let\expandafter\openout\csname MYLATEX@openout\endcsname}\expandafter\def\csname MYLATEX@quirestop\endcsname{\ifx\endofdump\relax\else\expandafter\let\csname MYLATEX@cleanup\expandafter\endcsname\csname MYLATEX@quirecleanup\endcsname\expandafter\endofdump\fi}\AddToHook{env/document/before}{\csname MYLATEX@quirestop\endcsname}\csname MYLATEX@quirejob\endcsname\expandafter{\the\csname MYLATEX@quirejob\endcsname\expandafter\xdef\csname c_sys_jobname_str\endcsname{\jobname}\expandafter\xdef\csname c_sys_timestamp_str\endcsname{\pdfcreationdate}\global\expandafter\mathchardef\csname c_sys_hour_int\endcsname=\numexpr(\time-30)/60\relax\global\expandafter\mathchardef\csname c_sys_minute_int\endcsname=\numexpr\time-60*\csname c_sys_hour_int\endcsname\relax\global\expandafter\mathchardef\csname c_sys_day_int\endcsname=\day\global\expandafter\mathchardef\csname c_sys_month_int\endcsname=\month\global\expandafter\mathchardef\csname c_sys_year_int\endcsname=\year}`;
+const TAGGED_DUMP_POINT = String.raw`\expandafter\def\csname MYLATEX@quirecleanup\endcsname{\expandafter\let\expandafter\openout\csname MYLATEX@openout\endcsname}\expandafter\def\csname MYLATEX@quirestop\endcsname{\ifx\endofdump\relax\else\expandafter\let\csname MYLATEX@cleanup\expandafter\endcsname\csname MYLATEX@quirecleanup\endcsname\expandafter\endofdump\fi}\AddToHook{env/document/before}{\csname MYLATEX@quirestop\endcsname}`;
+
+/**
+ * The l3 kernel's constants of the job (\c_sys_timestamp_str, the time and date integers,
+ * \c_sys_jobname_str) are made once per run by \everyjob: a format kept the dump's time, which
+ * pdfmanagement writes into the XMP dates and InstanceID and packages print or compare (datatool,
+ * pdfcomment, xsim), so the format's \everyjob makes them anew, tagged or not. (Untagged formats
+ * kept it until 2026-12-06; their builds then refused a document that shows it: the pages differ.)
+ */
+const JOB_CONSTANTS = String.raw`\csname MYLATEX@quirejob\endcsname\expandafter{\the\csname MYLATEX@quirejob\endcsname\expandafter\xdef\csname c_sys_jobname_str\endcsname{\jobname}\expandafter\xdef\csname c_sys_timestamp_str\endcsname{\pdfcreationdate}\global\expandafter\mathchardef\csname c_sys_hour_int\endcsname=\numexpr(\time-30)/60\relax\global\expandafter\mathchardef\csname c_sys_minute_int\endcsname=\numexpr\time-60*\csname c_sys_hour_int\endcsname\relax\global\expandafter\mathchardef\csname c_sys_day_int\endcsname=\day\global\expandafter\mathchardef\csname c_sys_month_int\endcsname=\month\global\expandafter\mathchardef\csname c_sys_year_int\endcsname=\year}`;
 
 /** The hash of every file in the workspace but PDFs, transcripts, recorder files and the format. */
 const WRITTEN = ['sh', '-c', `find . -type f ! -name '*.pdf' ! -name '*.log' ! -name '*.fls' ! -name '${BUILD}.*' -exec sha256sum {} + | LC_ALL=C sort`];
@@ -134,7 +140,7 @@ export async function buildFormat(run: SandboxRun, workspace: Workspace, input: 
   // The body may write files (\openout main.tex among them): the dump must read the job's own source.
   const mainHash = await run(['sha256sum', 'main.tex']);
   if (mainHash.code !== 0 || mainHash.output.split(/\s/)[0] !== sha256(Buffer.from(input.source, 'utf8'))) return { rejected: 'the document rewrote main.tex' };
-  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', SHELL_ESCAPE, '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}${input.tagging ? TAGGED_DUMP_POINT : ''}\\input mylatexformat.ltx main.tex`]);
+  const dump = await run(['pdftex', '-ini', `-jobname=${BUILD}`, '-recorder', SHELL_ESCAPE, '-halt-on-error', '&pdflatex', `${BEFORE_DUMP}${JOB_CONSTANTS}${input.tagging ? TAGGED_DUMP_POINT : ''}\\input mylatexformat.ltx main.tex`]);
   if (dump.code !== 0) return { rejected: 'the dump failed' };
   const dumpLog = (await workspace.readLog(`${BUILD}.log`)) ?? '';
   if (/^! /m.test(dumpLog)) return { rejected: 'the dump reported an error' };
