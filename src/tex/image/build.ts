@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { acquireLock } from './lock.js';
 import { Progress, type ProgressSink } from './progress.js';
 import { repairFonts } from './fonts.js';
-import { EXTRA_PACKAGES, parsePackageRecords, RECIPE, RELEASES, texlivePackages, UPGRADE_FROM, type TexliveYear } from './releases.js';
+import { extraPackages, parsePackageRecords, suiteHas, RECIPE, RELEASES, texlivePackages, UPGRADE_FROM, type TexliveYear } from './releases.js';
 import { buildDir, debCache, imageRoot, lockPath, MARKER, readImage, type ImageInfo, type TexImage } from './store.js';
 import { ENGINE_BINARIES, packageVersion, verifyImage } from './verify.js';
 
@@ -117,7 +117,7 @@ async function build(dir: string, year: TexliveYear, mirror: string, progress: P
       } else if (step === 'configure') {
         await configureRoot(root, mirror, suite, inRoot, (argv) => capture(chrootArgs(root, debs, argv)), packagesFile);
       } else if (step === 'download' || step === 'install') {
-        await installPackages(step, inRoot, packagesFile, progress);
+        await installPackages(step, inRoot, packagesFile, suite, progress);
       } else if (step === 'fonts') {
         await repairFonts(root, (text) => capture(chrootArgs(root, debs, ['sh', '-c', text])), (line) => log.write(`fonts: ${line}\n`));
         await addTexFontsToFontconfig(root, inRoot);
@@ -180,12 +180,13 @@ async function configureRoot(root: string, mirror: string, suite: string, exec: 
   await exec(['apt-get', 'update']);
   const names = (await read(['apt-cache', 'pkgnames', 'texlive'])).split('\n').filter(Boolean);
   const records = parsePackageRecords(await read(['apt-cache', 'show', '--no-all-versions', ...names]));
-  await writeFile(packagesFile, [...texlivePackages(records), ...EXTRA_PACKAGES].join('\n') + '\n');
+  await writeFile(packagesFile, [...texlivePackages(records), ...extraPackages(suite)].join('\n') + '\n');
 }
 
 /** apt-get install of the package list: downloads only, or installs; apt's status feeds the percent. */
-async function installPackages(step: 'download' | 'install', exec: Exec, packagesFile: string, progress: Progress) {
-  const packages = (await readFile(packagesFile, 'utf8')).split('\n').filter(Boolean);
+async function installPackages(step: 'download' | 'install', exec: Exec, packagesFile: string, suite: string, progress: Progress) {
+  // A list an earlier Quire wrote (a resumed build) may name a package the suite lacks.
+  const packages = (await readFile(packagesFile, 'utf8')).split('\n').filter((name) => name && suiteHas(suite, name));
   const kind = step === 'download' ? 'dlstatus' : 'pmstatus';
   const onStatus = (line: string) => {
     const [type, , percent] = line.split(':');
@@ -213,7 +214,7 @@ export async function installHere(year: TexliveYear, mirror = 'http://deb.debian
   try {
     progress.update('configure', overallPercent('configure', 0));
     await configureRoot('/', mirror, RELEASES[year].suite, exec, (argv) => capture(argv), join(work, 'packages.txt'));
-    await installPackages('install', exec, join(work, 'packages.txt'), progress);
+    await installPackages('install', exec, join(work, 'packages.txt'), RELEASES[year].suite, progress);
     await repairFonts('/', (text) => capture(['sh', '-c', text]), (line) => log.write(`fonts: ${line}\n`));
     await addTexFontsToFontconfig('/', exec);
     await exec(['apt-get', 'clean']);

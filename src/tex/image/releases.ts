@@ -28,13 +28,26 @@ export interface Release {
   suite: string;
   /** debootstrap's script for the suite (a bookworm host's debootstrap predates forky). */
   script: string;
+  /** EXTRA_PACKAGES the suite's archive does not have (apt refuses the whole list for one unknown name). */
+  lacks?: readonly string[];
 }
 
 export const RELEASES: Record<TexliveYear, Release> = {
   '2026': { suite: 'forky', script: 'sid' },
-  '2024': { suite: 'trixie', script: 'trixie' },
-  '2022': { suite: 'bookworm', script: 'bookworm' },
+  // fonts-ebgaramond-initials came with forky's TeX Live links; older suites have neither.
+  '2024': { suite: 'trixie', script: 'trixie', lacks: ['fonts-ebgaramond-initials'] },
+  '2022': { suite: 'bookworm', script: 'bookworm', lacks: ['fonts-ebgaramond-initials'] },
 };
+
+/** The suite's archive has the package, as far as RELEASES knows. */
+export function suiteHas(suite: string, name: string): boolean {
+  return !(Object.values(RELEASES).find((r) => r.suite === suite)?.lacks ?? []).includes(name);
+}
+
+/** The tools and fonts installed next to TeX Live in the image of `suite`. */
+export function extraPackages(suite: string): string[] {
+  return EXTRA_PACKAGES.filter((name) => suiteHas(suite, name));
+}
 
 /** Installed next to TeX Live: its helpers, the service's PDF tools, PDFBox Preflight, fonts. */
 export const EXTRA_PACKAGES = [
