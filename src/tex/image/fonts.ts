@@ -23,6 +23,9 @@ export const DEBIAN_LACKS: ReadonlyArray<{ pattern: RegExp; why: string }> = [
   { pattern: /\/cantarell\/Cantarell-(Regular|Bold|ExtraBold|Light|Thin)\.otf$/, why: 'Debian ships Cantarell only as Cantarell-VF.otf (variable)' },
   { pattern: /\/cabin\/Cabin-(Medium|MediumItalic|SemiBold|SemiBoldItalic)\.otf$/, why: 'Debian’s fonts-cabin has no Medium or SemiBold weight' },
   { pattern: /\/stix\/STIX(Math)?-(Regular|Bold|Italic|BoldItalic)\.otf$/, why: 'Debian’s fonts-stix is STIX Two; STIX 1 OpenType is not packaged' },
+  // bookworm's links package (the 2022 image) points at fonts bookworm does not ship under those names.
+  { pattern: /\/alegreya\/AlegreyaSans(SC)?-\w+\.otf$/, why: 'bookworm has no fonts-alegreya-sans (the 2022 image)' },
+  { pattern: /\/junicode\/Junicod(e|e-Bold|e-It|e\.ttf)?$/, why: 'bookworm’s fonts-junicode 2 names its files otherwise (the 2022 image)' },
   // Not a font: pdfx's colour profile, in Debian's non-free icc-profiles (the image is main only).
   { pattern: /\/pdfx\/sRGB_IEC61966-2-1_black_scaled\.icc$/, why: 'in Debian’s non-free icc-profiles only' },
 ];
@@ -175,7 +178,9 @@ export async function pdftexMapFiles(root: string): Promise<string[] | null> {
 export async function unfound(names: readonly string[], listOnHost: string, listInImage: string, run: (script: string) => Promise<string>): Promise<string[]> {
   await writeFile(listOnHost, names.join('\n') + '\n');
   // kpsewhich prints the path of each name it finds and exits 1 when one is not: xargs then says 123.
-  const found = new Set((await run(`xargs -n 500 kpsewhich < ${listInImage} || true`)).split('\n').map((line) => line.slice(line.lastIndexOf('/') + 1)));
+  // One name a line, taken as written: without -d, xargs reads quotes, and TeX Live 2022's
+  // Baskervaldx.map names `Baskervaldx-Reg.pfb'''` (xargs stopped there: 11,504 names "unfound").
+  const found = new Set((await run(`xargs -d '\\n' -n 500 kpsewhich < ${listInImage} || true`)).split('\n').map((line) => line.slice(line.lastIndexOf('/') + 1)));
   return names.filter((name) => !found.has(name));
 }
 

@@ -17,6 +17,7 @@ export const MAP_GAPS: ReadonlyArray<{ names: RegExp; why: string }> = [
   { names: /^\w+CLM-[\w-]+-Menukad\.t3$/, why: 'culmus.map’s Type 3 Hebrew fonts with vowel points, not in the culmus package' },
   { names: /^NCXMathB?(MI|RM)$/, why: 'ScholaX.map names math fonts without their .pfb' },
   { names: /^(ae_AlMohanad_\w+|apar[br]i|omse\w+)\.pfb$/, why: 'arabi, aspectratio and omega maps name fonts their packages no longer ship' },
+  { names: /^Baskervaldx-Reg\.pfb'+$/, why: 'TeX Live 2022’s Baskervaldx.map has stray quotes after a file name (the 2022 image)' },
 ];
 
 /** True when an unfound mapped file is one of TeX Live's own gaps above. */

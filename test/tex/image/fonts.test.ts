@@ -99,8 +99,9 @@ test('the served image: no font link dangles, every mapped file is found but TeX
   try {
     await chmod(workspace, 0o777);
     const run = (script: string) => runInImage(root!, workspace, script, 120_000);
-    const planted = await unfound(['cmr10.pfb', 'ClearSans-Regular.pfb', 'quire-no-such-font.pfb'], join(workspace, 'n.txt'), '/job/n.txt', run);
-    assert.deepEqual(planted, ['quire-no-such-font.pfb']);
+    // A name with quotes (TeX Live 2022's Baskervaldx.map has one) before found ones: xargs once stopped at it and called the rest unfound.
+    const planted = await unfound(["Baskervaldx-Reg.pfb'''", 'cmr10.pfb', 'ClearSans-Regular.pfb', 'quire-no-such-font.pfb'], join(workspace, 'n.txt'), '/job/n.txt', run);
+    assert.deepEqual(planted, ["Baskervaldx-Reg.pfb'''", 'quire-no-such-font.pfb']);
     const names = await pdftexMapFiles(root!);
     assert.ok(names && names.length > 10_000, `pdftex.map names ${names?.length} files`);
     const check = await checkFonts(root!, workspace);
