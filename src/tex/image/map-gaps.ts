@@ -18,6 +18,8 @@ export const MAP_GAPS: ReadonlyArray<{ names: RegExp; why: string }> = [
   { names: /^NCXMathB?(MI|RM)$/, why: 'ScholaX.map names math fonts without their .pfb' },
   { names: /^(ae_AlMohanad_\w+|apar[br]i|omse\w+)\.pfb$/, why: 'arabi, aspectratio and omega maps name fonts their packages no longer ship' },
   { names: /^Baskervaldx-Reg\.pfb'+$/, why: 'TeX Live 2022’s Baskervaldx.map has stray quotes after a file name (the 2022 image)' },
+  { names: /^(npxsups-(Bold)?Slanted\.pfb|npxdnom_(ly1|ot1|t1)\.enc|crdo-sups\.pfb)$/, why: 'TeX Live 2022’s newpx and cardo maps name files their packages do not ship (the 2022 image)' },
+  { names: /^Junicode(-Bold|-BoldItalic|-Italic)?\.ttf$/, why: 'bookworm’s fonts-junicode 2 has no Junicode 1 files, which its links package names (the 2022 image)' },
 ];
 
 /** True when an unfound mapped file is one of TeX Live's own gaps above. */
