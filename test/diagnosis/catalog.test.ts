@@ -11,8 +11,7 @@ import { texIndexDir, texliveSettings } from '../../src/config.js';
 import { buildAndCacheCatalog, ensureCatalog, loadCachedCatalog, type TexCatalog } from '../../src/tex/diagnosis/catalog.js';
 import { hostPath, imageToolSync } from '../../src/tex/image/tools.js';
 import { rankCandidates } from '../../src/tex/diagnosis/candidates.js';
-import { documentsLoading, USAGE_MIN_DOCUMENTS } from '../../src/tex/diagnosis/usage.js';
-import { USAGE } from '../../src/tex/diagnosis/usage-table.js';
+import { documentsLoading, usageTable, USAGE_MIN_DOCUMENTS } from '../../src/tex/diagnosis/usage.js';
 import { servedImages } from '../../src/tex/image/store.js';
 import { extractDefinitions } from '../../src/tex/diagnosis/extract.js';
 import { analyzeLog, diagnose } from '../../src/tex/diagnosis/index.js';
@@ -123,6 +122,7 @@ describe('TeX Live index', () => {
   });
 
   it('reads its usage table from the TeX Live the default image runs, without the documents the diagnosis bench reads', () => {
+    const USAGE = usageTable();
     assert.match(USAGE.source, /texlive-latex-extra-doc/);
     assert.ok(USAGE.source.endsWith(readImageVersion()), `${USAGE.source} vs the image's ${readImageVersion()}`);
     assert.ok(USAGE.documents > 1000, `${USAGE.documents} documents`);
